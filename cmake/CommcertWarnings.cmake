@@ -1,0 +1,17 @@
+# Warnings live on an interface target so third-party code is never compiled with them.
+add_library(commcert_warnings INTERFACE)
+add_library(commcert::warnings ALIAS commcert_warnings)
+target_compile_options(commcert_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+  -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
+  -Wimplicit-fallthrough>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+if(COMMCERT_WARNINGS_AS_ERRORS)
+  target_compile_options(commcert_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+endif()
+if(COMMCERT_SANITIZE)
+  target_compile_options(commcert_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${COMMCERT_SANITIZE} -fno-omit-frame-pointer>)
+  target_link_options(commcert_warnings INTERFACE -fsanitize=${COMMCERT_SANITIZE})
+endif()

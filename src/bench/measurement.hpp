@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/sweep_options.hpp"
+#include "collective_types.hpp"
+#include "core/stats.hpp"
+
+namespace commcert {
+
+struct RankMeasurement {
+  int rank = 0;
+  double mean_seconds = 0;  // mean time this rank spent inside the operation
+  std::uint64_t wrong_elements = 0;
+  int wrong_iterations = 0;
+  bool checked = false;
+};
+
+struct AdaptiveOutcome {
+  double target_ci_percent = 0;
+  std::optional<double> achieved_ci_percent;
+  std::string stopped_by;  // "ci", "budget" or "max_iterations"
+};
+
+// One collective at one size and placement, as measured by every rank.
+struct Measurement {
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  DataType type = DataType::kFloat;
+  std::optional<ReduceOp> op;  // reductions only
+  std::optional<int> root;     // rooted collectives only
+  std::uint64_t bytes = 0;     // nccl-tests "size" column
+  std::uint64_t count = 0;     // nccl-tests "count" column (per rank)
+  int nranks = 1;
+  bool in_place = false;
+  int cycle = 0;
+  std::optional<std::string> unsupported;  // set when the backend cannot run this placement
+  int warmup_iterations = 0;
+  std::vector<double> iteration_seconds;  // per timed iteration: the slowest rank's time
+  std::vector<RankMeasurement> ranks;     // indexed by rank
+  bool check_requested = false;
+  std::optional<AdaptiveOutcome> adaptive;
+};
+
+// What a measurement says, derived once for the table and the record alike.
+struct MeasurementFigures {
+  double time_seconds = 0;  // per operation, combined across ranks by the aggregation
+  double algbw_bytes_per_second = 0;
+  double busbw_bytes_per_second = 0;
+  double rank_min_seconds = 0;
+  double rank_median_seconds = 0;
+  double rank_max_seconds = 0;
+  // The rank that spent least time inside the operation: the one the others waited for.
+  int straggler_rank = 0;
+  double straggler_lead_seconds = 0;  // median rank time minus the straggler's
+  SampleSummary iterations;
+  std::optional<std::uint64_t> wrong_elements;  // nullopt when nothing was checked
+  std::vector<int> wrong_ranks;
+};
+
+[[nodiscard]] double combine_rank_times(const std::vector<RankMeasurement>& ranks,
+                                        RankAggregation aggregation);
+
+[[nodiscard]] MeasurementFigures derive_figures(const Measurement& measurement,
+                                                RankAggregation aggregation);
+
+}  // namespace commcert

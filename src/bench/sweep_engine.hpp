@@ -1,0 +1,76 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/collectives.hpp"
+#include "bench/measurement.hpp"
+#include "bench/sweep_options.hpp"
+#include "comm/communicator.hpp"
+#include "comm/control_plane.hpp"
+#include "comm/fault_injection.hpp"
+
+namespace commcert {
+
+class Watchdog;
+
+// Receives results on process 0 as they complete; implemented by the command (records, table).
+class SweepObserver {
+ public:
+  virtual ~SweepObserver() = default;
+  virtual void collective_started(const CollectiveInfo& collective, int cycle) = 0;
+  // One table row: both placements of one size (either may be unsupported).
+  virtual void row_finished(const Measurement& out_of_place, const Measurement& in_place) = 0;
+  virtual void collective_finished(const CollectiveInfo& collective, int cycle) = 0;
+  // Something the user should know that is not a measurement (a size skipped, a cap applied).
+  virtual void note(const std::string& message) = 0;
+};
+
+struct SweepOutcome {
+  int rows = 0;
+  std::uint64_t wrong_elements = 0;
+  int failed_measurements = 0;  // measurements in which some rank saw wrong elements
+  bool interrupted = false;
+};
+
+// Owns warm-up, timed iterations, adaptive stopping, the exchange of per-rank results and the
+// order of the sweep; the Communicator owns how an operation runs. Every process runs the same
+// engine with the same options and takes the same decisions.
+class SweepEngine {
+ public:
+  SweepEngine(const SweepOptions& options, Communicator& communicator, ControlPlane& control,
+              Watchdog* watchdog, const FaultPlan& faults, SweepObserver* observer,
+              bool show_progress);
+
+  SweepOutcome run();
+
+  // Set from a signal handler: the sweep stops after the current row on every rank.
+  static std::atomic<bool>& stop_requested();
+
+ private:
+  struct Point {
+    const CollectiveInfo* collective;
+    DataType type;
+    std::optional<ReduceOp> op;
+    std::optional<int> root;
+  };
+
+  Measurement measure(const Point& point, std::uint64_t count, std::uint64_t bytes, bool in_place,
+                      int cycle, bool& stop);
+  std::vector<Point> points() const;
+  [[nodiscard]] std::uint64_t agreed_buffer_cap();
+  [[nodiscard]] bool buffers_fit(const Point& point, std::uint64_t count, std::uint64_t cap) const;
+
+  const SweepOptions& options_;
+  Communicator& communicator_;
+  ControlPlane& control_;
+  Watchdog* watchdog_;
+  const FaultPlan& faults_;
+  SweepObserver* observer_;
+  bool show_progress_;
+};
+
+}  // namespace commcert

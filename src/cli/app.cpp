@@ -1,0 +1,83 @@
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "core/build_info.hpp"
+#include "core/errors.hpp"
+
+namespace commcert {
+namespace {
+
+void print_error(std::string_view prefix, std::string_view message) {
+  if (launcher_rank_hint() == 0) fmt::print(stderr, "{}: error: {}\n", prefix, message);
+}
+
+}  // namespace
+
+int launcher_rank_hint() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* value = std::getenv(name); value && *value) return std::atoi(value);
+  }
+  return 0;
+}
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"commcert: certify GPU nodes before they join the schedulable pool", "commcert"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("commcert {} ({}, {})", build_info::kVersion,
+                                                build_info::kGitDescribe, build_info::kBuildType));
+  auto commands = make_commands();
+  std::vector<std::pair<CLI::App*, Command*>> dispatch;
+  for (auto& command : commands) {
+    CLI::App* sub = app.add_subcommand(std::string(command->name()), std::string(command->summary()));
+    command->configure(*sub);
+    dispatch.emplace_back(sub, command.get());
+  }
+
+  Invocation invocation{&argc, &argv, {}};
+  for (int i = 0; i < argc; ++i) invocation.arguments.emplace_back(argv[i]);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (launcher_rank_hint() == 0) std::fputs(app.help().c_str(), stdout);
+    return to_int(ExitCode::kOk);
+  } catch (const CLI::CallForAllHelp&) {
+    if (launcher_rank_hint() == 0) std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return to_int(ExitCode::kOk);
+  } catch (const CLI::CallForVersion& version) {
+    if (launcher_rank_hint() == 0) fmt::print("{}\n", version.what());
+    return to_int(ExitCode::kOk);
+  } catch (const CLI::ParseError& error) {
+    // Help on a subcommand arrives as CallForHelp from that subcommand's parser too.
+    if (error.get_exit_code() == 0) {
+      for (auto& [sub, command] : dispatch) {
+        if (sub->parsed() && launcher_rank_hint() == 0) std::fputs(sub->help().c_str(), stdout);
+      }
+      return to_int(ExitCode::kOk);
+    }
+    print_error("commcert", error.what());
+    return to_int(ExitCode::kUsage);
+  } catch (const UsageError& error) {
+    print_error("commcert", error.what());
+    return to_int(ExitCode::kUsage);
+  }
+
+  for (auto& [sub, command] : dispatch) {
+    if (!sub->parsed()) continue;
+    const std::string prefix = fmt::format("commcert {}", command->name());
+    try {
+      return command->run(invocation);
+    } catch (const UsageError& error) {
+      print_error(prefix, error.what());
+      return to_int(ExitCode::kUsage);
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "{}: error: {}\n", prefix, error.what());
+      return to_int(ExitCode::kError);
+    }
+  }
+  return to_int(ExitCode::kUsage);
+}
+
+}  // namespace commcert

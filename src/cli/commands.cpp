@@ -1,0 +1,12 @@
+#include "cli/command.hpp"
+#include "cli/sweep_command.hpp"
+
+namespace commcert {
+
+std::vector<std::unique_ptr<Command>> make_commands() {
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(std::make_unique<SweepCommand>());
+  return commands;
+}
+
+}  // namespace commcert

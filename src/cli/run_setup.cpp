@@ -1,0 +1,130 @@
+#include "cli/run_setup.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <thread>
+
+#include "core/build_info.hpp"
+#include "core/environment.hpp"
+#include "core/errors.hpp"
+#include "core/record.hpp"
+#include "core/run_directory.hpp"
+
+namespace commcert {
+
+void add_stage_options(CLI::App& app, StageOptions& options) {
+  app.add_option("--out", options.results_root, "Results root; each run writes <out>/<run-id>/")
+      ->envname("COMMCERT_OUT")
+      ->capture_default_str();
+  app.add_option("--run-id", options.run_id,
+                 "Run id (default: <UTC time>-<command>-<random>); an existing run is appended to")
+      ->envname("COMMCERT_RUN_ID");
+  app.add_option("--node-name", options.node_name,
+                 "Node name in records; '{rank}' expands to the rank (default: COMMCERT_NODE_NAME, "
+                 "SLURMD_NODENAME, hostname)");
+  app.add_flag("-q,--quiet", options.quiet, "No progress on stderr");
+}
+
+std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const NodeIdentity& node,
+                                                   const Communicator& communicator,
+                                                   int local_process_index) {
+  const auto local = communicator.local_ranks();
+  const auto devices = communicator.device_descriptions();
+  Json mine = Json::array();
+  for (std::size_t slot = 0; slot < local.size(); ++slot) {
+    RankIdentity identity;
+    identity.rank = local[slot];
+    identity.process = control.process_index();
+    identity.node = node.node;
+    identity.hostname = node.hostname;
+    identity.local_rank = local_process_index * static_cast<int>(local.size()) + static_cast<int>(slot);
+    identity.pid = static_cast<int>(::getpid());
+    identity.device = slot < devices.size() ? devices[slot] : "host";
+    mine.push_back(to_json(identity));
+  }
+  std::vector<RankIdentity> ranks(static_cast<std::size_t>(communicator.size()));
+  for (const auto& text : control.all_gather(mine.dump())) {
+    for (const auto& entry : Json::parse(text)) {
+      auto identity = rank_identity_from_json(entry);
+      ranks.at(static_cast<std::size_t>(identity.rank)) = std::move(identity);
+    }
+  }
+  return ranks;
+}
+
+std::unique_ptr<RunOutput> open_run_output(ControlPlane& control, const StageOptions& options,
+                                            std::string_view command) {
+  std::string run_id;
+  std::string failure;
+  if (control.process_index() == 0) {
+    try {
+      run_id = options.run_id.value_or(make_run_id(command));
+      (void)create_run_directory(options.results_root, run_id);
+    } catch (const std::exception& error) {
+      failure = error.what();
+    }
+  }
+  // One exchange carries either the run id or the reason every process must stop.
+  const std::string agreed = control.broadcast_from_root(failure.empty() ? "ok:" + run_id : "error:" + failure);
+  if (agreed.starts_with("error:")) throw UsageError(agreed.substr(6));
+  run_id = agreed.substr(3);
+  return std::make_unique<RunOutput>(std::filesystem::path(options.results_root) / run_id, run_id,
+                                     control.process_index() == 0);
+}
+
+std::vector<std::string> measurement_warnings(const ProcessGroup& group, const BackendChoice& backend) {
+  std::vector<std::string> warnings;
+  const unsigned cpus = std::thread::hardware_concurrency();
+  if (cpus > 0 && static_cast<unsigned>(group.local_count()) > cpus) {
+    warnings.push_back(fmt::format("oversubscribed: {} processes share {} CPUs on this host",
+                                   group.local_count(), cpus));
+  }
+  if (std::string_view(build_info::kBuildType) == "Debug") warnings.push_back("debug build");
+  if (backend.name == "mpi" && backend.selection == "auto") {
+    warnings.push_back(fmt::format("measuring host memory over MPI ({})", backend.reason));
+  }
+  if (group.process_count() > 1 && !group.watchdog_can_reach_peers()) {
+    warnings.push_back("MPI without MPI_THREAD_MULTIPLE: a timeout cannot name the rank that hung");
+  }
+  return warnings;
+}
+
+Json start_meta(std::string_view command, const Invocation& invocation, const RunOutput& output,
+                const BackendChoice& backend, const ProcessGroup& group, const GpuRuntimeInfo& gpu,
+                const std::vector<RankIdentity>& ranks, const std::vector<std::string>& warnings) {
+  Json meta;
+  meta["schema"] = kRecordSchemaVersion;
+  meta["run_id"] = output.run_id();
+  meta["command"] = command;
+  meta["argv"] = invocation.arguments;
+  meta["status"] = "running";
+  meta["exit_code"] = nullptr;
+  meta["start_time"] = utc_timestamp_now();
+  meta["end_time"] = nullptr;
+  meta["commcert"] = {{"version", build_info::kVersion},
+                      {"git", build_info::kGitDescribe},
+                      {"build_type", build_info::kBuildType},
+                      {"compiler", build_info::kCompiler},
+                      {"features",
+                       {{"cuda", build_info::kWithCuda},
+                        {"mpi", build_info::kWithMpi},
+                        {"verbs", build_info::kWithVerbs}}}};
+  meta["backend"] = {{"name", backend.name}, {"selection", backend.selection}, {"reason", backend.reason}};
+  const auto version_or_null = [](const std::optional<int>& v, std::string (*format)(int)) {
+    return v ? Json(format(*v)) : Json(nullptr);
+  };
+  const auto mpi = group.mpi_library();
+  meta["versions"] = {{"mpi", mpi ? Json(*mpi) : Json(nullptr)},
+                      {"nccl", version_or_null(gpu.nccl_version, format_nccl_version)},
+                      {"cuda_runtime", version_or_null(gpu.runtime_version, format_cuda_version)},
+                      {"cuda_driver", version_or_null(gpu.driver_version, format_cuda_version)}};
+  meta["nodes"] = distinct_nodes(ranks);
+  meta["processes"] = group.process_count();
+  meta["ranks"] = to_json(ranks);
+  meta["environment"] = recorded_environment();
+  meta["warnings"] = warnings;
+  return meta;
+}
+
+}  // namespace commcert

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/backend.hpp"
+#include "cli/command.hpp"
+#include "cli/process_group.hpp"
+#include "comm/communicator.hpp"
+#include "comm/gpu_runtime.hpp"
+#include "core/json.hpp"
+#include "core/node_identity.hpp"
+#include "core/rank_identity.hpp"
+#include "core/run_output.hpp"
+
+namespace commcert {
+
+// Options every MPI-launched stage shares (sweep now; burn, membw, health later).
+struct StageOptions {
+  std::string results_root = "results";
+  std::optional<std::string> run_id;
+  std::optional<std::string> node_name;
+  bool quiet = false;
+};
+
+// Adds --out, --run-id, --node-name and -q to a subcommand, with COMMCERT_* fallbacks.
+void add_stage_options(CLI::App& app, StageOptions& options);
+
+// Every process learns every rank's identity (node, host, pid, device), in rank order.
+[[nodiscard]] std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control,
+                                                                 const NodeIdentity& node,
+                                                                 const Communicator& communicator,
+                                                                 int local_process_index);
+
+// Process 0 creates results/<run-id>/ and every process learns the run id.
+[[nodiscard]] std::unique_ptr<RunOutput> open_run_output(ControlPlane& control,
+                                                          const StageOptions& options,
+                                                          std::string_view command);
+
+// Conditions that make numbers untrustworthy, for meta.json and the table header.
+[[nodiscard]] std::vector<std::string> measurement_warnings(const ProcessGroup& group,
+                                                            const BackendChoice& backend);
+
+// The fields of meta.json known at start (docs/records.md "meta.json").
+[[nodiscard]] Json start_meta(std::string_view command, const Invocation& invocation,
+                              const RunOutput& output, const BackendChoice& backend,
+                              const ProcessGroup& group, const GpuRuntimeInfo& gpu,
+                              const std::vector<RankIdentity>& ranks,
+                              const std::vector<std::string>& warnings);
+
+}  // namespace commcert

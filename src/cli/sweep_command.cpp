@@ -1,0 +1,364 @@
+#include "cli/sweep_command.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <mutex>
+#include <thread>
+#include <fmt/format.h>
+
+#include "bench/collective_record.hpp"
+#include "bench/collectives.hpp"
+#include "bench/datatypes.hpp"
+#include "bench/sweep_engine.hpp"
+#include "cli/backend.hpp"
+#include "cli/process_group.hpp"
+#include "comm/fault_injection.hpp"
+#include "comm/watchdog.hpp"
+#include "core/build_info.hpp"
+#include "core/errors.hpp"
+#include "core/units.hpp"
+#include "report/nccl_table.hpp"
+
+namespace commcert {
+namespace {
+
+// Process 0's view of the sweep: a record per measurement, a table row per size.
+class SweepReporter final : public SweepObserver {
+ public:
+  SweepReporter(RunOutput& output, CollectiveRecordContext context, NcclTestsTable& table)
+      : output_(output), context_(std::move(context)), table_(table) {}
+
+  void collective_started(const CollectiveInfo& collective, int /*cycle*/) override {
+    table_.begin(collective);
+  }
+  void row_finished(const Measurement& out_of_place, const Measurement& in_place) override {
+    output_.append_record(collective_record(context_, out_of_place));
+    output_.append_record(collective_record(context_, in_place));
+    table_.row(out_of_place, in_place);
+  }
+  void collective_finished(const CollectiveInfo& collective, int /*cycle*/) override {
+    table_.end(collective);
+  }
+  void note(const std::string& message) override { table_.note(message); }
+
+ private:
+  RunOutput& output_;
+  CollectiveRecordContext context_;
+  NcclTestsTable& table_;
+};
+
+// What the watchdog's handler can reach. Filled in as set-up proceeds; before arm() a timeout
+// can only be reported on stderr.
+class TimeoutTarget {
+ public:
+  Communicator* communicator = nullptr;
+
+  void arm(RunOutput* output, const CollectiveRecordContext& context,
+           const std::vector<RankIdentity>* ranks) {
+    std::lock_guard lock(mutex_);
+    output_ = output;
+    context_ = context;
+    ranks_ = ranks;
+  }
+
+  void report(const TimeoutReport& report) {
+    std::lock_guard lock(mutex_);
+    static const std::vector<RankIdentity> kNoRanks;
+    const auto& ranks = ranks_ ? *ranks_ : kNoRanks;
+    if (report.this_process_reports) {
+      fmt::print(stderr, "commcert sweep: timeout: {}\n", describe_timeout(report, ranks));
+    }
+    if (communicator) communicator->abort();
+    if (!output_) return;
+    if (report.this_process_reports) {
+      // The reporter is the lowest process that answered: rank 0 may be the one that hung.
+      CollectiveRecordContext context = context_;
+      context.origin.rank = communicator ? communicator->local_ranks()[0] : 0;
+      if (ranks_ && static_cast<std::size_t>(context.origin.rank) < ranks_->size()) {
+        context.origin.host = (*ranks_)[static_cast<std::size_t>(context.origin.rank)].node;
+      }
+      output_->append_record(timeout_record(context, report));
+      output_->update_meta({{"status", "timeout"},
+                            {"exit_code", to_int(ExitCode::kTimeout)},
+                            {"end_time", utc_timestamp_now()}});
+    } else {
+      // Give the reporter time to write before this process ends the job too.
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  RunOutput* output_ = nullptr;
+  CollectiveRecordContext context_;
+  const std::vector<RankIdentity>* ranks_ = nullptr;
+};
+
+extern "C" void request_stop(int /*signal*/) { SweepEngine::stop_requested().store(true); }
+
+}  // namespace
+
+void SweepCommand::configure(CLI::App& app) {
+  app.add_option("collectives", flags_.collectives,
+                 "allreduce allgather reducescatter broadcast reduce alltoall sendrecv gather "
+                 "scatter, or all")
+      ->required();
+  app.add_option("-b,--minbytes", flags_.min_bytes, "Smallest size (K/M/G suffixes)")->capture_default_str();
+  app.add_option("-e,--maxbytes", flags_.max_bytes, "Largest size")->capture_default_str();
+  app.add_option("-i,--stepbytes", flags_.step_bytes, "Additive step when -f is not given")
+      ->capture_default_str();
+  app.add_option("-f,--stepfactor", flags_.step_factor, "Multiplicative step")
+      ->check(CLI::PositiveNumber);
+  iterations_option_ = app.add_option("-n,--iters", flags_.iterations, "Timed iterations per size")
+                           ->check(CLI::Range(1, 1000000))
+                           ->capture_default_str();
+  app.add_option("-w,--warmup_iters,--warmup-iters", flags_.warmup, "Warm-up iterations per size")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("-c,--check", flags_.check, "Check every timed iteration's output (0 = off)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("-o,--op", flags_.op, "sum prod min max avg all")->capture_default_str();
+  app.add_option("-d,--datatype", flags_.datatype,
+                 "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double f8e4m3 f8e5m2 all")
+      ->capture_default_str();
+  app.add_option("-r,--root", flags_.root, "Root of rooted collectives; -1 = every rank in turn")
+      ->check(CLI::Range(-1, 1 << 30))
+      ->capture_default_str();
+  app.add_option("-z,--blocking", flags_.blocking, "1 = barrier after every operation")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  app.add_option("-a,--average", flags_.average,
+                 "Rank-time aggregation: 0 rank 0, 1 mean, 2 min, 3 max")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  app.add_option("-N,--run_cycles,--run-cycles", flags_.cycles, "Repeat the sweep; 0 = until interrupted")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("-T,--timeout", flags_.timeout,
+                 "Per-operation timeout (90, 90s, 10m); 0 disables it")
+      ->envname("COMMCERT_TIMEOUT")
+      ->capture_default_str();
+  app.add_option("-G,--cudagraph", flags_.graph_launches, "Replay a CUDA graph this often (nccl)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("-g,--ngpus", flags_.gpus_per_process, "GPUs per process (nccl)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("-t,--nthreads", flags_.threads, "Threads per process (only 1; use -g)")
+      ->check(CLI::Range(1, 1))
+      ->capture_default_str();
+  app.add_option("--target-ci", flags_.target_ci,
+                 "Adaptive iterations: measure until the 95% CI of the mean is within PCT")
+      ->check(CLI::Range(0.01, 100.0));
+  app.add_option("--size-budget", flags_.size_budget,
+                 "Adaptive iterations: operation time allowed per size")
+      ->capture_default_str();
+  app.add_option("--max-iters", flags_.max_iterations, "Adaptive iterations: at most this many")
+      ->check(CLI::Range(1, 100000000))
+      ->capture_default_str();
+  app.add_option("--backend", flags_.backend, "auto, mpi or nccl")
+      ->check(CLI::IsMember({"auto", "mpi", "nccl"}))
+      ->envname("COMMCERT_BACKEND")
+      ->capture_default_str();
+  app.add_option("--seed", flags_.seed, "Seed of the data patterns");
+  add_stage_options(app, stage_);
+}
+
+SweepOptions SweepCommand::resolve_options() const {
+  SweepOptions o;
+  o.collectives = parse_collectives(flags_.collectives);
+  o.min_bytes = parse_size(flags_.min_bytes, "-b/--minbytes");
+  o.max_bytes = parse_size(flags_.max_bytes, "-e/--maxbytes");
+  o.step_bytes = parse_size(flags_.step_bytes, "-i/--stepbytes");
+  o.step_factor = flags_.step_factor;
+  o.iterations = flags_.iterations;
+  o.warmup_iterations = flags_.warmup;
+  o.check = flags_.check > 0;
+  o.ops = parse_reduce_ops(flags_.op, "-o/--op");
+  o.types = parse_data_types(flags_.datatype, "-d/--datatype");
+  o.root = flags_.root;
+  o.blocking = flags_.blocking;
+  o.aggregation = static_cast<RankAggregation>(flags_.average);
+  o.cycles = flags_.cycles;
+  o.timeout_seconds = parse_duration_seconds(flags_.timeout, "-T/--timeout");
+  o.graph_launches = flags_.graph_launches;
+  o.target_ci_percent = flags_.target_ci;
+  o.size_budget_seconds = parse_duration_seconds(flags_.size_budget, "--size-budget");
+  o.max_iterations = flags_.max_iterations;
+  if (o.target_ci_percent && iterations_option_->count() == 0) {
+    o.iterations = 5;  // adaptive: start small and let the confidence interval decide
+  }
+  if (flags_.seed) o.seed = *flags_.seed;
+  if (o.graph_launches > 0 && flags_.backend == "mpi") {
+    throw UsageError("-G/--cudagraph needs the nccl backend");
+  }
+  return o;
+}
+
+Json SweepCommand::parameters_json(const SweepOptions& options) const {
+  return {{"collectives", flags_.collectives},
+          {"min_bytes", options.min_bytes},
+          {"max_bytes", options.max_bytes},
+          {"step_bytes", options.step_bytes},
+          {"step_factor", options.step_factor},
+          {"iterations", options.iterations},
+          {"warmup_iterations", options.warmup_iterations},
+          {"check", options.check},
+          {"datatypes", flags_.datatype},
+          {"ops", flags_.op},
+          {"root", options.root},
+          {"blocking", options.blocking},
+          {"aggregation", name_of(options.aggregation)},
+          {"cycles", options.cycles},
+          {"timeout_s", options.timeout_seconds},
+          {"graph_launches", options.graph_launches},
+          {"gpus_per_process", flags_.gpus_per_process},
+          {"target_ci_pct", options.target_ci_percent ? Json(*options.target_ci_percent) : Json(nullptr)},
+          {"size_budget_s", options.size_budget_seconds},
+          {"max_iterations", options.max_iterations},
+          {"seed", options.seed}};
+}
+
+int SweepCommand::run(Invocation& invocation) {
+  const SweepOptions options = resolve_options();
+  const FaultPlan faults = fault_plan_from_environment();
+  const GpuRuntimeInfo gpu = probe_gpu_runtime();
+  const BackendChoice backend = choose_backend(flags_.backend, gpu);
+  const int slots = backend.name == "nccl" ? flags_.gpus_per_process : 1;
+
+  ProcessGroup group(invocation);
+  ControlPlane& control = group.control();
+  const bool reporting = group.process_index() == 0;
+
+  // The watchdog guards set-up too (communicator creation, identity exchange), so a peer that
+  // never starts cannot hang the others. Until set-up is done it can only report to stderr.
+  TimeoutTarget target;
+  std::vector<int> local_ranks;
+  std::vector<int> process_of_rank;
+  for (int slot = 0; slot < slots; ++slot) local_ranks.push_back(group.process_index() * slots + slot);
+  for (int rank = 0; rank < group.process_count() * slots; ++rank) process_of_rank.push_back(rank / slots);
+  Watchdog watchdog(control, local_ranks, process_of_rank, options.timeout_seconds,
+                    [&target](const TimeoutReport& report) { target.report(report); });
+  Watchdog* guard = options.timeout_seconds > 0 ? &watchdog : nullptr;
+  if (!guard && reporting) {
+    fmt::print(stderr, "commcert sweep: warning: -T 0 disables the timeout; a hung rank hangs the run\n");
+  }
+
+  std::unique_ptr<Communicator> communicator;
+  std::unique_ptr<RunOutput> output;
+  std::vector<RankIdentity> ranks;
+  NodeIdentity node;
+  try {
+    watchdog.set_context("set-up");
+    {
+      WatchedSection section(guard);
+      communicator = make_communicator(backend, group, flags_.gpus_per_process);
+    }
+    target.communicator = communicator.get();
+    faults.validate_ranks(communicator->size());
+    if (options.root >= communicator->size()) {
+      throw UsageError(fmt::format("-r/--root {} is not a rank of this {}-rank job", options.root,
+                                   communicator->size()));
+    }
+    node = resolve_node_identity(stage_.node_name, communicator->local_ranks()[0]);
+    {
+      WatchedSection section(guard);
+      ranks = exchange_rank_identities(control, node, *communicator, group.local_index());
+      output = open_run_output(control, stage_, name());
+    }
+  } catch (const UsageError&) {
+    throw;  // every process reached the same conclusion from the same flags
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "commcert sweep: set-up failed on process {} ({}): {}\n", group.process_index(),
+               local_hostname(), error.what());
+    if (communicator) communicator->abort();
+    if (group.process_count() > 1) control.abort_job(to_int(ExitCode::kError));
+    return to_int(ExitCode::kError);
+  }
+
+  const auto warnings = measurement_warnings(group, backend);
+  if (reporting && !stage_.quiet) {
+    fmt::print(stderr, "commcert sweep: backend {} ({}: {}), {} ranks on {} node(s), results in {}\n",
+               backend.name, backend.selection, backend.reason, communicator->size(),
+               distinct_nodes(ranks).size(), output->directory().string());
+  }
+  Json meta = start_meta(name(), invocation, *output, backend, group, gpu, ranks, warnings);
+  meta["parameters"] = parameters_json(options);
+  meta["fault_injection"] = faults.empty() ? Json(nullptr) : Json(faults.describe());
+  output->update_meta(meta);
+
+  CollectiveRecordContext record_context;
+  record_context.origin.run_id = output->run_id();
+  record_context.origin.host = ranks.front().node;
+  record_context.origin.local_rank = ranks.front().local_rank;
+  record_context.origin.gpu = ranks.front().gpu;
+  record_context.backend = backend.name;
+  record_context.aggregation = options.aggregation;
+  record_context.ranks = &ranks;
+  if (reporting) {
+    Json run_record = make_record(record_context.origin, "run", RecordStatus::kOk);
+    run_record["command"] = name();
+    run_record["backend"] = backend.name;
+    run_record["ranks"] = to_json(ranks);
+    output->append_record(run_record);
+  }
+  target.arm(output.get(), record_context, &ranks);
+  communicator->attach_watchdog(guard);
+
+  NcclTestsTable::Context table_context;
+  table_context.banner = fmt::format("commcert {} ({}) backend {} ({}), {} ranks, {} node(s)",
+                                     build_info::kVersion, build_info::kGitDescribe, backend.name,
+                                     backend.selection == "auto" ? "auto: " + backend.reason : "requested",
+                                     communicator->size(), distinct_nodes(ranks).size());
+  table_context.options = &options;
+  table_context.gpus_per_process = flags_.gpus_per_process;
+  table_context.ranks = ranks;
+  table_context.warnings = warnings;
+  NcclTestsTable table(stdout, table_context);
+  SweepReporter reporter(*output, record_context, table);
+
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+  try {
+    SweepEngine engine(options, *communicator, control, guard, faults,
+                       reporting ? &reporter : nullptr, !stage_.quiet);
+    const SweepOutcome outcome = engine.run();
+    // Process 0 saw every rank's result; every process exits with the same status.
+    double verdict = outcome.failed_measurements > 0 ? 1.0 : 0.0;
+    {
+      WatchedSection section(guard);
+      control.all_reduce_max({&verdict, 1});
+    }
+    const int exit_code = verdict > 0 ? to_int(ExitCode::kFailed) : to_int(ExitCode::kOk);
+    output->update_meta({{"status", exit_code == 0 ? "ok" : "fail"},
+                         {"exit_code", exit_code},
+                         {"end_time", utc_timestamp_now()},
+                         {"interrupted", outcome.interrupted}});
+    communicator->attach_watchdog(nullptr);
+    return exit_code;
+  } catch (const std::exception& error) {
+    // This rank alone may have failed: record why, then end the whole job so no peer waits.
+    const int rank = communicator->local_ranks()[0];
+    fmt::print(stderr, "commcert sweep: error on rank {} ({}): {}\n", rank, node.node, error.what());
+    CollectiveRecordContext context = record_context;
+    context.origin.rank = rank;
+    context.origin.host = node.node;
+    Json record = make_record(context.origin, "collective", RecordStatus::kError);
+    record["backend"] = backend.name;
+    record["reason"] = error.what();
+    try {
+      output->append_record(record);
+      output->update_meta({{"status", "error"},
+                           {"exit_code", to_int(ExitCode::kError)},
+                           {"end_time", utc_timestamp_now()}});
+    } catch (const std::exception&) {
+      // Already failing; the stderr line above is the evidence left.
+    }
+    communicator->abort();
+    if (group.process_count() > 1) control.abort_job(to_int(ExitCode::kError));
+    return to_int(ExitCode::kError);
+  }
+}
+
+}  // namespace commcert

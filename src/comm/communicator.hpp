@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collective_types.hpp"
+#include "comm/fault_injection.hpp"
+#include "pattern.hpp"
+
+namespace commcert {
+
+class Watchdog;
+
+// One batch of iterations of one collective at one size and placement. The sweep engine decides
+// what to run; the backend decides how (host loop with MPI, stream-ordered kernels with NCCL).
+struct LoopPlan {
+  PatternSpec pattern;      // collective, type, op, nranks, root, per-rank count, seed
+  bool in_place = false;
+  int iterations = 1;
+  bool timed = true;        // false for warm-up: no samples kept, nothing checked
+  bool check = true;        // verify every timed iteration's output against the pattern
+  int blocking = 0;         // nccl-tests -z: 0 async, 1 wait + barrier after every operation
+  int graph_launches = 0;   // nccl-tests -G: replay a captured CUDA graph this often (NCCL only)
+  const FaultPlan* faults = nullptr;
+};
+
+// What one rank measured and found in one batch.
+struct RankLoopResult {
+  int rank = 0;
+  std::vector<double> operation_seconds;  // one per timed iteration, operation only
+  std::uint64_t wrong_elements = 0;       // summed over checked iterations
+  int wrong_iterations = 0;
+  bool checked = false;                   // false when this rank has no output to verify
+};
+
+// The data plane: runs collectives on this process's ranks. Implementations: MpiCommunicator
+// (host memory, any machine) and NcclCommunicator (device memory). Every operation is announced
+// to the watchdog, which ends the job if one does not complete in time.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  [[nodiscard]] virtual std::string_view backend_name() const = 0;
+  [[nodiscard]] virtual int size() const = 0;
+  // Global ranks this process drives (one for MPI, -g for NCCL), in slot order.
+  [[nodiscard]] virtual std::span<const int> local_ranks() const = 0;
+  // Why a combination cannot run on this backend, or nullopt if it can.
+  [[nodiscard]] virtual std::optional<std::string> unsupported(CollectiveKind kind, DataType type,
+                                                               ReduceOp op, bool in_place) const = 0;
+  // Largest per-buffer size this process can allocate for every local rank (three buffers each).
+  [[nodiscard]] virtual std::uint64_t max_buffer_bytes() const = 0;
+  // Where each local rank's data lives, for meta.json: GPU identity or "host".
+  [[nodiscard]] virtual std::vector<std::string> device_descriptions() const = 0;
+
+  virtual std::vector<RankLoopResult> run(const LoopPlan& plan) = 0;
+  // Tears the communicator down without waiting for peers (called on timeout).
+  virtual void abort() noexcept = 0;
+
+  // Every data-plane operation is announced to the watchdog once one is attached.
+  void attach_watchdog(Watchdog* watchdog) { watchdog_ = watchdog; }
+
+ protected:
+  Watchdog* watchdog_ = nullptr;
+};
+
+}  // namespace commcert

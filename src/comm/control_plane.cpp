@@ -1,0 +1,14 @@
+#include "comm/control_plane.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace commcert {
+
+void SingleProcessControlPlane::abort_job(int exit_code) noexcept {
+  std::fflush(nullptr);
+  ::_exit(exit_code);
+}
+
+}  // namespace commcert

@@ -1,0 +1,113 @@
+#include "comm/fault_injection.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace commcert {
+namespace {
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    const auto at = text.find(separator);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
+  }
+}
+
+std::uint64_t parse_number(std::string_view text, std::string_view entry, std::string_view what) {
+  std::uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    throw UsageError(fmt::format("COMMCERT_FAULT: invalid {} '{}' in '{}'", what, text, entry));
+  }
+  return value;
+}
+
+}  // namespace
+
+FaultPlan parse_fault_plan(std::string_view text) {
+  std::vector<Fault> faults;
+  if (text.empty()) return FaultPlan{};
+  for (std::string_view entry : split(text, ',')) {
+    const auto fields = split(entry, ':');
+    const auto usage = [&](std::string_view why) {
+      return UsageError(fmt::format(
+          "COMMCERT_FAULT: {} in '{}' (expected delay:<rank>:<us>, corrupt:<rank> or "
+          "hang:<rank>[:<op>])",
+          why, entry));
+    };
+    if (fields.size() < 2) throw usage("missing rank");
+    const int rank = static_cast<int>(parse_number(fields[1], entry, "rank"));
+    if (fields[0] == "delay") {
+      if (fields.size() != 3) throw usage("delay needs a duration in microseconds");
+      faults.push_back({FaultKind::kDelay, rank, parse_number(fields[2], entry, "delay")});
+    } else if (fields[0] == "corrupt") {
+      if (fields.size() != 2) throw usage("corrupt takes no argument");
+      faults.push_back({FaultKind::kCorrupt, rank, 0});
+    } else if (fields[0] == "hang") {
+      if (fields.size() > 3) throw usage("too many fields");
+      const std::uint64_t at = fields.size() == 3 ? parse_number(fields[2], entry, "operation") : 0;
+      faults.push_back({FaultKind::kHang, rank, at});
+    } else {
+      throw usage(fmt::format("unknown fault kind '{}'", fields[0]));
+    }
+  }
+  return FaultPlan(std::move(faults));
+}
+
+FaultPlan fault_plan_from_environment() {
+  const char* text = std::getenv("COMMCERT_FAULT");
+  return parse_fault_plan(text ? text : "");
+}
+
+std::optional<double> FaultPlan::delay_seconds(int rank) const {
+  for (const auto& fault : faults_) {
+    if (fault.kind == FaultKind::kDelay && fault.rank == rank) {
+      return static_cast<double>(fault.argument) * 1e-6;
+    }
+  }
+  return std::nullopt;
+}
+
+bool FaultPlan::corrupts(int rank) const {
+  for (const auto& fault : faults_) {
+    if (fault.kind == FaultKind::kCorrupt && fault.rank == rank) return true;
+  }
+  return false;
+}
+
+std::optional<std::uint64_t> FaultPlan::hang_before_operation(int rank) const {
+  for (const auto& fault : faults_) {
+    if (fault.kind == FaultKind::kHang && fault.rank == rank) return fault.argument;
+  }
+  return std::nullopt;
+}
+
+void FaultPlan::validate_ranks(int nranks) const {
+  for (const auto& fault : faults_) {
+    if (fault.rank >= nranks) {
+      throw UsageError(fmt::format("COMMCERT_FAULT names rank {} but the job has {} rank(s)",
+                                   fault.rank, nranks));
+    }
+  }
+}
+
+std::string FaultPlan::describe() const {
+  std::string out;
+  for (const auto& fault : faults_) {
+    if (!out.empty()) out += ",";
+    switch (fault.kind) {
+      case FaultKind::kDelay: out += fmt::format("delay:{}:{}", fault.rank, fault.argument); break;
+      case FaultKind::kCorrupt: out += fmt::format("corrupt:{}", fault.rank); break;
+      case FaultKind::kHang: out += fmt::format("hang:{}:{}", fault.rank, fault.argument); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace commcert

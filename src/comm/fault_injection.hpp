@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace commcert {
+
+// Testing feature: COMMCERT_FAULT=<kind>:<rank>[:<arg>][,...] makes one rank misbehave the way
+// failing hardware does, so every later stage (records, validator, Slurm drain) can be tested
+// end to end without broken hardware (docs/fault-injection.md).
+//   delay:<rank>:<us>    the rank arrives <us> microseconds late at every operation
+//   corrupt:<rank>       the rank's output has bits flipped after every operation
+//   hang:<rank>[:<n>]    the rank stops before its n-th operation (default 0) and never returns
+enum class FaultKind { kDelay, kCorrupt, kHang };
+
+struct Fault {
+  FaultKind kind;
+  int rank;
+  std::uint64_t argument;  // delay: microseconds; hang: operation index; corrupt: unused
+};
+
+class FaultPlan {
+ public:
+  FaultPlan() = default;
+  explicit FaultPlan(std::vector<Fault> faults) : faults_(std::move(faults)) {}
+
+  [[nodiscard]] bool empty() const { return faults_.empty(); }
+  [[nodiscard]] const std::vector<Fault>& faults() const { return faults_; }
+  [[nodiscard]] std::optional<double> delay_seconds(int rank) const;
+  [[nodiscard]] bool corrupts(int rank) const;
+  [[nodiscard]] std::optional<std::uint64_t> hang_before_operation(int rank) const;
+  // Throws UsageError when a fault names a rank the job does not have.
+  void validate_ranks(int nranks) const;
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  std::vector<Fault> faults_;
+};
+
+// Parses the COMMCERT_FAULT syntax; an empty string is no fault. Throws UsageError.
+[[nodiscard]] FaultPlan parse_fault_plan(std::string_view text);
+
+// The plan from the COMMCERT_FAULT environment variable (every rank sees the same value).
+[[nodiscard]] FaultPlan fault_plan_from_environment();
+
+}  // namespace commcert

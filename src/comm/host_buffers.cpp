@@ -1,0 +1,42 @@
+#include "comm/host_buffers.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <new>
+#include <string>
+
+#include "core/errors.hpp"
+#include "core/units.hpp"
+
+namespace commcert {
+
+void HostBuffer::reserve(std::uint64_t bytes) {
+  if (bytes <= capacity_) return;
+  constexpr std::uint64_t kAlignment = 4096;
+  const std::uint64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* pointer = std::aligned_alloc(kAlignment, rounded);
+  if (!pointer) {
+    throw RuntimeFailure(fmt::format("cannot allocate {} of host memory", format_bytes(rounded)));
+  }
+  // Touch every page now so first-touch page faults never land inside a timed operation.
+  std::memset(pointer, 0, rounded);
+  data_.reset(pointer);
+  capacity_ = rounded;
+}
+
+std::uint64_t host_memory_share(int processes_on_host) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") {
+      const double usable = 0.8 * static_cast<double>(kib) * 1024.0;
+      return static_cast<std::uint64_t>(usable / (processes_on_host > 0 ? processes_on_host : 1));
+    }
+  }
+  return std::uint64_t{1} << 30;  // unknown: assume a modest 1 GiB per process
+}
+
+}  // namespace commcert

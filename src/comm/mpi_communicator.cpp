@@ -1,0 +1,222 @@
+#include "comm/mpi_communicator.hpp"
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <fmt/format.h>
+#include <thread>
+
+#include "comm/mpi_runtime.hpp"
+#include "comm/watchdog.hpp"
+#include "core/clock.hpp"
+#include "core/errors.hpp"
+#include "pattern_host.hpp"
+
+namespace commcert {
+namespace {
+
+constexpr int kSendRecvTag = 5150;
+
+bool same_data(const PatternSpec& a, const PatternSpec& b) {
+  return a.collective == b.collective && a.type == b.type && a.op == b.op && a.nranks == b.nranks &&
+         a.root == b.root && a.count == b.count && a.seed == b.seed;
+}
+
+[[noreturn]] void hang_forever() {
+  // Injected fault: behave like a rank stuck outside MPI. The watchdog protocol ends the job.
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(int processes_on_host)
+    : memory_share_(host_memory_share(processes_on_host)) {
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+std::optional<std::string> MpiCommunicator::unsupported(CollectiveKind kind, DataType /*type*/,
+                                                        ReduceOp /*op*/, bool in_place) const {
+  if (kind == CollectiveKind::kSendRecv && in_place) {
+    return "sendrecv has no in-place form (send and receive buffers would overlap)";
+  }
+  return std::nullopt;
+}
+
+RankLayout MpiCommunicator::layout_for(const PatternSpec& spec, bool in_place) const {
+  RankLayout layout = rank_layout(spec.collective, spec.count, size_, rank_, spec.root);
+  // MPI_IN_PLACE reduce-scatter leaves the result at the start of the buffer (MPI 3.1 §5.10.1).
+  if (in_place && spec.collective == CollectiveKind::kReduceScatter) layout.in_place_output_offset = 0;
+  // Out of place, MPI_Bcast has one buffer: the root sends from its input, its output is unused.
+  if (!in_place && spec.collective == CollectiveKind::kBroadcast && rank_ == spec.root) {
+    layout.has_output = false;
+  }
+  return layout;
+}
+
+unsigned char* MpiCommunicator::output_region(const PatternSpec& spec, bool in_place,
+                                              const RankLayout& layout) {
+  const auto element = static_cast<std::uint64_t>(element_size(spec.type));
+  return receive_.bytes() + (in_place ? layout.in_place_output_offset * element : 0);
+}
+
+void MpiCommunicator::prepare(const LoopPlan& plan, const RankLayout& layout) {
+  const PatternSpec& spec = plan.pattern;
+  const bool with_expected = plan.check && plan.timed;
+  if (prepared_ && same_data(prepared_->spec, spec) && prepared_->in_place == plan.in_place &&
+      (prepared_->with_expected || !with_expected)) {
+    return;
+  }
+  const auto element = static_cast<std::uint64_t>(element_size(spec.type));
+  const std::uint64_t image = layout.in_place_buffer_elements();
+  send_.reserve(std::max(layout.input_elements, image) * element);
+  receive_.reserve(std::max(layout.output_elements, image) * element);
+  expected_.reserve(layout.output_elements * element);
+  if (layout.has_output && with_expected) {
+    fill_expected_host(spec, rank_, expected_.data(), layout.output_elements);
+  }
+  if (plan.in_place) {
+    // The in-place image: poison where only output goes, then the input on top. Restored into
+    // the receive buffer before every checked iteration.
+    if (layout.has_output && with_expected) {
+      poison_host(spec, expected_.data(), send_.bytes() + layout.in_place_output_offset * element,
+                  layout.output_elements);
+    }
+    fill_input_host(spec, rank_, send_.bytes() + layout.in_place_input_offset * element,
+                    layout.input_elements);
+    std::memcpy(receive_.data(), send_.data(), image * element);
+  } else {
+    fill_input_host(spec, rank_, send_.data(), layout.input_elements);
+  }
+  prepared_ = PreparedData{spec, plan.in_place, with_expected};
+}
+
+void MpiCommunicator::call_collective(const PatternSpec& spec, bool in_place,
+                                      const RankLayout& layout) {
+  const MPI_Datatype type = MpiReductionCatalog::datatype(spec.type);
+  const MPI_Op op = is_reduction(spec.collective) ? reductions_.operation(spec.type, spec.op)
+                                                  : MPI_OP_NULL;
+  const int count = static_cast<int>(spec.count);
+  const auto element = static_cast<std::uint64_t>(element_size(spec.type));
+  void* send = send_.data();
+  unsigned char* receive = receive_.bytes();
+  const bool root = rank_ == spec.root;
+  const auto own_chunk = receive + static_cast<std::uint64_t>(rank_) * spec.count * element;
+  switch (spec.collective) {
+    case CollectiveKind::kAllReduce:
+      check_mpi(MPI_Allreduce(in_place ? MPI_IN_PLACE : send, receive, count, type, op, comm_),
+                "MPI_Allreduce");
+      break;
+    case CollectiveKind::kAllGather:
+      check_mpi(MPI_Allgather(in_place ? MPI_IN_PLACE : send, count, type, receive, count, type,
+                              comm_),
+                "MPI_Allgather");
+      break;
+    case CollectiveKind::kReduceScatter:
+      check_mpi(MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, receive, count, type, op,
+                                         comm_),
+                "MPI_Reduce_scatter_block");
+      break;
+    case CollectiveKind::kBroadcast:
+      check_mpi(MPI_Bcast(in_place || !root ? static_cast<void*>(receive) : send, count, type,
+                          spec.root, comm_),
+                "MPI_Bcast");
+      break;
+    case CollectiveKind::kReduce: {
+      const void* input = in_place ? (root ? MPI_IN_PLACE : receive) : send;
+      check_mpi(MPI_Reduce(input, receive, count, type, op, spec.root, comm_), "MPI_Reduce");
+      break;
+    }
+    case CollectiveKind::kAllToAll:
+      check_mpi(MPI_Alltoall(in_place ? MPI_IN_PLACE : send, count, type, receive, count, type,
+                             comm_),
+                "MPI_Alltoall");
+      break;
+    case CollectiveKind::kSendRecv:
+      check_mpi(MPI_Sendrecv(send, count, type, (rank_ + 1) % size_, kSendRecvTag, receive, count,
+                             type, (rank_ + size_ - 1) % size_, kSendRecvTag, comm_,
+                             MPI_STATUS_IGNORE),
+                "MPI_Sendrecv");
+      break;
+    case CollectiveKind::kGather: {
+      const void* input = in_place ? (root ? MPI_IN_PLACE : own_chunk) : send;
+      check_mpi(MPI_Gather(input, count, type, receive, count, type, spec.root, comm_),
+                "MPI_Gather");
+      break;
+    }
+    case CollectiveKind::kScatter: {
+      void* output = in_place ? (root ? MPI_IN_PLACE : static_cast<void*>(own_chunk)) : receive;
+      check_mpi(MPI_Scatter(in_place ? static_cast<void*>(receive) : send, count, type, output,
+                            count, type, spec.root, comm_),
+                "MPI_Scatter");
+      break;
+    }
+  }
+  if (spec.op == ReduceOp::kAvg && is_reduction(spec.collective) && layout.has_output) {
+    divide_by_rank_count(spec.type, output_region(spec, in_place, layout), layout.output_elements,
+                         size_);
+  }
+}
+
+std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
+  const PatternSpec& spec = plan.pattern;
+  if (spec.count > static_cast<std::uint64_t>(INT_MAX)) {
+    throw RuntimeFailure(fmt::format("{} elements exceed MPI's int count", spec.count));
+  }
+  const RankLayout layout = layout_for(spec, plan.in_place);
+  prepare(plan, layout);
+
+  const auto element = static_cast<std::uint64_t>(element_size(spec.type));
+  const bool check = plan.check && plan.timed && layout.has_output;
+  const FaultPlan no_faults;
+  const FaultPlan& faults = plan.faults ? *plan.faults : no_faults;
+  const auto delay = faults.delay_seconds(rank_);
+  const bool corrupt = faults.corrupts(rank_);
+  const auto hang_at = faults.hang_before_operation(rank_);
+  unsigned char* output = output_region(spec, plan.in_place, layout);
+
+  RankLoopResult result;
+  result.rank = rank_;
+  result.checked = check;
+  if (plan.timed) result.operation_seconds.reserve(static_cast<std::size_t>(plan.iterations));
+  for (int iteration = 0; iteration < plan.iterations; ++iteration) {
+    if (hang_at && data_operations_ >= *hang_at) hang_forever();
+    if (check) {
+      if (plan.in_place) {
+        std::memcpy(receive_.data(), send_.data(), layout.in_place_buffer_elements() * element);
+      } else {
+        poison_host(spec, expected_.data(), output, layout.output_elements);
+      }
+    }
+    if (delay) std::this_thread::sleep_for(std::chrono::duration<double>(*delay));
+
+    if (watchdog_) watchdog_->begin(0);
+    const auto start = SteadyClock::now();
+    call_collective(spec, plan.in_place, layout);
+    const auto stop = SteadyClock::now();
+    if (watchdog_) watchdog_->end(0);
+    ++data_operations_;
+
+    if (plan.timed) result.operation_seconds.push_back(seconds_between(start, stop));
+    if (corrupt && layout.has_output) corrupt_host(spec, output, layout.output_elements);
+    if (check) {
+      const auto wrong = count_mismatches_host(spec, output, expected_.data(), layout.output_elements);
+      result.wrong_elements += wrong;
+      result.wrong_iterations += wrong > 0 ? 1 : 0;
+    }
+    if (plan.blocking > 0) {
+      if (watchdog_) watchdog_->begin(0);
+      check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+      if (watchdog_) watchdog_->end(0);
+    }
+  }
+  return {result};
+}
+
+}  // namespace commcert

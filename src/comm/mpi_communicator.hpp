@@ -1,0 +1,56 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+
+#include "comm/communicator.hpp"
+#include "comm/host_buffers.hpp"
+#include "comm/mpi_datatypes.hpp"
+
+namespace commcert {
+
+// Collectives in host memory through blocking MPI calls: the same calls a plain MPI benchmark
+// times, so the harness adds nothing to what is measured. One rank per process.
+class MpiCommunicator final : public Communicator {
+ public:
+  // `processes_on_host` shares the host's memory between the ranks on it.
+  explicit MpiCommunicator(int processes_on_host);
+  ~MpiCommunicator() override;
+
+  [[nodiscard]] std::string_view backend_name() const override { return "mpi"; }
+  [[nodiscard]] int size() const override { return size_; }
+  [[nodiscard]] std::span<const int> local_ranks() const override { return {&rank_, 1}; }
+  [[nodiscard]] std::optional<std::string> unsupported(CollectiveKind kind, DataType type,
+                                                       ReduceOp op, bool in_place) const override;
+  [[nodiscard]] std::uint64_t max_buffer_bytes() const override { return memory_share_ / 3; }
+  [[nodiscard]] std::vector<std::string> device_descriptions() const override { return {"host"}; }
+  std::vector<RankLoopResult> run(const LoopPlan& plan) override;
+  void abort() noexcept override {}
+
+ private:
+  struct PreparedData {
+    PatternSpec spec;
+    bool in_place = false;
+    bool with_expected = false;
+  };
+
+  [[nodiscard]] RankLayout layout_for(const PatternSpec& spec, bool in_place) const;
+  void prepare(const LoopPlan& plan, const RankLayout& layout);
+  void call_collective(const PatternSpec& spec, bool in_place, const RankLayout& layout);
+  [[nodiscard]] unsigned char* output_region(const PatternSpec& spec, bool in_place,
+                                             const RankLayout& layout);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  std::uint64_t memory_share_ = 0;
+  MpiReductionCatalog reductions_;
+  HostBuffer send_;      // input; the pristine in-place image when in place
+  HostBuffer receive_;   // output; input and output when in place
+  HostBuffer expected_;  // what the output must be
+  std::optional<PreparedData> prepared_;
+  std::uint64_t data_operations_ = 0;
+};
+
+}  // namespace commcert

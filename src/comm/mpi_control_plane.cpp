@@ -1,0 +1,123 @@
+#include "comm/mpi_control_plane.hpp"
+
+#include <cstdio>
+#include <numeric>
+
+#include "comm/mpi_runtime.hpp"
+
+namespace commcert {
+namespace {
+
+constexpr int kNoticeTag = 7001;
+
+}  // namespace
+
+MpiControlPlane::MpiControlPlane(bool thread_multiple) : thread_multiple_(thread_multiple) {
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &control_), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &notices_), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(notices_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(control_, &rank_);
+  MPI_Comm_size(control_, &size_);
+}
+
+MpiControlPlane::~MpiControlPlane() {
+  for (auto& request : posted_) {
+    if (request != MPI_REQUEST_NULL) {
+      MPI_Cancel(&request);
+      MPI_Request_free(&request);
+    }
+  }
+  MPI_Comm_free(&notices_);
+  MPI_Comm_free(&control_);
+}
+
+std::vector<std::string> MpiControlPlane::all_gather(const std::string& mine) {
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size_));
+  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, control_),
+            "MPI_Allgather");
+  std::vector<int> offsets(lengths.size(), 0);
+  std::exclusive_scan(lengths.begin(), lengths.end(), offsets.begin(), 0);
+  std::string all(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
+  check_mpi(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                           offsets.data(), MPI_CHAR, control_),
+            "MPI_Allgatherv");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
+  }
+  return out;
+}
+
+std::string MpiControlPlane::broadcast_from_root(const std::string& value) {
+  int length = static_cast<int>(value.size());
+  check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, control_), "MPI_Bcast");
+  std::string out = rank_ == 0 ? value : std::string(static_cast<std::size_t>(length), '\0');
+  check_mpi(MPI_Bcast(out.data(), length, MPI_CHAR, 0, control_), "MPI_Bcast");
+  return out;
+}
+
+void MpiControlPlane::all_reduce_max(std::span<double> values) {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
+                          MPI_MAX, control_),
+            "MPI_Allreduce");
+}
+
+std::vector<std::vector<double>> MpiControlPlane::gather_to_root(std::span<const double> mine) {
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, control_), "MPI_Gather");
+  std::vector<int> offsets(lengths.size(), 0);
+  std::vector<double> all;
+  if (rank_ == 0) {
+    std::exclusive_scan(lengths.begin(), lengths.end(), offsets.begin(), 0);
+    all.resize(static_cast<std::size_t>(offsets.back() + lengths.back()));
+  }
+  check_mpi(MPI_Gatherv(mine.data(), length, MPI_DOUBLE, all.data(), lengths.data(), offsets.data(),
+                        MPI_DOUBLE, 0, control_),
+            "MPI_Gatherv");
+  std::vector<std::vector<double>> out;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const auto first = all.begin() + offsets[i];
+    out.emplace_back(first, first + lengths[i]);
+  }
+  return out;
+}
+
+void MpiControlPlane::barrier() { check_mpi(MPI_Barrier(control_), "MPI_Barrier"); }
+
+void MpiControlPlane::post_notice(std::span<const std::int64_t> payload) {
+  posted_payload_.assign(payload.begin(), payload.end());
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Isend(posted_payload_.data(), static_cast<int>(posted_payload_.size()), MPI_INT64_T, peer,
+              kNoticeTag, notices_, &request);
+    posted_.push_back(request);
+  }
+}
+
+std::optional<WatchdogNotice> MpiControlPlane::poll_notice() {
+  int ready = 0;
+  MPI_Status status;
+  if (MPI_Iprobe(MPI_ANY_SOURCE, kNoticeTag, notices_, &ready, &status) != MPI_SUCCESS || !ready) {
+    return std::nullopt;
+  }
+  int count = 0;
+  MPI_Get_count(&status, MPI_INT64_T, &count);
+  WatchdogNotice notice;
+  notice.from_process = status.MPI_SOURCE;
+  notice.payload.resize(static_cast<std::size_t>(count));
+  MPI_Recv(notice.payload.data(), count, MPI_INT64_T, status.MPI_SOURCE, kNoticeTag, notices_,
+           MPI_STATUS_IGNORE);
+  return notice;
+}
+
+void MpiControlPlane::abort_job(int exit_code) noexcept {
+  std::fflush(nullptr);
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);
+}
+
+}  // namespace commcert

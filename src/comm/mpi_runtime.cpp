@@ -1,0 +1,55 @@
+#include "comm/mpi_runtime.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace commcert {
+
+void check_mpi(int result, const char* call) {
+  if (result == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(result, text, &length);
+  int rank = -1;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  throw RuntimeFailure(fmt::format("MPI failure on rank {}: {} returned {} ({})", rank, call,
+                                   result, std::string(text, static_cast<std::size_t>(length))));
+}
+
+MpiRuntime::MpiRuntime(int* argc, char*** argv) {
+  int provided = MPI_THREAD_SINGLE;
+  check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+  thread_multiple_ = provided >= MPI_THREAD_MULTIPLE;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &world_size_), "MPI_Comm_size");
+  MPI_Comm host_comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank_, MPI_INFO_NULL,
+                                &host_comm),
+            "MPI_Comm_split_type");
+  MPI_Comm_rank(host_comm, &local_rank_);
+  MPI_Comm_size(host_comm, &local_size_);
+  MPI_Comm_free(&host_comm);
+}
+
+MpiRuntime::~MpiRuntime() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+std::string MpiRuntime::library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, strnlen(text, static_cast<std::size_t>(length)));
+  // Keep the first line, and of Open MPI's "Open MPI v4.1.4, package: ..." the name and version.
+  version = version.substr(0, version.find_first_of("\r\n"));
+  return version.substr(0, version.find(", package"));
+}
+
+}  // namespace commcert

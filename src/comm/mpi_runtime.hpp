@@ -1,0 +1,37 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+namespace commcert {
+
+// Throws RuntimeFailure naming the MPI call, the error text and this rank.
+void check_mpi(int result, const char* call);
+
+// MPI_Init_thread / MPI_Finalize for the lifetime of a command. Asks for MPI_THREAD_MULTIPLE so
+// the watchdog thread can talk to peers while the main thread is blocked in a collective.
+class MpiRuntime {
+ public:
+  MpiRuntime(int* argc, char*** argv);
+  ~MpiRuntime();
+  MpiRuntime(const MpiRuntime&) = delete;
+  MpiRuntime& operator=(const MpiRuntime&) = delete;
+
+  [[nodiscard]] int world_rank() const { return world_rank_; }
+  [[nodiscard]] int world_size() const { return world_size_; }
+  // Index of this process among the processes on the same host (shared-memory domain).
+  [[nodiscard]] int local_rank() const { return local_rank_; }
+  [[nodiscard]] int local_size() const { return local_size_; }
+  [[nodiscard]] bool thread_multiple() const { return thread_multiple_; }
+  [[nodiscard]] static std::string library_version();
+
+ private:
+  int world_rank_ = 0;
+  int world_size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+  bool thread_multiple_ = false;
+};
+
+}  // namespace commcert

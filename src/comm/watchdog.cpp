@@ -1,0 +1,195 @@
+#include "comm/watchdog.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <utility>
+
+#include "core/clock.hpp"
+#include "core/errors.hpp"
+
+namespace commcert {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             SteadyClock::now().time_since_epoch())
+      .count();
+}
+
+// A rank that began fewer operations is behind; at equal counts, one still inside its latest
+// operation is behind one that finished it.
+std::int64_t progress_key(const RankTimeoutState& state) {
+  return 2 * state.operations_begun - (state.inside_operation ? 1 : 0);
+}
+
+}  // namespace
+
+TimeoutReport attribute_timeout(std::vector<RankTimeoutState> ranks,
+                                const std::vector<int>& process_of_rank, int this_process) {
+  TimeoutReport report;
+  std::optional<std::int64_t> lowest;
+  std::optional<std::int64_t> highest;
+  int lowest_answering_process = -1;
+  for (const auto& state : ranks) {
+    if (!state.responded) {
+      report.culprit_ranks.push_back(state.rank);
+      continue;
+    }
+    const auto key = progress_key(state);
+    lowest = lowest ? std::min(*lowest, key) : key;
+    highest = highest ? std::max(*highest, key) : key;
+    const int process = process_of_rank.at(static_cast<std::size_t>(state.rank));
+    if (lowest_answering_process < 0 || process < lowest_answering_process) {
+      lowest_answering_process = process;
+    }
+  }
+  if (lowest && highest && *lowest < *highest) {
+    for (const auto& state : ranks) {
+      if (state.responded && progress_key(state) == *lowest) report.culprit_ranks.push_back(state.rank);
+    }
+  }
+  std::sort(report.culprit_ranks.begin(), report.culprit_ranks.end());
+  report.ranks = std::move(ranks);
+  report.this_process_reports = lowest_answering_process == this_process;
+  return report;
+}
+
+Watchdog::Watchdog(ControlPlane& control, std::vector<int> local_ranks,
+                   std::vector<int> process_of_rank, double timeout_seconds,
+                   TimeoutHandler on_timeout)
+    : control_(control),
+      local_ranks_(std::move(local_ranks)),
+      process_of_rank_(std::move(process_of_rank)),
+      timeout_seconds_(timeout_seconds),
+      on_timeout_(std::move(on_timeout)),
+      slots_(std::make_unique<SlotState[]>(local_ranks_.size())) {
+  if (timeout_seconds_ > 0) thread_ = std::thread([this] { watch(); });
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+double Watchdog::grace_seconds() const { return std::clamp(timeout_seconds_ / 4.0, 2.0, 10.0); }
+
+void Watchdog::set_context(std::string context) {
+  std::lock_guard lock(context_mutex_);
+  context_ = std::move(context);
+}
+
+void Watchdog::begin(int slot) {
+  auto& state = slots_[static_cast<std::size_t>(slot)];
+  state.deadline_ns.store(now_ns() + static_cast<std::int64_t>(timeout_seconds_ * 1e9),
+                          std::memory_order_relaxed);
+  state.operations_begun.fetch_add(1, std::memory_order_relaxed);
+  state.inside.store(true, std::memory_order_release);
+}
+
+void Watchdog::end(int slot) {
+  slots_[static_cast<std::size_t>(slot)].inside.store(false, std::memory_order_release);
+}
+
+void Watchdog::begin_all() {
+  for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) begin(static_cast<int>(slot));
+}
+
+void Watchdog::end_all() {
+  for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) end(static_cast<int>(slot));
+}
+
+std::int64_t Watchdog::operations_begun(int slot) const {
+  return slots_[static_cast<std::size_t>(slot)].operations_begun.load(std::memory_order_relaxed);
+}
+
+std::vector<std::int64_t> Watchdog::own_notice() const {
+  std::vector<std::int64_t> payload;
+  for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) {
+    payload.push_back(local_ranks_[slot]);
+    payload.push_back(slots_[slot].operations_begun.load(std::memory_order_relaxed));
+    payload.push_back(slots_[slot].inside.load(std::memory_order_acquire) ? 1 : 0);
+  }
+  return payload;
+}
+
+void Watchdog::watch() {
+  std::unique_lock lock(wake_mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, kPollInterval);
+    if (stopping_) return;
+    const std::int64_t now = now_ns();
+    bool overdue = false;
+    for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) {
+      const auto& state = slots_[slot];
+      overdue = overdue || (state.inside.load(std::memory_order_acquire) &&
+                            now > state.deadline_ns.load(std::memory_order_relaxed));
+    }
+    std::optional<WatchdogNotice> notice;
+    if (control_.has_side_channel()) notice = control_.poll_notice();
+    if (overdue || notice) {
+      lock.unlock();
+      declare_timeout(std::move(notice));
+    }
+  }
+}
+
+void Watchdog::declare_timeout(std::optional<WatchdogNotice> first_notice) {
+  const int this_process = control_.process_index();
+  std::map<int, std::vector<std::int64_t>> answers;
+  answers[this_process] = own_notice();
+  if (first_notice) answers[first_notice->from_process] = std::move(first_notice->payload);
+
+  if (control_.has_side_channel()) {
+    control_.post_notice(answers[this_process]);
+    const auto grace = Deadline::after_seconds(grace_seconds());
+    while (static_cast<int>(answers.size()) < control_.process_count() && !grace.expired()) {
+      if (auto notice = control_.poll_notice()) {
+        answers[notice->from_process] = std::move(notice->payload);
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+  }
+
+  std::vector<RankTimeoutState> ranks(process_of_rank_.size());
+  for (std::size_t rank = 0; rank < ranks.size(); ++rank) ranks[rank].rank = static_cast<int>(rank);
+  for (const auto& [process, payload] : answers) {
+    for (std::size_t at = 0; at + 2 < payload.size(); at += 3) {
+      const auto rank = static_cast<std::size_t>(payload[at]);
+      if (rank >= ranks.size()) continue;
+      ranks[rank].responded = true;
+      ranks[rank].operations_begun = payload[at + 1];
+      ranks[rank].inside_operation = payload[at + 2] != 0;
+    }
+  }
+  auto report = attribute_timeout(std::move(ranks), process_of_rank_, this_process);
+  {
+    std::lock_guard lock(context_mutex_);
+    report.context = context_;
+  }
+  report.timeout_seconds = timeout_seconds_;
+  if (!control_.has_side_channel()) {
+    // Nobody could be asked: say so instead of blaming every other rank.
+    report.culprit_ranks.clear();
+    report.attributed = false;
+    report.this_process_reports = this_process == 0;
+  }
+  try {
+    on_timeout_(report);
+  } catch (...) {
+    std::fputs("commcert: error while reporting a timeout\n", stderr);
+  }
+  control_.abort_job(to_int(ExitCode::kTimeout));
+  std::_Exit(to_int(ExitCode::kTimeout));  // abort_job does not return; this tells the compiler
+}
+
+}  // namespace commcert

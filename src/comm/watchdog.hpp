@@ -1,0 +1,114 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/control_plane.hpp"
+
+namespace commcert {
+
+// Where one rank was when a timeout was declared.
+struct RankTimeoutState {
+  int rank = 0;
+  bool responded = false;           // its process answered within the grace period
+  std::int64_t operations_begun = 0;
+  bool inside_operation = false;
+};
+
+// The outcome of the timeout protocol, identical on every process that took part.
+struct TimeoutReport {
+  std::string context;   // what was running, e.g. "allreduce float sum 1 MiB in-place"
+  double timeout_seconds = 0;
+  std::vector<RankTimeoutState> ranks;  // indexed by global rank
+  // Ranks that never arrived at the operation the others wait in, or whose process did not
+  // answer. Empty when every rank is waiting inside the same operation (the operation itself
+  // is stuck: suspect the interconnect, not a rank).
+  std::vector<int> culprit_ranks;
+  bool this_process_reports = false;  // the lowest answering process writes the record
+  bool attributed = true;  // false when processes could not be asked (no side channel)
+};
+
+// Works out culprits and the reporter from the states gathered by the protocol. Pure, so the
+// attribution rule is unit-tested without processes.
+[[nodiscard]] TimeoutReport attribute_timeout(std::vector<RankTimeoutState> ranks,
+                                              const std::vector<int>& process_of_rank,
+                                              int this_process);
+
+// Ends a job that stopped making progress, with a report of who did not arrive, instead of
+// hanging. The main thread brackets every blocking operation with begin()/end(); a thread checks
+// deadlines and answers peers' notices. When an operation overruns its timeout, or a peer says
+// one did, every live process exchanges where its ranks are (over the control plane's side
+// channel), the culprits are the ranks that never arrived, and `on_timeout` runs on the
+// watchdog thread; it must end the process (it is followed by abort_job if it returns).
+class Watchdog {
+ public:
+  using TimeoutHandler = std::function<void(const TimeoutReport&)>;
+
+  // `local_ranks`: global ranks of this process's slots; `process_of_rank`: for every global rank.
+  Watchdog(ControlPlane& control, std::vector<int> local_ranks, std::vector<int> process_of_rank,
+           double timeout_seconds, TimeoutHandler on_timeout);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void set_context(std::string context);
+  void begin(int slot);
+  void end(int slot);
+  void begin_all();
+  void end_all();
+  [[nodiscard]] std::int64_t operations_begun(int slot) const;
+
+  [[nodiscard]] double timeout_seconds() const { return timeout_seconds_; }
+  // How long processes wait for each other's answers once a timeout is declared.
+  [[nodiscard]] double grace_seconds() const;
+
+ private:
+  struct SlotState {
+    std::atomic<std::int64_t> operations_begun{0};
+    std::atomic<bool> inside{false};
+    std::atomic<std::int64_t> deadline_ns{0};
+  };
+
+  void watch();
+  [[noreturn]] void declare_timeout(std::optional<WatchdogNotice> first_notice);
+  [[nodiscard]] std::vector<std::int64_t> own_notice() const;
+
+  ControlPlane& control_;
+  std::vector<int> local_ranks_;
+  std::vector<int> process_of_rank_;
+  double timeout_seconds_;
+  TimeoutHandler on_timeout_;
+  std::unique_ptr<SlotState[]> slots_;
+  std::mutex context_mutex_;
+  std::string context_;
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// Brackets one blocking operation on every slot of the process (control-plane exchanges).
+class WatchedSection {
+ public:
+  explicit WatchedSection(Watchdog* watchdog) : watchdog_(watchdog) {
+    if (watchdog_) watchdog_->begin_all();
+  }
+  ~WatchedSection() {
+    if (watchdog_) watchdog_->end_all();
+  }
+  WatchedSection(const WatchedSection&) = delete;
+  WatchedSection& operator=(const WatchedSection&) = delete;
+
+ private:
+  Watchdog* watchdog_;
+};
+
+}  // namespace commcert

@@ -1,0 +1,63 @@
+#include "core/records_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "core/errors.hpp"
+
+namespace commcert {
+namespace {
+
+void write_all(int fd, std::string_view data, const std::filesystem::path& path) {
+  while (!data.empty()) {
+    const ssize_t written = ::write(fd, data.data(), data.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      throw RuntimeFailure(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+    }
+    data.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
+}  // namespace
+
+RecordsFile::RecordsFile(const std::filesystem::path& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw RuntimeFailure(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  }
+}
+
+RecordsFile::~RecordsFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void RecordsFile::append(const Json& record) {
+  std::string line = record.dump(-1, ' ', false, Json::error_handler_t::replace);
+  line.push_back('\n');
+  write_all(fd_, line, path_);
+  ::fdatasync(fd_);
+}
+
+void write_json_file_atomically(const std::filesystem::path& path, const Json& value) {
+  const std::filesystem::path temporary = path.string() + fmt::format(".tmp.{}", ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << value.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+    out.flush();
+    if (!out) throw RuntimeFailure(fmt::format("cannot write {}", temporary.string()));
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    throw RuntimeFailure(fmt::format("cannot rename {} to {}: {}", temporary.string(),
+                                     path.string(), error.message()));
+  }
+}
+
+}  // namespace commcert
