@@ -35,7 +35,8 @@ BackendChoice choose_backend(std::string_view requested, const GpuRuntimeInfo& g
                                gpu.unavailable_reason));
 }
 
-std::unique_ptr<Communicator> make_communicator(const BackendChoice& choice, ProcessGroup& group,
+std::unique_ptr<Communicator> make_communicator(const BackendChoice& choice,
+                                                const GpuRuntimeInfo& gpu, ProcessGroup& group,
                                                 int gpus_per_process) {
 #if COMMCERT_HAVE_MPI
   if (choice.name == "mpi") {
@@ -45,9 +46,11 @@ std::unique_ptr<Communicator> make_communicator(const BackendChoice& choice, Pro
 #endif
 #if COMMCERT_HAVE_CUDA
   if (choice.name == "nccl") {
+    if (gpu.device_count == 0) throw RuntimeFailure(fmt::format("--backend nccl: {}", gpu.unavailable_reason));
     return std::make_unique<NcclCommunicator>(group.control(), group.local_index(), gpus_per_process);
   }
 #endif
+  (void)gpu;
   (void)group;
   (void)gpus_per_process;
   throw UsageError(fmt::format("backend '{}' is not available in this build", choice.name));

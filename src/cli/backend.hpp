@@ -21,6 +21,7 @@ struct BackendChoice {
 
 // Throws RuntimeFailure when the backend cannot start here (e.g. nccl without a usable GPU).
 [[nodiscard]] std::unique_ptr<Communicator> make_communicator(const BackendChoice& choice,
+                                                              const GpuRuntimeInfo& gpu,
                                                               ProcessGroup& group,
                                                               int gpus_per_process);
 

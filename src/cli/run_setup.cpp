@@ -31,6 +31,7 @@ std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const 
                                                    int local_process_index) {
   const auto local = communicator.local_ranks();
   const auto devices = communicator.device_descriptions();
+  const auto gpus = communicator.gpu_identities();
   Json mine = Json::array();
   for (std::size_t slot = 0; slot < local.size(); ++slot) {
     RankIdentity identity;
@@ -41,6 +42,7 @@ std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const 
     identity.local_rank = local_process_index * static_cast<int>(local.size()) + static_cast<int>(slot);
     identity.pid = static_cast<int>(::getpid());
     identity.device = slot < devices.size() ? devices[slot] : "host";
+    if (slot < gpus.size()) identity.gpu = gpus[slot];
     mine.push_back(to_json(identity));
   }
   std::vector<RankIdentity> ranks(static_cast<std::size_t>(communicator.size()));

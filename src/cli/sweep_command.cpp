@@ -253,7 +253,7 @@ int SweepCommand::run(Invocation& invocation) {
     watchdog.set_context("set-up");
     {
       WatchedSection section(guard);
-      communicator = make_communicator(backend, group, flags_.gpus_per_process);
+      communicator = make_communicator(backend, gpu, group, flags_.gpus_per_process);
     }
     target.communicator = communicator.get();
     faults.validate_ranks(communicator->size());
@@ -279,7 +279,7 @@ int SweepCommand::run(Invocation& invocation) {
 
   const auto warnings = measurement_warnings(group, backend);
   if (reporting && !stage_.quiet) {
-    fmt::print(stderr, "commcert sweep: backend {} ({}: {}), {} ranks on {} node(s), results in {}\n",
+    fmt::print(stderr, "commcert sweep: backend {} ({}: {}), {} rank(s) on {} node(s), results in {}\n",
                backend.name, backend.selection, backend.reason, communicator->size(),
                distinct_nodes(ranks).size(), output->directory().string());
   }
@@ -307,7 +307,7 @@ int SweepCommand::run(Invocation& invocation) {
   communicator->attach_watchdog(guard);
 
   NcclTestsTable::Context table_context;
-  table_context.banner = fmt::format("commcert {} ({}) backend {} ({}), {} ranks, {} node(s)",
+  table_context.banner = fmt::format("commcert {} ({}) backend {} ({}), {} rank(s), {} node(s)",
                                      build_info::kVersion, build_info::kGitDescribe, backend.name,
                                      backend.selection == "auto" ? "auto: " + backend.reason : "requested",
                                      communicator->size(), distinct_nodes(ranks).size());

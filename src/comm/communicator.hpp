@@ -9,6 +9,7 @@
 
 #include "collective_types.hpp"
 #include "comm/fault_injection.hpp"
+#include "core/record.hpp"
 #include "pattern.hpp"
 
 namespace commcert {
@@ -55,6 +56,8 @@ class Communicator {
   [[nodiscard]] virtual std::uint64_t max_buffer_bytes() const = 0;
   // Where each local rank's data lives, for meta.json: GPU identity or "host".
   [[nodiscard]] virtual std::vector<std::string> device_descriptions() const = 0;
+  // Each local rank's GPU, in slot order; empty for host-memory backends.
+  [[nodiscard]] virtual std::vector<GpuIdentity> gpu_identities() const { return {}; }
 
   virtual std::vector<RankLoopResult> run(const LoopPlan& plan) = 0;
   // Tears the communicator down without waiting for peers (called on timeout).

@@ -95,6 +95,11 @@ void Watchdog::begin(int slot) {
   state.inside.store(true, std::memory_order_release);
 }
 
+void Watchdog::refresh(int slot) {
+  slots_[static_cast<std::size_t>(slot)].deadline_ns.store(
+      now_ns() + static_cast<std::int64_t>(timeout_seconds_ * 1e9), std::memory_order_relaxed);
+}
+
 void Watchdog::end(int slot) {
   slots_[static_cast<std::size_t>(slot)].inside.store(false, std::memory_order_release);
 }

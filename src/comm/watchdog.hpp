@@ -61,6 +61,9 @@ class Watchdog {
 
   void set_context(std::string context);
   void begin(int slot);
+  // Restarts the slot's deadline without counting a new operation: a queue of asynchronous
+  // operations is given the timeout per operation as each one completes.
+  void refresh(int slot);
   void end(int slot);
   void begin_all();
   void end_all();
