@@ -71,7 +71,8 @@ __global__ void spin_kernel(std::uint64_t nanoseconds) {
   std::uint64_t start = 0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   std::uint64_t now = start;
-  while (now - start < nanoseconds) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (now - start < nanoseconds)
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
 }
 
 }  // namespace
@@ -86,7 +87,7 @@ void enqueue_fill_expected(const PatternSpec& spec, int rank, void* expected,
                            std::uint64_t elements, cudaStream_t stream) {
   if (elements == 0) return;
   fill_expected_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(spec, rank, expected,
-                                                                       elements);
+                                                                      elements);
 }
 
 void enqueue_poison(const PatternSpec& spec, const void* expected, void* output,
@@ -118,7 +119,7 @@ void enqueue_count_mismatches(const PatternSpec& spec, const void* output, const
                               cudaStream_t stream) {
   if (elements == 0) return;
   count_mismatches_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(spec, output, expected,
-                                                                          elements, counter);
+                                                                         elements, counter);
 }
 
 void enqueue_corrupt(const PatternSpec& spec, void* output, std::uint64_t elements,

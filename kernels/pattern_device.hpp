@@ -3,9 +3,9 @@
 // Device implementations of the pattern operations (pattern_host.hpp has the same set on the
 // host). Each enqueues one kernel on `stream` and returns without waiting.
 
-#include <cuda_runtime_api.h>
-
 #include <cstdint>
+
+#include <cuda_runtime_api.h>
 
 #include "pattern.hpp"
 

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fmt/format.h>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "comm/cuda_errors.hpp"
 #include "comm/watchdog.hpp"
@@ -15,22 +16,35 @@ namespace {
 
 ncclDataType_t nccl_type(DataType type) {
   switch (type) {
-    case DataType::kInt8: return ncclInt8;
-    case DataType::kUint8: return ncclUint8;
-    case DataType::kInt32: return ncclInt32;
-    case DataType::kUint32: return ncclUint32;
-    case DataType::kInt64: return ncclInt64;
-    case DataType::kUint64: return ncclUint64;
-    case DataType::kHalf: return ncclFloat16;
-    case DataType::kBfloat16: return ncclBfloat16;
-    case DataType::kFloat: return ncclFloat32;
-    case DataType::kDouble: return ncclFloat64;
+    case DataType::kInt8:
+      return ncclInt8;
+    case DataType::kUint8:
+      return ncclUint8;
+    case DataType::kInt32:
+      return ncclInt32;
+    case DataType::kUint32:
+      return ncclUint32;
+    case DataType::kInt64:
+      return ncclInt64;
+    case DataType::kUint64:
+      return ncclUint64;
+    case DataType::kHalf:
+      return ncclFloat16;
+    case DataType::kBfloat16:
+      return ncclBfloat16;
+    case DataType::kFloat:
+      return ncclFloat32;
+    case DataType::kDouble:
+      return ncclFloat64;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
-    case DataType::kFp8E4M3: return ncclFloat8e4m3;
-    case DataType::kFp8E5M2: return ncclFloat8e5m2;
+    case DataType::kFp8E4M3:
+      return ncclFloat8e4m3;
+    case DataType::kFp8E5M2:
+      return ncclFloat8e5m2;
 #else
     case DataType::kFp8E4M3:
-    case DataType::kFp8E5M2: break;
+    case DataType::kFp8E5M2:
+      break;
 #endif
   }
   throw RuntimeFailure("datatype not supported by this NCCL");
@@ -38,11 +52,16 @@ ncclDataType_t nccl_type(DataType type) {
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return ncclSum;
-    case ReduceOp::kProd: return ncclProd;
-    case ReduceOp::kMin: return ncclMin;
-    case ReduceOp::kMax: return ncclMax;
-    case ReduceOp::kAvg: return ncclAvg;
+    case ReduceOp::kSum:
+      return ncclSum;
+    case ReduceOp::kProd:
+      return ncclProd;
+    case ReduceOp::kMin:
+      return ncclMin;
+    case ReduceOp::kMax:
+      return ncclMax;
+    case ReduceOp::kAvg:
+      return ncclAvg;
   }
   return ncclSum;
 }
@@ -50,7 +69,8 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 std::string format_uuid(const cudaUUID_t& uuid) {
   const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
   return fmt::format(
-      "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+      "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}"
+      "{:02x}{:02x}",
       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
       b[15]);
 }
@@ -58,7 +78,8 @@ std::string format_uuid(const cudaUUID_t& uuid) {
 // nccl-tests' headroom: keep ceil(total/16 GiB) GiB (at most 4) plus 1 GiB for NCCL and CUDA.
 std::uint64_t usable_device_bytes(std::uint64_t free_bytes, std::uint64_t total_bytes) {
   constexpr std::uint64_t kGiB = 1ULL << 30;
-  const std::uint64_t reserve = std::min((total_bytes + 16 * kGiB - 1) / (16 * kGiB), std::uint64_t{4}) * kGiB + kGiB;
+  const std::uint64_t reserve =
+      std::min((total_bytes + 16 * kGiB - 1) / (16 * kGiB), std::uint64_t{4}) * kGiB + kGiB;
   return free_bytes > reserve ? free_bytes - reserve : 0;
 }
 
@@ -81,8 +102,8 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, int local_process_inde
   size_ = control.process_count() * gpus_per_process;
   ncclUniqueId id{};
   if (control.process_index() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  const std::string shared = control.broadcast_from_root(
-      std::string(reinterpret_cast<const char*>(&id), sizeof id));
+  const std::string shared =
+      control.broadcast_from_root(std::string(reinterpret_cast<const char*>(&id), sizeof id));
   std::copy(shared.begin(), shared.end(), reinterpret_cast<char*>(&id));
 
   slots_.resize(static_cast<std::size_t>(gpus_per_process));
@@ -105,7 +126,8 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, int local_process_inde
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
     check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    max_buffer_bytes_ = std::min(max_buffer_bytes_, usable_device_bytes(free_bytes, total_bytes) / 3);
+    max_buffer_bytes_ =
+        std::min(max_buffer_bytes_, usable_device_bytes(free_bytes, total_bytes) / 3);
   }
   // Several communicators in one process must be created inside one group.
   check_nccl(ncclGroupStart(), "ncclGroupStart");
@@ -120,7 +142,8 @@ NcclCommunicator::~NcclCommunicator() {
   for (Slot& slot : slots_) {
     cudaSetDevice(slot.device);
     if (slot.comm && !aborted_) ncclCommDestroy(slot.comm);
-    for (cudaEvent_t event : slot.events) cudaEventDestroy(event);
+    for (cudaEvent_t event : slot.events)
+      cudaEventDestroy(event);
     cudaFree(slot.send);
     cudaFree(slot.receive);
     cudaFree(slot.expected);
@@ -145,8 +168,9 @@ std::optional<std::string> NcclCommunicator::unsupported(CollectiveKind kind, Da
   if (in_place && kind == CollectiveKind::kAllToAll) return "NCCL has no in-place alltoall";
   if (type == DataType::kFp8E4M3 || type == DataType::kFp8E5M2) {
     if (NCCL_VERSION_CODE < NCCL_VERSION(2, 24, 0)) return "fp8 needs NCCL 2.24 or later";
-    const bool all_hopper = std::all_of(slots_.begin(), slots_.end(),
-                                        [](const Slot& slot) { return slot.compute_capability >= 90; });
+    const bool all_hopper = std::all_of(slots_.begin(), slots_.end(), [](const Slot& slot) {
+      return slot.compute_capability >= 90;
+    });
     if (!all_hopper) return "fp8 needs compute capability 9.0 (Hopper) or later";
   }
   return std::nullopt;
@@ -162,7 +186,8 @@ std::vector<std::string> NcclCommunicator::device_descriptions() const {
 
 std::vector<GpuIdentity> NcclCommunicator::gpu_identities() const {
   std::vector<GpuIdentity> out;
-  for (const Slot& slot : slots_) out.push_back(slot.gpu);
+  for (const Slot& slot : slots_)
+    out.push_back(slot.gpu);
   return out;
 }
 
@@ -211,7 +236,8 @@ void NcclCommunicator::prepare(const LoopPlan& plan) {
   for (Slot& slot : slots_) {
     const RankLayout layout = layout_for(slot, spec);
     const std::uint64_t image = layout.in_place_buffer_elements();
-    reserve(slot, std::max({layout.input_elements, layout.output_elements, image}) * element, iterations);
+    reserve(slot, std::max({layout.input_elements, layout.output_elements, image}) * element,
+            iterations);
     if (!fresh) continue;
     auto* send = static_cast<unsigned char*>(slot.send);
     if (layout.has_output && with_expected) {
@@ -247,10 +273,12 @@ void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, b
   const int n = size_;
   switch (spec.collective) {
     case CollectiveKind::kAllReduce:
-      check_nccl(ncclAllReduce(input, output, count, type, op, slot.comm, slot.stream), "ncclAllReduce", slot.comm);
+      check_nccl(ncclAllReduce(input, output, count, type, op, slot.comm, slot.stream),
+                 "ncclAllReduce", slot.comm);
       break;
     case CollectiveKind::kAllGather:
-      check_nccl(ncclAllGather(input, output, count, type, slot.comm, slot.stream), "ncclAllGather", slot.comm);
+      check_nccl(ncclAllGather(input, output, count, type, slot.comm, slot.stream), "ncclAllGather",
+                 slot.comm);
       break;
     case CollectiveKind::kReduceScatter:
       check_nccl(ncclReduceScatter(input, output, count, type, op, slot.comm, slot.stream),
@@ -261,25 +289,27 @@ void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, b
                  "ncclBroadcast", slot.comm);
       break;
     case CollectiveKind::kReduce:
-      check_nccl(ncclReduce(input, output, count, type, op, spec.root, slot.comm, slot.stream), "ncclReduce",
-                 slot.comm);
+      check_nccl(ncclReduce(input, output, count, type, op, spec.root, slot.comm, slot.stream),
+                 "ncclReduce", slot.comm);
       break;
     case CollectiveKind::kAllToAll:
-      check_nccl(ncclAlltoAll(input, output, count, type, slot.comm, slot.stream), "ncclAlltoAll", slot.comm);
+      check_nccl(ncclAlltoAll(input, output, count, type, slot.comm, slot.stream), "ncclAlltoAll",
+                 slot.comm);
       break;
     case CollectiveKind::kGather:
-      check_nccl(ncclGather(input, output, count, type, spec.root, slot.comm, slot.stream), "ncclGather",
-                 slot.comm);
+      check_nccl(ncclGather(input, output, count, type, spec.root, slot.comm, slot.stream),
+                 "ncclGather", slot.comm);
       break;
     case CollectiveKind::kScatter:
-      check_nccl(ncclScatter(input, output, count, type, spec.root, slot.comm, slot.stream), "ncclScatter",
-                 slot.comm);
+      check_nccl(ncclScatter(input, output, count, type, spec.root, slot.comm, slot.stream),
+                 "ncclScatter", slot.comm);
       break;
     case CollectiveKind::kSendRecv:
       check_nccl(ncclGroupStart(), "ncclGroupStart");
-      check_nccl(ncclSend(input, count, type, (slot.rank + 1) % n, slot.comm, slot.stream), "ncclSend", slot.comm);
-      check_nccl(ncclRecv(output, count, type, (slot.rank + n - 1) % n, slot.comm, slot.stream), "ncclRecv",
-                 slot.comm);
+      check_nccl(ncclSend(input, count, type, (slot.rank + 1) % n, slot.comm, slot.stream),
+                 "ncclSend", slot.comm);
+      check_nccl(ncclRecv(output, count, type, (slot.rank + n - 1) % n, slot.comm, slot.stream),
+                 "ncclRecv", slot.comm);
       check_nccl(ncclGroupEnd(), "ncclGroupEnd");
       break;
   }
@@ -302,9 +332,10 @@ void NcclCommunicator::enqueue_iteration(const LoopPlan& plan, std::size_t itera
     auto* receive = static_cast<unsigned char*>(slot.receive);
     if (check && layout.has_output) {
       if (plan.in_place) {
-        check_cuda(cudaMemcpyAsync(slot.receive, slot.send, layout.in_place_buffer_elements() * element,
-                                   cudaMemcpyDeviceToDevice, slot.stream),
-                   "cudaMemcpyAsync");
+        check_cuda(
+            cudaMemcpyAsync(slot.receive, slot.send, layout.in_place_buffer_elements() * element,
+                            cudaMemcpyDeviceToDevice, slot.stream),
+            "cudaMemcpyAsync");
       } else {
         enqueue_poison(spec, slot.expected, receive, layout.output_elements, slot.stream);
       }
@@ -330,7 +361,8 @@ void NcclCommunicator::enqueue_iteration(const LoopPlan& plan, std::size_t itera
     if (!layout.has_output) continue;
     auto* output = static_cast<unsigned char*>(slot.receive) +
                    (plan.in_place ? layout.in_place_output_offset * element : 0);
-    if (faults.corrupts(slot.rank)) enqueue_corrupt(spec, output, layout.output_elements, slot.stream);
+    if (faults.corrupts(slot.rank))
+      enqueue_corrupt(spec, output, layout.output_elements, slot.stream);
     if (check) {
       enqueue_count_mismatches(spec, output, slot.expected, layout.output_elements,
                                slot.wrong_counters + iteration, slot.stream);
@@ -356,7 +388,8 @@ void NcclCommunicator::wait_for_iterations(const LoopPlan& /*plan*/, std::size_t
         if (watchdog_) watchdog_->refresh(static_cast<int>(s));
       }
       ncclResult_t async_error = ncclSuccess;
-      check_nccl(ncclCommGetAsyncError(slot.comm, &async_error), "ncclCommGetAsyncError", slot.comm);
+      check_nccl(ncclCommGetAsyncError(slot.comm, &async_error), "ncclCommGetAsyncError",
+                 slot.comm);
       check_nccl(async_error, "NCCL asynchronous error", slot.comm);
       all_done = all_done && (!launched[s] ? false : completed[s] == iterations);
     }
@@ -370,7 +403,8 @@ void NcclCommunicator::wait_for_iterations(const LoopPlan& /*plan*/, std::size_t
   }
 }
 
-std::vector<RankLoopResult> NcclCommunicator::collect(const LoopPlan& plan, std::size_t iterations) {
+std::vector<RankLoopResult> NcclCommunicator::collect(const LoopPlan& plan,
+                                                      std::size_t iterations) {
   std::vector<RankLoopResult> results;
   for (Slot& slot : slots_) {
     RankLoopResult result;
@@ -386,8 +420,8 @@ std::vector<RankLoopResult> NcclCommunicator::collect(const LoopPlan& plan, std:
     }
     if (result.checked) {
       std::vector<unsigned long long> wrong(iterations, 0);
-      check_cuda(cudaMemcpy(wrong.data(), slot.wrong_counters, iterations * sizeof(unsigned long long),
-                            cudaMemcpyDeviceToHost),
+      check_cuda(cudaMemcpy(wrong.data(), slot.wrong_counters,
+                            iterations * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
                  "cudaMemcpy");
       for (const auto count : wrong) {
         result.wrong_elements += count;
@@ -406,7 +440,8 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
   const auto iterations = static_cast<std::size_t>(plan.iterations);
   for (Slot& slot : slots_) {
     check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-    check_cuda(cudaMemsetAsync(slot.wrong_counters, 0, iterations * sizeof(unsigned long long), slot.stream),
+    check_cuda(cudaMemsetAsync(slot.wrong_counters, 0, iterations * sizeof(unsigned long long),
+                               slot.stream),
                "cudaMemsetAsync");
   }
   std::vector<bool> launched(slots_.size(), true);
@@ -419,7 +454,8 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
       control_.barrier();
     }
   } else {
-    for (std::size_t i = 0; i < iterations; ++i) enqueue_iteration(plan, i, launched);
+    for (std::size_t i = 0; i < iterations; ++i)
+      enqueue_iteration(plan, i, launched);
     wait_for_iterations(plan, iterations, launched);
   }
   return collect(plan, iterations);
@@ -433,7 +469,8 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
   const FaultPlan no_faults;
   const FaultPlan& faults = plan.faults ? *plan.faults : no_faults;
   std::vector<cudaGraphExec_t> executables(slots_.size(), nullptr);
-  const auto mode = slots_.size() > 1 ? cudaStreamCaptureModeThreadLocal : cudaStreamCaptureModeGlobal;
+  const auto mode =
+      slots_.size() > 1 ? cudaStreamCaptureModeThreadLocal : cudaStreamCaptureModeGlobal;
   for (Slot& slot : slots_) {
     reserve(slot, slot.capacity, std::max(launches, std::size_t{1}));
     check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
@@ -471,7 +508,8 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
     data_operations_ += static_cast<std::uint64_t>(plan.iterations);
   }
   wait_for_iterations(plan, launches, launched);
-  for (std::size_t s = 0; s < slots_.size(); ++s) cudaGraphExecDestroy(executables[s]);
+  for (std::size_t s = 0; s < slots_.size(); ++s)
+    cudaGraphExecDestroy(executables[s]);
 
   std::vector<RankLoopResult> results;
   for (Slot& slot : slots_) {
@@ -479,9 +517,11 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
     result.rank = slot.rank;
     for (std::size_t launch = 0; launch < launches; ++launch) {
       float milliseconds = 0;
-      check_cuda(cudaEventElapsedTime(&milliseconds, slot.events[2 * launch], slot.events[2 * launch + 1]),
-                 "cudaEventElapsedTime");
-      result.operation_seconds.push_back(static_cast<double>(milliseconds) * 1e-3 / plan.iterations);
+      check_cuda(
+          cudaEventElapsedTime(&milliseconds, slot.events[2 * launch], slot.events[2 * launch + 1]),
+          "cudaEventElapsedTime");
+      result.operation_seconds.push_back(static_cast<double>(milliseconds) * 1e-3 /
+                                         plan.iterations);
     }
     results.push_back(std::move(result));
   }
@@ -503,12 +543,15 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
       }
       if (!layout.has_output) continue;
       check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-      check_cuda(cudaMemsetAsync(slot.wrong_counters, 0, sizeof(unsigned long long), slot.stream), "cudaMemsetAsync");
-      if (faults.corrupts(slot.rank)) enqueue_corrupt(plan.pattern, slot.receive, layout.output_elements, slot.stream);
+      check_cuda(cudaMemsetAsync(slot.wrong_counters, 0, sizeof(unsigned long long), slot.stream),
+                 "cudaMemsetAsync");
+      if (faults.corrupts(slot.rank))
+        enqueue_corrupt(plan.pattern, slot.receive, layout.output_elements, slot.stream);
       enqueue_count_mismatches(plan.pattern, slot.receive, slot.expected, layout.output_elements,
                                slot.wrong_counters, slot.stream);
       unsigned long long wrong = 0;
-      check_cuda(cudaMemcpyAsync(&wrong, slot.wrong_counters, sizeof wrong, cudaMemcpyDeviceToHost, slot.stream),
+      check_cuda(cudaMemcpyAsync(&wrong, slot.wrong_counters, sizeof wrong, cudaMemcpyDeviceToHost,
+                                 slot.stream),
                  "cudaMemcpyAsync");
       check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
       results[s].wrong_elements = wrong;

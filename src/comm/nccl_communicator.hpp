@@ -1,10 +1,10 @@
 #pragma once
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
 #include <optional>
 #include <vector>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
 
 #include "comm/communicator.hpp"
 #include "comm/control_plane.hpp"
@@ -45,7 +45,7 @@ class NcclCommunicator final : public Communicator {
     void* send = nullptr;
     void* receive = nullptr;
     void* expected = nullptr;
-    std::uint64_t capacity = 0;  // bytes of each buffer
+    std::uint64_t capacity = 0;                    // bytes of each buffer
     unsigned long long* wrong_counters = nullptr;  // one per iteration, device memory
     std::size_t counter_capacity = 0;
     std::vector<cudaEvent_t> events;  // start/stop pairs

@@ -1,1 +1,241 @@
+"""`commcert sweep` under real mpirun on 4 ranks (one fake node per rank): correctness of every
+collective, the record schema, and detection of each injected fault."""
+
+import json
+import os
+import signal
+import subprocess
+import time
 import unittest
+
+from commcert_testing import CommcertTestCase, read_records, table_rows, validate_records
+
+ALL = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv",
+       "gather", "scatter"]
+SYMMETRIC = {"allreduce", "allgather", "reducescatter", "alltoall"}
+
+
+class EveryCollectivePassesItsCheck(CommcertTestCase):
+    def test_all_collectives_float_4_ranks(self):
+        result = self.sweep(["all", "-b", "1K", "-e", "256K", "-f", "16", "-n", "3"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        records = result.records()
+        validate_records(self, records)
+        measured = result.collective_records()
+        self.assertEqual({r["collective"] for r in measured}, set(ALL))
+        for record in measured:
+            if record["status"] == "skipped":
+                # The only placement without a form: in-place sendrecv.
+                self.assertEqual((record["collective"], record["in_place"]), ("sendrecv", True))
+                continue
+            self.assertEqual(record["status"], "ok", json.dumps(record)[:300])
+            self.assertTrue(record["check"])
+            self.assertEqual(record["wrong_elements"], 0)
+            self.assertEqual(record["nranks"], 4)
+            self.assertEqual(record["nodes"], 4)
+            self.assertEqual(len(record["rank_time_s"]), 4)
+            self.assertGreater(record["busbw_bytes_per_s"], 0)
+        # One table block per collective, every row with nccl-tests' 13 columns.
+        self.assertEqual(result.stdout.count("# Collective test starting:"), len(ALL))
+        for row in table_rows(result.stdout):
+            self.assertEqual(len(row), 13, row)
+        self.assertNotIn("FAILED", result.stdout)
+
+    def test_every_datatype_and_reduction(self):
+        result = self.sweep(["allreduce", "reducescatter", "-d", "all", "-o", "all",
+                             "-b", "4K", "-e", "4K", "-n", "2", "-w", "0"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        measured = result.collective_records()
+        combos = {(r["collective"], r["dtype"], r["redop"]) for r in measured}
+        self.assertEqual(len(combos), 2 * 12 * 5)
+        for record in measured:
+            self.assertEqual(record["status"], "ok", json.dumps(record)[:300])
+            self.assertEqual(record["wrong_elements"], 0)
+
+    def test_data_movement_datatypes_on_three_ranks_every_root(self):
+        result = self.sweep(["broadcast", "gather", "scatter", "alltoall", "-d", "all",
+                             "-r", "-1", "-b", "2K", "-e", "2K", "-n", "2", "-w", "0"], ranks=3)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        roots = {r["root"] for r in result.collective_records() if r["collective"] == "gather"}
+        self.assertEqual(roots, {0, 1, 2})
+        for record in result.collective_records("fail"):
+            self.fail(json.dumps(record)[:300])
+
+
+class RecordsAndMeta(CommcertTestCase):
+    def test_meta_and_run_record(self):
+        result = self.sweep(["allreduce", "-b", "64K", "-e", "64K"],
+                            env={"NCCL_DEBUG": "WARN", "MY_SECRET_TOKEN": "hunter2"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        meta = result.meta()
+        self.assertEqual(meta["status"], "ok")
+        self.assertEqual(meta["exit_code"], 0)
+        self.assertEqual(meta["command"], "sweep")
+        self.assertEqual(meta["nodes"], ["node0", "node1", "node2", "node3"])
+        self.assertEqual([r["rank"] for r in meta["ranks"]], [0, 1, 2, 3])
+        self.assertEqual(meta["backend"]["name"], "mpi")
+        self.assertTrue(meta["versions"]["mpi"])
+        self.assertEqual(meta["parameters"]["timeout_s"], 300)
+        self.assertIsNotNone(meta["end_time"])
+        # Only whitelisted variables, so secrets never land in results.
+        self.assertEqual(meta["environment"].get("NCCL_DEBUG"), "WARN")
+        self.assertNotIn("MY_SECRET_TOKEN", json.dumps(meta))
+        self.assertFalse([k for k in meta["environment"] if k.startswith("OMPI_MCA_orte_")])
+        run = result.records()[0]
+        self.assertEqual(run["kind"], "run")
+        self.assertEqual([r["node"] for r in run["ranks"]], meta["nodes"])
+        for line in (result.run_dir / "records.jsonl").read_text().splitlines():
+            self.assertNotIn("hunter2", line)
+
+    def test_cycles_adaptive_aggregation(self):
+        result = self.sweep(["allreduce", "-b", "32K", "-e", "32K", "-N", "2", "-a", "3",
+                             "--target-ci", "50", "--size-budget", "2s"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        measured = result.collective_records()
+        self.assertEqual({r["cycle"] for r in measured}, {0, 1})
+        for record in measured:
+            self.assertEqual(record["aggregation"], "max")
+            self.assertAlmostEqual(record["time_s"], record["rank_time"]["max_s"])
+            adaptive = record["adaptive"]
+            self.assertIsNotNone(adaptive)
+            self.assertIn(adaptive["stopped_by"], ("ci", "budget", "max_iterations"))
+            self.assertGreaterEqual(record["iterations"], 5)
+            if adaptive["stopped_by"] == "ci":
+                self.assertLessEqual(adaptive["achieved_ci_pct"], 50)
+
+    def test_progress_on_stderr_unless_quiet(self):
+        loud = self.sweep(["allreduce", "-b", "1K", "-e", "4K", "-f", "2"], run_id="loud")
+        self.assertRegex(loud.stderr, r"commcert sweep: .*\| +\d+% \| elapsed .* \| ETA ")
+        quiet = self.sweep(["allreduce", "-b", "1K", "-e", "4K", "-f", "2", "-q"], run_id="quiet")
+        self.assertNotIn("ETA", quiet.stderr)
+
+    def test_blocking_mode(self):
+        result = self.sweep(["allgather", "-b", "8K", "-e", "8K", "-z", "1"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.meta()["parameters"]["blocking"], 1)
+
+
+class InjectedFaultsAreDetected(CommcertTestCase):
+    def test_delay_names_the_late_rank_as_straggler(self):
+        result = self.sweep(["allreduce", "allgather", "alltoall", "reducescatter",
+                             "-b", "16K", "-e", "64K", "-f", "4", "-n", "5", "-q"],
+                            env={"COMMCERT_FAULT": "delay:2:3000"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        measured = result.collective_records("ok")
+        self.assertTrue(measured)
+        for record in measured:
+            self.assertIn(record["collective"], SYMMETRIC)
+            self.assertEqual(record["straggler"]["rank"], 2, json.dumps(record["rank_time_s"]))
+            self.assertEqual(record["straggler"]["host"], "node2")
+            # The others waited for it about as long as it was late.
+            self.assertGreater(record["straggler"]["lead_s"], 0.002)
+        self.assertEqual(result.meta()["fault_injection"], "delay:2:3000")
+
+    def test_corruption_is_attributed_to_the_rank(self):
+        result = self.sweep(["allreduce", "allgather", "broadcast", "sendrecv",
+                             "-b", "8K", "-e", "8K", "-n", "4", "-q"],
+                            env={"COMMCERT_FAULT": "corrupt:1"})
+        self.assertEqual(result.returncode, 1, result.stderr)
+        failed = result.collective_records("fail")
+        self.assertEqual(len(failed), 7)  # 4 collectives x 2 placements, minus in-place sendrecv
+        for record in failed:
+            self.assertEqual([w["rank"] for w in record["wrong_ranks"]], [1])
+            self.assertEqual(record["wrong_ranks"][0]["host"], "node1")
+            self.assertEqual(record["wrong_ranks"][0]["wrong_iterations"], 4)
+            self.assertGreater(record["wrong_elements"], 0)
+            self.assertIn("node1", record["reason"])
+        self.assertIn("# Out of bounds values : 2 FAILED", result.stdout)
+        self.assertRegex(result.stdout, r"wrong elements on rank 1 \(node1\)")
+        self.assertEqual(result.meta()["status"], "fail")
+        validate_records(self, result.records())
+
+    def test_hang_times_out_naming_the_rank_and_keeps_earlier_records(self):
+        # Each size runs 1 warm-up + 2 timed operations per placement; the rank hangs before its
+        # 8th operation, i.e. after the first size completed.
+        result = self.sweep(["allreduce", "-b", "4K", "-e", "16K", "-f", "2", "-n", "2", "-T", "3", "-q"],
+                            env={"COMMCERT_FAULT": "hang:3:7"}, timeout=60)
+        self.assertEqual(result.returncode, 4, result.stderr)
+        self.assertLess(result.seconds, 30, "the timeout must end the run in bounded time")
+        records = result.records()
+        validate_records(self, records)
+        measured = [r for r in records if r["kind"] == "collective" and r["status"] == "ok"]
+        self.assertEqual({r["bytes"] for r in measured}, {4096})
+        timeout = records[-1]
+        self.assertEqual(timeout["status"], "timeout")
+        self.assertEqual(timeout["not_arrived"], [{"rank": 3, "host": "node3"}])
+        self.assertEqual(timeout["timeout_s"], 3)
+        self.assertIn("8 KiB", timeout["operation"])
+        self.assertRegex(result.stderr, r"rank 3 \(node3\) did not arrive at allreduce")
+        meta = result.meta()
+        self.assertEqual((meta["status"], meta["exit_code"]), ("timeout", 4))
+
+    def test_hang_of_rank_zero(self):
+        # Rank 0's main thread is stuck but its process still answers, so it reports itself.
+        result = self.sweep(["allreduce", "-b", "4K", "-e", "4K", "-T", "2", "-q"],
+                            env={"COMMCERT_FAULT": "hang:0"}, timeout=60)
+        self.assertEqual(result.returncode, 4, result.stderr)
+        timeout = result.records()[-1]
+        self.assertEqual(timeout["status"], "timeout")
+        self.assertEqual(timeout["not_arrived"], [{"rank": 0, "host": "node0"}])
+
+    def test_frozen_process_is_named_and_the_next_rank_reports(self):
+        # A process that stops answering altogether (SIGSTOP: a node frozen by the kernel) is
+        # named from its silence; the lowest process still answering writes the record.
+        command, env = self.sweep_command(["allreduce", "-b", "4K", "-e", "4K", "-N", "0", "-T", "2",
+                                           "-q"], ranks=4, run_id="frozen")
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            meta_path = self.results / "frozen" / "meta.json"
+            deadline = time.monotonic() + 60
+            while not meta_path.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            rank_one_pid = json.loads(meta_path.read_text())["ranks"][1]["pid"]
+            os.kill(rank_one_pid, signal.SIGSTOP)
+            stderr = process.communicate(timeout=60)[1]
+        finally:
+            if process.poll() is None:
+                process.kill()
+        self.assertEqual(process.returncode, 4, stderr)
+        timeout = read_records(self.results / "frozen" / "records.jsonl")[-1]
+        self.assertEqual(timeout["status"], "timeout")
+        self.assertEqual(timeout["not_arrived"], [{"rank": 1, "host": "node1"}])
+        states = {s["rank"]: s["responded"] for s in timeout["rank_states"]}
+        self.assertEqual(states, {0: True, 1: False, 2: True, 3: True})
+
+
+class UsageErrorsUnderMpi(CommcertTestCase):
+    def test_bad_value_is_reported_once_with_exit_2(self):
+        result = self.sweep(["allreduce", "-b", "12Q"])
+        self.assertEqual(result.returncode, 2)
+        errors = [line for line in result.stderr.splitlines() if "error:" in line]
+        self.assertEqual(len(errors), 1, result.stderr)
+        self.assertIn("-b/--minbytes", errors[0])
+        self.assertFalse((self.results / "run").exists(), "nothing is written on a usage error")
+
+    def test_fault_naming_a_missing_rank(self):
+        result = self.sweep(["allreduce", "-b", "1K", "-e", "1K"], env={"COMMCERT_FAULT": "hang:9"})
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("COMMCERT_FAULT names rank 9 but the job has 4 rank(s)", result.stderr)
+
+    def test_root_outside_the_job(self):
+        result = self.sweep(["broadcast", "-r", "4", "-b", "1K", "-e", "1K"])
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("-r/--root 4", result.stderr)
+
+
+class SingleRankWithoutLauncher(CommcertTestCase):
+    def test_singleton_run(self):
+        result = self.sweep(["allreduce", "broadcast", "-b", "1M", "-e", "1M"], mpi=False,
+                            run_id="single")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for record in result.collective_records():
+            self.assertEqual(record["nranks"], 1)
+            if record["collective"] == "allreduce":
+                self.assertEqual(record["busbw_bytes_per_s"], 0)  # factor 2(n-1)/n is 0
+            else:
+                self.assertGreater(record["busbw_bytes_per_s"], 0)  # broadcast's factor is 1
+
+
+if __name__ == "__main__":
+    unittest.main()
