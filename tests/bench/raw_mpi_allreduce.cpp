@@ -2,11 +2,11 @@
 // the way nccl-tests times one (barrier, wall clock around -n back-to-back calls, per-rank mean
 // combined by the mean across ranks). Prints one JSON object per size.
 
-#include <mpi.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include <mpi.h>
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 5) {
-    if (rank == 0) std::fprintf(stderr, "usage: %s MIN_BYTES MAX_BYTES ITERATIONS WARMUP\n", argv[0]);
+    if (rank == 0)
+      std::fprintf(stderr, "usage: %s MIN_BYTES MAX_BYTES ITERATIONS WARMUP\n", argv[0]);
     MPI_Finalize();
     return 2;
   }
@@ -41,7 +42,8 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       const double mean = total / size;
       const double busbw = static_cast<double>(bytes) / mean * 2.0 * (size - 1) / size;
-      std::printf("{\"bytes\": %lld, \"time_s\": %.9g, \"busbw_bytes_per_s\": %.9g}\n", bytes, mean, busbw);
+      std::printf("{\"bytes\": %lld, \"time_s\": %.9g, \"busbw_bytes_per_s\": %.9g}\n", bytes, mean,
+                  busbw);
     }
   }
   MPI_Finalize();
