@@ -154,7 +154,8 @@ Json timeout_record(const CollectiveRecordContext& context, const TimeoutReport&
                       {"host", node_of(ranks, state.rank)},
                       {"responded", state.responded},
                       {"operations_begun", state.operations_begun},
-                      {"inside_operation", state.inside_operation}});
+                      {"inside_operation", state.inside_operation},
+                      {"idle_s", state.responded ? Json(state.idle_seconds) : Json(nullptr)}});
   }
   record["rank_states"] = std::move(states);
   record["reason"] = describe_timeout(report, ranks);

@@ -20,41 +20,24 @@ std::int64_t now_ns() {
       .count();
 }
 
-// A rank that began fewer operations is behind; at equal counts, one still inside its latest
-// operation is behind one that finished it.
-std::int64_t progress_key(const RankTimeoutState& state) {
-  return 2 * state.operations_begun - (state.inside_operation ? 1 : 0);
-}
-
 }  // namespace
 
 TimeoutReport attribute_timeout(std::vector<RankTimeoutState> ranks,
-                                const std::vector<int>& process_of_rank, int this_process) {
+                                const std::vector<int>& process_of_rank, int this_process,
+                                double timeout_seconds) {
   TimeoutReport report;
-  std::optional<std::int64_t> lowest;
-  std::optional<std::int64_t> highest;
   int lowest_answering_process = -1;
   for (const auto& state : ranks) {
-    if (!state.responded) {
-      report.culprit_ranks.push_back(state.rank);
-      continue;
-    }
-    const auto key = progress_key(state);
-    lowest = lowest ? std::min(*lowest, key) : key;
-    highest = highest ? std::max(*highest, key) : key;
+    const bool absent = !state.inside_operation && state.idle_seconds >= timeout_seconds / 2;
+    if (!state.responded || absent) report.culprit_ranks.push_back(state.rank);
+    if (!state.responded) continue;
     const int process = process_of_rank.at(static_cast<std::size_t>(state.rank));
     if (lowest_answering_process < 0 || process < lowest_answering_process) {
       lowest_answering_process = process;
     }
   }
-  if (lowest && highest && *lowest < *highest) {
-    for (const auto& state : ranks) {
-      if (state.responded && progress_key(state) == *lowest)
-        report.culprit_ranks.push_back(state.rank);
-    }
-  }
-  std::sort(report.culprit_ranks.begin(), report.culprit_ranks.end());
   report.ranks = std::move(ranks);
+  report.timeout_seconds = timeout_seconds;
   report.this_process_reports = lowest_answering_process == this_process;
   return report;
 }
@@ -68,6 +51,9 @@ Watchdog::Watchdog(ControlPlane& control, std::vector<int> local_ranks,
       timeout_seconds_(timeout_seconds),
       on_timeout_(std::move(on_timeout)),
       slots_(std::make_unique<SlotState[]>(local_ranks_.size())) {
+  for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) {
+    slots_[slot].last_change_ns.store(now_ns(), std::memory_order_relaxed);
+  }
   if (timeout_seconds_ > 0) thread_ = std::thread([this] { watch(); });
 }
 
@@ -91,8 +77,10 @@ void Watchdog::set_context(std::string context) {
 
 void Watchdog::begin(int slot) {
   auto& state = slots_[static_cast<std::size_t>(slot)];
-  state.deadline_ns.store(now_ns() + static_cast<std::int64_t>(timeout_seconds_ * 1e9),
+  const std::int64_t now = now_ns();
+  state.deadline_ns.store(now + static_cast<std::int64_t>(timeout_seconds_ * 1e9),
                           std::memory_order_relaxed);
+  state.last_change_ns.store(now, std::memory_order_relaxed);
   state.operations_begun.fetch_add(1, std::memory_order_relaxed);
   state.inside.store(true, std::memory_order_release);
 }
@@ -103,7 +91,9 @@ void Watchdog::refresh(int slot) {
 }
 
 void Watchdog::end(int slot) {
-  slots_[static_cast<std::size_t>(slot)].inside.store(false, std::memory_order_release);
+  auto& state = slots_[static_cast<std::size_t>(slot)];
+  state.last_change_ns.store(now_ns(), std::memory_order_relaxed);
+  state.inside.store(false, std::memory_order_release);
 }
 
 void Watchdog::begin_all() {
@@ -121,11 +111,14 @@ std::int64_t Watchdog::operations_begun(int slot) const {
 }
 
 std::vector<std::int64_t> Watchdog::own_notice() const {
+  // Per slot: rank, operations begun, inside (0/1), nanoseconds since the last begin or end.
   std::vector<std::int64_t> payload;
+  const std::int64_t now = now_ns();
   for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) {
     payload.push_back(local_ranks_[slot]);
     payload.push_back(slots_[slot].operations_begun.load(std::memory_order_relaxed));
     payload.push_back(slots_[slot].inside.load(std::memory_order_acquire) ? 1 : 0);
+    payload.push_back(now - slots_[slot].last_change_ns.load(std::memory_order_relaxed));
   }
   return payload;
 }
@@ -173,20 +166,21 @@ void Watchdog::declare_timeout(std::optional<WatchdogNotice> first_notice) {
   for (std::size_t rank = 0; rank < ranks.size(); ++rank)
     ranks[rank].rank = static_cast<int>(rank);
   for (const auto& [process, payload] : answers) {
-    for (std::size_t at = 0; at + 2 < payload.size(); at += 3) {
+    for (std::size_t at = 0; at + 3 < payload.size(); at += 4) {
       const auto rank = static_cast<std::size_t>(payload[at]);
       if (rank >= ranks.size()) continue;
       ranks[rank].responded = true;
       ranks[rank].operations_begun = payload[at + 1];
       ranks[rank].inside_operation = payload[at + 2] != 0;
+      ranks[rank].idle_seconds = static_cast<double>(payload[at + 3]) * 1e-9;
     }
   }
-  auto report = attribute_timeout(std::move(ranks), process_of_rank_, this_process);
+  auto report =
+      attribute_timeout(std::move(ranks), process_of_rank_, this_process, timeout_seconds_);
   {
     std::lock_guard lock(context_mutex_);
     report.context = context_;
   }
-  report.timeout_seconds = timeout_seconds_;
   if (!control_.has_side_channel()) {
     // Nobody could be asked: say so instead of blaming every other rank.
     report.culprit_ranks.clear();

@@ -21,6 +21,7 @@ struct RankTimeoutState {
   bool responded = false;  // its process answered within the grace period
   std::int64_t operations_begun = 0;
   bool inside_operation = false;
+  double idle_seconds = 0;  // time since it last began or ended an operation
 };
 
 // The outcome of the timeout protocol, identical on every process that took part.
@@ -28,9 +29,11 @@ struct TimeoutReport {
   std::string context;  // what was running, e.g. "allreduce float sum 1 MiB in-place"
   double timeout_seconds = 0;
   std::vector<RankTimeoutState> ranks;  // indexed by global rank
-  // Ranks that never arrived at the operation the others wait in, or whose process did not
-  // answer. Empty when every rank is waiting inside the same operation (the operation itself
-  // is stuck: suspect the interconnect, not a rank).
+  // Ranks that did not arrive: their process did not answer (frozen, dead), or they have been
+  // outside any operation for at least half the timeout while others waited. Ranks waiting
+  // inside an operation are victims, whatever operation they wait in (a broadcast routed
+  // through a frozen rank leaves its subtree behind the others). Empty when every rank waits
+  // inside an operation: the operation itself is stuck, which points at the interconnect.
   std::vector<int> culprit_ranks;
   bool this_process_reports = false;  // the lowest answering process writes the record
   bool attributed = true;             // false when processes could not be asked (no side channel)
@@ -40,7 +43,7 @@ struct TimeoutReport {
 // attribution rule is unit-tested without processes.
 [[nodiscard]] TimeoutReport attribute_timeout(std::vector<RankTimeoutState> ranks,
                                               const std::vector<int>& process_of_rank,
-                                              int this_process);
+                                              int this_process, double timeout_seconds);
 
 // Ends a job that stopped making progress, with a report of who did not arrive, instead of
 // hanging. The main thread brackets every blocking operation with begin()/end(); a thread checks
@@ -78,6 +81,7 @@ class Watchdog {
     std::atomic<std::int64_t> operations_begun{0};
     std::atomic<bool> inside{false};
     std::atomic<std::int64_t> deadline_ns{0};
+    std::atomic<std::int64_t> last_change_ns{0};
   };
 
   void watch();

@@ -67,8 +67,9 @@ class CommcertTestCase(unittest.TestCase):
         self.results = Path(tempfile.mkdtemp(prefix="commcert-it-"))
 
     def tearDown(self):
-        outcome = getattr(self, "_outcome", None)
-        failed = outcome is not None and not getattr(outcome, "success", True)
+        # Python 3.11 records a failure on the result before tearDown but leaves _outcome.success.
+        result = getattr(getattr(self, "_outcome", None), "result", None)
+        failed = result is not None and any(test is self for test, _ in result.failures + result.errors)
         if failed:
             print(f"\nkept results for inspection: {self.results}")
         else:
