@@ -119,6 +119,13 @@ Measurement SweepEngine::measure(const Point& point, std::uint64_t count, std::u
   m.check_requested = options_.check;
   m.unsupported =
       communicator_.unsupported(m.collective, m.type, m.op.value_or(ReduceOp::kSum), in_place);
+  // Ranks on different GPU generations may disagree (fp8 needs Hopper); all must skip together.
+  double any_unsupported = m.unsupported ? 1.0 : 0.0;
+  {
+    WatchedSection section(watchdog_);
+    control_.all_reduce_max({&any_unsupported, 1});
+  }
+  if (any_unsupported > 0 && !m.unsupported) m.unsupported = "not supported on some of the ranks";
   if (m.unsupported) return m;
 
   if (watchdog_) {

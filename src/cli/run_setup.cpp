@@ -26,6 +26,12 @@ void add_stage_options(CLI::App& app, StageOptions& options) {
   app.add_flag("-q,--quiet", options.quiet, "No progress on stderr");
 }
 
+void validate_stage_options(const StageOptions& options) {
+  if (options.run_id) validate_run_id(*options.run_id);
+  // Resolving for rank 0 checks the name (or template) from the flag or the environment.
+  (void)resolve_node_identity(options.node_name, 0);
+}
+
 std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const NodeIdentity& node,
                                                    const Communicator& communicator,
                                                    int local_process_index) {

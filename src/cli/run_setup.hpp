@@ -28,6 +28,9 @@ struct StageOptions {
 // Adds --out, --run-id, --node-name and -q to a subcommand, with COMMCERT_* fallbacks.
 void add_stage_options(CLI::App& app, StageOptions& options);
 
+// Rejects a bad run id or node name before anything starts (UsageError naming the source).
+void validate_stage_options(const StageOptions& options);
+
 // Every process learns every rank's identity (node, host, pid, device), in rank order.
 [[nodiscard]] std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control,
                                                                  const NodeIdentity& node,

@@ -231,6 +231,7 @@ Json SweepCommand::parameters_json(const SweepOptions& options) const {
 
 int SweepCommand::run(Invocation& invocation) {
   const SweepOptions options = resolve_options();
+  validate_stage_options(stage_);
   const FaultPlan faults = fault_plan_from_environment();
   const GpuRuntimeInfo gpu = probe_gpu_runtime();
   const BackendChoice backend = choose_backend(flags_.backend, gpu);
