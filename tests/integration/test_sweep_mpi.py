@@ -109,6 +109,30 @@ class RecordsAndMeta(CommcertTestCase):
         quiet = self.sweep(["allreduce", "-b", "1K", "-e", "4K", "-f", "2", "-q"], run_id="quiet")
         self.assertNotIn("ETA", quiet.stderr)
 
+    def test_endless_cycles_stop_cleanly_on_sigterm(self):
+        command, env = self.sweep_command(["allreduce", "-b", "4K", "-e", "4K", "-N", "0", "-q"],
+                                          run_id="endless")
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            records_path = self.results / "endless" / "records.jsonl"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and (
+                    not records_path.exists() or len(read_records(records_path)) < 7):
+                time.sleep(0.1)
+            for rank in json.loads((self.results / "endless" / "meta.json").read_text())["ranks"]:
+                os.kill(rank["pid"], signal.SIGTERM)
+            stderr = process.communicate(timeout=60)[1]
+        finally:
+            if process.poll() is None:
+                process.kill()
+        self.assertEqual(process.returncode, 0, stderr)
+        meta = json.loads((self.results / "endless" / "meta.json").read_text())
+        self.assertEqual((meta["status"], meta["interrupted"]), ("ok", True))
+        cycles = {r["cycle"] for r in read_records(self.results / "endless" / "records.jsonl")
+                  if r["kind"] == "collective"}
+        self.assertGreaterEqual(len(cycles), 3)
+
     def test_blocking_mode(self):
         result = self.sweep(["allgather", "-b", "8K", "-e", "8K", "-z", "1"])
         self.assertEqual(result.returncode, 0, result.stderr)
