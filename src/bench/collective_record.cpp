@@ -25,8 +25,11 @@ Json common_fields(const CollectiveRecordContext& context, const Measurement& m,
   record["bytes"] = m.bytes;
   record["count"] = m.count;
   record["nranks"] = m.nranks;
-  record["nodes"] = distinct_nodes(*context.ranks).size();
-  record["scope"] = context.scope;
+  record["nodes"] = m.group_nodes.size();
+  record["scope"] = m.scope;
+  record["round"] = m.scope == "pairs" ? Json(m.round) : Json(nullptr);
+  record["group"] = m.group;
+  record["group_nodes"] = m.group_nodes;
   record["in_place"] = m.in_place;
   record["cycle"] = m.cycle;
   return record;
@@ -68,17 +71,20 @@ Json collective_record(const CollectiveRecordContext& context, const Measurement
   record["bus_factor"] = collective_info(m.collective).bus_factor(m.nranks);
 
   Json rank_times = Json::array();
-  for (const auto& rank : m.ranks)
+  Json group_ranks = Json::array();
+  for (const auto& rank : m.ranks) {
     rank_times.push_back(rank.mean_seconds);
+    group_ranks.push_back(rank.rank);
+  }
+  record["group_ranks"] = std::move(group_ranks);
   record["rank_time_s"] = std::move(rank_times);
   record["rank_time"] = {{"min_s", f.rank_min_seconds},
                          {"median_s", f.rank_median_seconds},
                          {"max_s", f.rank_max_seconds}};
-  record["straggler"] = {
-      {"rank", f.straggler_rank},
-      {"host", node_of(ranks, f.straggler_rank)},
-      {"time_s", m.ranks[static_cast<std::size_t>(f.straggler_rank)].mean_seconds},
-      {"lead_s", f.straggler_lead_seconds}};
+  record["straggler"] = {{"rank", f.straggler_rank},
+                         {"host", node_of(ranks, f.straggler_rank)},
+                         {"time_s", m.ranks[f.straggler_index].mean_seconds},
+                         {"lead_s", f.straggler_lead_seconds}};
   record["iteration_time"] = {{"count", f.iterations.count},  {"min_s", f.iterations.min},
                               {"p50_s", f.iterations.median}, {"p99_s", f.iterations.p99},
                               {"max_s", f.iterations.max},    {"mean_s", f.iterations.mean},
@@ -86,7 +92,7 @@ Json collective_record(const CollectiveRecordContext& context, const Measurement
   record["wrong_elements"] = f.wrong_elements ? Json(*f.wrong_elements) : Json(nullptr);
   Json wrong_ranks = Json::array();
   for (const int rank : f.wrong_ranks) {
-    const auto& r = m.ranks[static_cast<std::size_t>(rank)];
+    const auto& r = rank_entry(m, rank);
     wrong_ranks.push_back({{"rank", rank},
                            {"host", node_of(ranks, rank)},
                            {"wrong_elements", r.wrong_elements},

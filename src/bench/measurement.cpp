@@ -29,6 +29,13 @@ double combine_rank_times(const std::vector<RankMeasurement>& ranks, RankAggrega
   return total / static_cast<double>(ranks.size());
 }
 
+const RankMeasurement& rank_entry(const Measurement& m, int rank) {
+  const auto found = std::find_if(m.ranks.begin(), m.ranks.end(),
+                                  [rank](const RankMeasurement& r) { return r.rank == rank; });
+  if (found == m.ranks.end()) throw std::out_of_range("rank not in measurement");
+  return *found;
+}
+
 MeasurementFigures derive_figures(const Measurement& m, RankAggregation aggregation) {
   MeasurementFigures f;
   if (m.ranks.empty() || m.iteration_seconds.empty()) {
@@ -47,7 +54,8 @@ MeasurementFigures derive_figures(const Measurement& m, RankAggregation aggregat
   f.rank_min_seconds = *low;
   f.rank_max_seconds = *high;
   f.rank_median_seconds = median(times);
-  f.straggler_rank = m.ranks[static_cast<std::size_t>(low - times.begin())].rank;
+  f.straggler_index = static_cast<std::size_t>(low - times.begin());
+  f.straggler_rank = m.ranks[f.straggler_index].rank;
   f.straggler_lead_seconds = f.rank_median_seconds - *low;
   f.iterations = summarize(m.iteration_seconds);
   const bool any_checked = std::any_of(m.ranks.begin(), m.ranks.end(),

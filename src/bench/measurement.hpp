@@ -25,7 +25,7 @@ struct AdaptiveOutcome {
   std::string stopped_by;  // "ci", "budget" or "max_iterations"
 };
 
-// One collective at one size and placement, as measured by every rank.
+// One collective at one size and placement, as measured by every rank of one group.
 struct Measurement {
   CollectiveKind collective = CollectiveKind::kAllReduce;
   DataType type = DataType::kFloat;
@@ -36,10 +36,14 @@ struct Measurement {
   int nranks = 1;
   bool in_place = false;
   int cycle = 0;
+  std::string scope = "cluster";
+  int round = 0;                           // pairs: the circle-method round
+  int group = 0;                           // index of the group within its round
+  std::vector<std::string> group_nodes;    // node identities of the group
   std::optional<std::string> unsupported;  // set when the backend cannot run this placement
   int warmup_iterations = 0;
   std::vector<double> iteration_seconds;  // per timed iteration: the slowest rank's time
-  std::vector<RankMeasurement> ranks;     // indexed by rank
+  std::vector<RankMeasurement> ranks;     // in group-rank order; .rank is the global rank
   bool check_requested = false;
   std::optional<AdaptiveOutcome> adaptive;
 };
@@ -53,12 +57,16 @@ struct MeasurementFigures {
   double rank_median_seconds = 0;
   double rank_max_seconds = 0;
   // The rank that spent least time inside the operation: the one the others waited for.
-  int straggler_rank = 0;
+  int straggler_rank = 0;             // global rank
+  std::size_t straggler_index = 0;    // its position in Measurement::ranks
   double straggler_lead_seconds = 0;  // median rank time minus the straggler's
   SampleSummary iterations;
   std::optional<std::uint64_t> wrong_elements;  // nullopt when nothing was checked
-  std::vector<int> wrong_ranks;
+  std::vector<int> wrong_ranks;                 // global ranks
 };
+
+// The entry of `m.ranks` for global rank `rank` (throws std::out_of_range if absent).
+[[nodiscard]] const RankMeasurement& rank_entry(const Measurement& m, int rank);
 
 [[nodiscard]] double combine_rank_times(const std::vector<RankMeasurement>& ranks,
                                         RankAggregation aggregation);

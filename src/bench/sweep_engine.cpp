@@ -22,22 +22,25 @@ double work_units(std::uint64_t bytes, int iterations) {
 }
 
 std::string describe(const CollectiveInfo& collective, DataType type, std::optional<ReduceOp> op,
-                     std::optional<int> root, std::uint64_t bytes, bool in_place) {
+                     std::optional<int> root, std::uint64_t bytes) {
   std::string text = fmt::format("{} {}", collective.name, name_of(type));
   if (op) text += fmt::format(" {}", name_of(*op));
   if (root) text += fmt::format(" root {}", *root);
-  return text + fmt::format(" {} {}", format_bytes(bytes), in_place ? "in-place" : "out-of-place");
+  return text + fmt::format(" {}", format_bytes(bytes));
 }
 
 // Per local rank running totals across the batches of one measurement.
 struct RankTotals {
-  int rank = 0;
   double seconds = 0;
   std::size_t samples = 0;
   std::uint64_t wrong_elements = 0;
   int wrong_iterations = 0;
   bool checked = false;
 };
+
+// Fields each process sends to process 0 per local rank.
+constexpr std::size_t kRankFields =
+    6;  // global rank, group, mean s, wrong, wrong iterations, checked
 
 }  // namespace
 
@@ -48,12 +51,14 @@ std::atomic<bool>& SweepEngine::stop_requested() {
 
 SweepEngine::SweepEngine(const SweepOptions& options, Communicator& communicator,
                          ControlPlane& control, Watchdog* watchdog, const FaultPlan& faults,
-                         SweepObserver* observer, bool show_progress)
+                         const std::vector<RankIdentity>& ranks, SweepObserver* observer,
+                         bool show_progress)
     : options_(options),
       communicator_(communicator),
       control_(control),
       watchdog_(watchdog),
       faults_(faults),
+      ranks_(ranks),
       observer_(observer),
       show_progress_(show_progress) {}
 
@@ -91,87 +96,135 @@ std::uint64_t SweepEngine::agreed_buffer_cap() {
   return static_cast<std::uint64_t>(-negative_cap);
 }
 
-bool SweepEngine::buffers_fit(const Point& point, std::uint64_t count, std::uint64_t cap) const {
-  const int n = communicator_.size();
-  const auto element = static_cast<std::uint64_t>(element_size(point.type));
-  std::uint64_t largest = 0;
-  for (int rank = 0; rank < n; rank = rank == 0 && n > 1 ? n - 1 : n) {
-    const RankLayout layout =
-        rank_layout(point.collective->kind, count, n, rank, point.root.value_or(0));
-    largest = std::max({largest, layout.input_elements, layout.output_elements,
-                        layout.in_place_buffer_elements()});
+int SweepEngine::my_group(const GroupRound& round) const {
+  int group = -1;
+  for (const int rank : communicator_.global_ranks()) {
+    group = std::max(group, round.group_of_rank[static_cast<std::size_t>(rank)]);
   }
-  return largest * element <= cap;
+  return group;
 }
 
-Measurement SweepEngine::measure(const Point& point, std::uint64_t count, std::uint64_t bytes,
-                                 bool in_place, int cycle, bool& stop) {
-  Measurement m;
-  m.collective = point.collective->kind;
-  m.type = point.type;
-  m.op = point.op;
-  m.root = point.root;
-  m.bytes = bytes;
-  m.count = count;
-  m.nranks = communicator_.size();
-  m.in_place = in_place;
-  m.cycle = cycle;
-  m.check_requested = options_.check;
-  m.unsupported =
-      communicator_.unsupported(m.collective, m.type, m.op.value_or(ReduceOp::kSum), in_place);
+SweepEngine::SizeInRound SweepEngine::size_in_round(const Point& point, const GroupRound& round,
+                                                    std::uint64_t size, std::uint64_t cap) const {
+  SizeInRound out;
+  const int element = element_size(point.type);
+  for (const auto& group : round.groups) {
+    const int n = static_cast<int>(group.ranks.size());
+    // Rooted collectives in a group use the group's rank 0 when the root is outside it.
+    const int root = point.root && *point.root < n ? *point.root : 0;
+    std::uint64_t count = point.collective->count_for_bytes(size, element, n);
+    std::uint64_t largest = 0;
+    for (int rank = 0; rank < n; ++rank) {
+      const RankLayout layout = rank_layout(point.collective->kind, count, n, rank, root);
+      largest = std::max({largest, layout.input_elements, layout.output_elements,
+                          layout.in_place_buffer_elements()});
+    }
+    if (largest * static_cast<std::uint64_t>(element) > cap) count = 0;
+    out.counts.push_back(count);
+    out.bytes.push_back(point.collective->bytes_for_count(count, element, n));
+  }
+  return out;
+}
+
+std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRound& round,
+                                              Communicator* active, const SizeInRound& size,
+                                              bool in_place, int cycle, bool& stop) {
+  const std::size_t groups = round.groups.size();
+  const int mine = my_group(round);
+  const bool participating =
+      active != nullptr && mine >= 0 && size.counts[static_cast<std::size_t>(mine)] > 0;
+
+  std::vector<Measurement> out(groups);
+  for (std::size_t g = 0; g < groups; ++g) {
+    Measurement& m = out[g];
+    m.collective = point.collective->kind;
+    m.type = point.type;
+    m.op = point.op;
+    const int n = static_cast<int>(round.groups[g].ranks.size());
+    if (point.root) m.root = *point.root < n ? *point.root : 0;
+    m.bytes = size.bytes[g];
+    m.count = size.counts[g];
+    m.nranks = n;
+    m.in_place = in_place;
+    m.cycle = cycle;
+    m.scope = std::string(name_of(options_.scope));
+    m.round = round.round;
+    m.group = static_cast<int>(g);
+    m.group_nodes = round.groups[g].nodes;
+    m.check_requested = options_.check;
+  }
+
   // Ranks on different GPU generations may disagree (fp8 needs Hopper); all must skip together.
-  double any_unsupported = m.unsupported ? 1.0 : 0.0;
+  std::optional<std::string> unsupported;
+  if (active) {
+    unsupported = active->unsupported(point.collective->kind, point.type,
+                                      point.op.value_or(ReduceOp::kSum), in_place);
+  }
+  double any_unsupported = unsupported ? 1.0 : 0.0;
   {
     WatchedSection section(watchdog_);
     control_.all_reduce_max({&any_unsupported, 1});
   }
-  if (any_unsupported > 0 && !m.unsupported) m.unsupported = "not supported on some of the ranks";
-  if (m.unsupported) return m;
+  if (any_unsupported > 0) {
+    for (auto& m : out)
+      m.unsupported = unsupported.value_or("not supported on some of the ranks");
+    return out;
+  }
 
   if (watchdog_) {
-    watchdog_->set_context(describe(*point.collective, m.type, m.op, m.root, bytes, in_place));
+    watchdog_->set_context(describe(*point.collective, point.type, point.op, point.root,
+                                    mine >= 0 ? size.bytes[static_cast<std::size_t>(mine)] : 0) +
+                           (in_place ? " in-place" : " out-of-place"));
   }
   LoopPlan plan;
-  plan.pattern.collective = m.collective;
-  plan.pattern.type = m.type;
-  plan.pattern.op = m.op.value_or(ReduceOp::kSum);
-  plan.pattern.nranks = m.nranks;
-  plan.pattern.root = m.root.value_or(0);
-  plan.pattern.count = count;
-  plan.pattern.seed = options_.seed ^ (bytes * 0x9e3779b97f4a7c15ULL) ^ (in_place ? 1 : 0);
+  if (participating) {
+    const auto g = static_cast<std::size_t>(mine);
+    plan.pattern.collective = point.collective->kind;
+    plan.pattern.type = point.type;
+    plan.pattern.op = point.op.value_or(ReduceOp::kSum);
+    plan.pattern.nranks = active->size();
+    plan.pattern.root = out[g].root.value_or(0);
+    plan.pattern.count = size.counts[g];
+    plan.pattern.seed =
+        options_.seed ^ (size.bytes[g] * 0x9e3779b97f4a7c15ULL) ^ (in_place ? 1 : 0);
+  }
   plan.in_place = in_place;
   plan.blocking = options_.blocking;
   plan.graph_launches = options_.graph_launches;
   plan.faults = &faults_;
 
-  if (options_.warmup_iterations > 0) {
+  if (options_.warmup_iterations > 0 && participating) {
     plan.timed = false;
     plan.check = false;
     plan.iterations = options_.warmup_iterations;
-    communicator_.run(plan);
-    m.warmup_iterations = options_.warmup_iterations;
+    active->run(plan);
   }
+  for (auto& m : out)
+    m.warmup_iterations = options_.warmup_iterations;
 
   plan.timed = true;
   plan.check = options_.check;
-  std::map<int, RankTotals> totals;
+  std::map<int, RankTotals> totals;  // by global rank
+  int iterations_done = 0;
+  // Per group and iteration, the slowest rank's time; every process sees the same samples after
+  // the exchange, so every process takes the same adaptive decisions.
+  std::vector<std::vector<double>> samples(groups);
   const auto run_batch = [&](int iterations) {
-    plan.iterations = iterations;
-    const auto results = communicator_.run(plan);
-    // Per iteration, the slowest local rank; then the slowest across processes, plus the stop
-    // flag, in one exchange so every rank sees the same samples and takes the same decisions.
-    std::vector<double> exchange(static_cast<std::size_t>(iterations) + 1, 0.0);
-    for (const auto& result : results) {
-      auto& total = totals[result.rank];
-      total.rank = result.rank;
-      total.checked = result.checked;
-      total.wrong_elements += result.wrong_elements;
-      total.wrong_iterations += result.wrong_iterations;
-      for (std::size_t i = 0; i < result.operation_seconds.size(); ++i) {
-        total.seconds += result.operation_seconds[i];
-        exchange[i] = std::max(exchange[i], result.operation_seconds[i]);
+    std::vector<double> exchange(groups * static_cast<std::size_t>(iterations) + 1, 0.0);
+    if (participating) {
+      plan.iterations = iterations;
+      const auto base = static_cast<std::size_t>(mine) * static_cast<std::size_t>(iterations);
+      for (const auto& result : active->run(plan)) {
+        auto& total = totals[result.rank];
+        total.checked = result.checked;
+        total.wrong_elements += result.wrong_elements;
+        total.wrong_iterations += result.wrong_iterations;
+        for (std::size_t i = 0; i < result.operation_seconds.size(); ++i) {
+          total.seconds += result.operation_seconds[i];
+          exchange[base + i] = std::max(exchange[base + i], result.operation_seconds[i]);
+        }
+        total.samples += result.operation_seconds.size();
       }
-      total.samples += result.operation_seconds.size();
     }
     exchange.back() = stop_requested().load() ? 1.0 : 0.0;
     {
@@ -179,141 +232,174 @@ Measurement SweepEngine::measure(const Point& point, std::uint64_t count, std::u
       control_.all_reduce_max(exchange);
     }
     stop = stop || exchange.back() > 0;
-    m.iteration_seconds.insert(m.iteration_seconds.end(), exchange.begin(), exchange.end() - 1);
+    for (std::size_t g = 0; g < groups; ++g) {
+      const auto first =
+          exchange.begin() + static_cast<std::ptrdiff_t>(g * static_cast<std::size_t>(iterations));
+      samples[g].insert(samples[g].end(), first, first + iterations);
+    }
+    iterations_done += iterations;
   };
 
   run_batch(std::max(1, options_.iterations));
-  if (options_.target_ci_percent) {
-    AdaptiveOutcome adaptive;
-    adaptive.target_ci_percent = *options_.target_ci_percent;
-    while (true) {
-      const auto summary = summarize(m.iteration_seconds);
+  std::vector<std::optional<double>> achieved(groups);
+  std::string stopped_by;
+  while (options_.target_ci_percent) {
+    // Continue until every measured group is within the target, or the budget or the iteration
+    // cap is spent; all groups run the same number of iterations.
+    bool all_within = true;
+    double spent = 0;
+    for (std::size_t g = 0; g < groups; ++g) {
+      if (size.counts[g] == 0) continue;
+      const auto summary = summarize(samples[g]);
       const auto half_width = ci95_half_width(summary);
-      if (half_width && summary.mean > 0)
-        adaptive.achieved_ci_percent = 100.0 * *half_width / summary.mean;
-      double spent = 0;
-      for (double s : m.iteration_seconds)
-        spent += s;
-      if (adaptive.achieved_ci_percent &&
-          *adaptive.achieved_ci_percent <= adaptive.target_ci_percent) {
-        adaptive.stopped_by = "ci";
-        break;
-      }
-      if (spent >= options_.size_budget_seconds) {
-        adaptive.stopped_by = "budget";
-        break;
-      }
-      const int done = static_cast<int>(m.iteration_seconds.size());
-      if (done >= options_.max_iterations || stop) {
-        adaptive.stopped_by = "max_iterations";
-        break;
-      }
-      run_batch(std::clamp(done / 2, 5, options_.max_iterations - done));
+      achieved[g] = half_width && summary.mean > 0
+                        ? std::optional<double>(100.0 * *half_width / summary.mean)
+                        : std::nullopt;
+      all_within = all_within && achieved[g] && *achieved[g] <= *options_.target_ci_percent;
+      double group_spent = 0;
+      for (const double s : samples[g])
+        group_spent += s;
+      spent = std::max(spent, group_spent);
     }
-    m.adaptive = adaptive;
+    if (all_within) {
+      stopped_by = "ci";
+    } else if (spent >= options_.size_budget_seconds) {
+      stopped_by = "budget";
+    } else if (iterations_done >= options_.max_iterations || stop) {
+      stopped_by = "max_iterations";
+    } else {
+      run_batch(std::clamp(iterations_done / 2, 5, options_.max_iterations - iterations_done));
+      continue;
+    }
+    break;
   }
 
-  // Rank-level results go to process 0 only: it writes the record and the table.
-  std::vector<double> mine;
+  // Rank-level results go to process 0 only: it writes the records and the table.
+  std::vector<double> mine_values;
   for (const auto& [rank, total] : totals) {
     const double mean = total.samples ? total.seconds / static_cast<double>(total.samples) : 0.0;
-    mine.insert(mine.end(),
-                {static_cast<double>(rank), mean, static_cast<double>(total.wrong_elements),
-                 static_cast<double>(total.wrong_iterations), total.checked ? 1.0 : 0.0});
+    mine_values.insert(mine_values.end(),
+                       {static_cast<double>(rank), static_cast<double>(mine), mean,
+                        static_cast<double>(total.wrong_elements),
+                        static_cast<double>(total.wrong_iterations), total.checked ? 1.0 : 0.0});
   }
   std::vector<std::vector<double>> gathered;
   {
     WatchedSection section(watchdog_);
-    gathered = control_.gather_to_root(mine);
+    gathered = control_.gather_to_root(mine_values);
   }
+  std::map<int, RankMeasurement> by_rank;
   for (const auto& process : gathered) {
-    for (std::size_t at = 0; at + 4 < process.size(); at += 5) {
+    for (std::size_t at = 0; at + kRankFields <= process.size(); at += kRankFields) {
       RankMeasurement rank;
       rank.rank = static_cast<int>(process[at]);
-      rank.mean_seconds = process[at + 1];
-      rank.wrong_elements = static_cast<std::uint64_t>(process[at + 2]);
-      rank.wrong_iterations = static_cast<int>(process[at + 3]);
-      rank.checked = process[at + 4] > 0;
-      m.ranks.push_back(rank);
+      rank.mean_seconds = process[at + 2];
+      rank.wrong_elements = static_cast<std::uint64_t>(process[at + 3]);
+      rank.wrong_iterations = static_cast<int>(process[at + 4]);
+      rank.checked = process[at + 5] > 0;
+      by_rank[rank.rank] = rank;
     }
   }
-  std::sort(m.ranks.begin(), m.ranks.end(),
-            [](const RankMeasurement& a, const RankMeasurement& b) { return a.rank < b.rank; });
-  return m;
+  for (std::size_t g = 0; g < groups; ++g) {
+    Measurement& m = out[g];
+    m.iteration_seconds = samples[g];
+    for (const int rank : round.groups[g].ranks) {
+      if (const auto found = by_rank.find(rank); found != by_rank.end())
+        m.ranks.push_back(found->second);
+    }
+    if (options_.target_ci_percent) {
+      m.adaptive = AdaptiveOutcome{*options_.target_ci_percent, achieved[g], stopped_by};
+    }
+  }
+  return out;
 }
 
 SweepOutcome SweepEngine::run() {
   const auto sizes = sweep_sizes(options_);
   const auto all_points = points();
+  const auto rounds = plan_rounds(options_.scope, ranks_, options_.pair_ranks);
   const std::uint64_t cap = agreed_buffer_cap();
-  const int n = communicator_.size();
   const bool reporting = control_.process_index() == 0;
 
   double total_work = 0;
   for (const auto size : sizes)
     total_work += work_units(size, options_.iterations);
-  total_work *= static_cast<double>(all_points.size());
+  total_work *= static_cast<double>(all_points.size() * rounds.size());
   const int cycles = options_.cycles > 0 ? options_.cycles : 1;
   ProgressReporter progress(show_progress_ && reporting, "sweep", total_work * cycles);
 
   SweepOutcome outcome;
   bool stop = false;
   for (int cycle = 0; !stop && (options_.cycles == 0 || cycle < options_.cycles); ++cycle) {
-    const CollectiveInfo* current = nullptr;
-    for (const auto& point : all_points) {
+    for (const auto& round : rounds) {
       if (stop) break;
-      if (current != point.collective) {
-        if (current && observer_) observer_->collective_finished(*current, cycle);
-        current = point.collective;
-        if (observer_) observer_->collective_started(*current, cycle);
+      // Cluster scope runs on the job's communicator; node and pair scopes on a split of it,
+      // created for the round and destroyed (with its buffers) after it.
+      std::unique_ptr<Communicator> split;
+      Communicator* active = &communicator_;
+      if (options_.scope != Scope::kCluster) {
+        std::vector<int> colors;
+        for (const int rank : communicator_.global_ranks()) {
+          colors.push_back(round.group_of_rank[static_cast<std::size_t>(rank)]);
+        }
+        WatchedSection section(watchdog_);
+        split = communicator_.split(colors);
+        active = split.get();
       }
-      const int element = element_size(point.type);
-      bool noted_too_small = false;
-      bool noted_too_large = false;
-      for (const auto size : sizes) {
-        const std::uint64_t count = point.collective->count_for_bytes(size, element, n);
-        if (count == 0) {
-          if (!noted_too_small && observer_) {
-            observer_->note(fmt::format(
-                "{} {}: sizes below {} B hold no element per rank; skipped", point.collective->name,
-                name_of(point.type), point.collective->bytes_for_count(16 / element, element, n)));
-          }
-          noted_too_small = true;
-          progress.advance(work_units(size, options_.iterations), "skipping");
-          continue;
-        }
-        if (!buffers_fit(point, count, cap)) {
-          if (!noted_too_large && observer_) {
-            observer_->note(
-                fmt::format("{} {}: sizes from {} need more than {} per buffer; skipped",
-                            point.collective->name, name_of(point.type), format_bytes(size),
-                            format_bytes(cap)));
-          }
-          noted_too_large = true;
-          progress.advance(work_units(size, options_.iterations), "skipping");
-          continue;
-        }
-        const std::uint64_t bytes = point.collective->bytes_for_count(count, element, n);
-        Measurement out_of_place = measure(point, count, bytes, false, cycle, stop);
-        Measurement in_place = measure(point, count, bytes, true, cycle, stop);
-        ++outcome.rows;
-        for (const Measurement* m : {&out_of_place, &in_place}) {
-          for (const auto& rank : m->ranks)
-            outcome.wrong_elements += rank.wrong_elements;
-          const bool failed =
-              std::any_of(m->ranks.begin(), m->ranks.end(),
-                          [](const RankMeasurement& r) { return r.wrong_elements > 0; });
-          outcome.failed_measurements += failed ? 1 : 0;
-        }
-        if (observer_) observer_->row_finished(out_of_place, in_place);
-        progress.advance(work_units(size, options_.iterations),
-                         describe(*point.collective, point.type, point.op, point.root, bytes, false)
-                             .append(fmt::format(" (cycle {})", cycle + 1)));
+      if (options_.scope == Scope::kPairs && observer_) {
+        observer_->note(fmt::format("pairs round {} of {}: {} pair(s)", round.round + 1,
+                                    rounds.size(), round.groups.size()));
+      }
+      const CollectiveInfo* current = nullptr;
+      for (const auto& point : all_points) {
         if (stop) break;
+        if (current != point.collective) {
+          if (current && observer_) observer_->collective_finished(*current, cycle);
+          current = point.collective;
+          if (observer_) observer_->collective_started(*current, cycle);
+        }
+        bool noted_skip = false;
+        for (const auto size : sizes) {
+          const SizeInRound in_round = size_in_round(point, round, size, cap);
+          const bool any_measured = std::any_of(in_round.counts.begin(), in_round.counts.end(),
+                                                [](auto c) { return c > 0; });
+          const bool all_measured = std::all_of(in_round.counts.begin(), in_round.counts.end(),
+                                                [](auto c) { return c > 0; });
+          if (!all_measured && !noted_skip && observer_) {
+            observer_->note(fmt::format(
+                "{} {} {}: skipped in some groups (under one element per rank, or more than {} per "
+                "buffer)",
+                point.collective->name, name_of(point.type), format_bytes(size),
+                format_bytes(cap)));
+            noted_skip = true;
+          }
+          if (any_measured) {
+            auto out_of_place = measure(point, round, active, in_round, false, cycle, stop);
+            auto in_place = measure(point, round, active, in_round, true, cycle, stop);
+            for (std::size_t g = 0; g < round.groups.size(); ++g) {
+              if (in_round.counts[g] == 0) continue;
+              ++outcome.rows;
+              for (const Measurement* m : {&out_of_place[g], &in_place[g]}) {
+                bool failed = false;
+                for (const auto& rank : m->ranks) {
+                  outcome.wrong_elements += rank.wrong_elements;
+                  failed = failed || rank.wrong_elements > 0;
+                }
+                outcome.failed_measurements += failed ? 1 : 0;
+              }
+              if (observer_) observer_->row_finished(out_of_place[g], in_place[g]);
+            }
+          }
+          progress.advance(work_units(size, options_.iterations),
+                           describe(*point.collective, point.type, point.op, point.root, size) +
+                               fmt::format(" (cycle {})", cycle + 1));
+          if (stop) break;
+        }
       }
+      if (current && observer_) observer_->collective_finished(*current, cycle);
     }
-    if (current && observer_) observer_->collective_finished(*current, cycle);
   }
+  communicator_.release_buffers();
   outcome.interrupted = stop;
   progress.finish(fmt::format("{} rows", outcome.rows));
   return outcome;

@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "bench/collectives.hpp"
+#include "bench/groups.hpp"
 #include "bench/measurement.hpp"
 #include "bench/sweep_options.hpp"
 #include "comm/communicator.hpp"
 #include "comm/control_plane.hpp"
 #include "comm/fault_injection.hpp"
+#include "core/rank_identity.hpp"
 
 namespace commcert {
 
@@ -22,7 +24,7 @@ class SweepObserver {
  public:
   virtual ~SweepObserver() = default;
   virtual void collective_started(const CollectiveInfo& collective, int cycle) = 0;
-  // One table row: both placements of one size (either may be unsupported).
+  // One table row: both placements of one size for one group (either may be unsupported).
   virtual void row_finished(const Measurement& out_of_place, const Measurement& in_place) = 0;
   virtual void collective_finished(const CollectiveInfo& collective, int cycle) = 0;
   // Something the user should know that is not a measurement (a size skipped, a cap applied).
@@ -36,14 +38,15 @@ struct SweepOutcome {
   bool interrupted = false;
 };
 
-// Owns warm-up, timed iterations, adaptive stopping, the exchange of per-rank results and the
-// order of the sweep; the Communicator owns how an operation runs. Every process runs the same
-// engine with the same options and takes the same decisions.
+// Owns the order of the sweep (rounds of groups, collectives, types, ops, roots, sizes), warm-up,
+// timed batches, adaptive stopping and the exchange of per-rank results; the Communicator owns how
+// an operation runs. Every process runs the same engine with the same options and rank map and
+// so takes the same decisions; only process 0 receives results.
 class SweepEngine {
  public:
   SweepEngine(const SweepOptions& options, Communicator& communicator, ControlPlane& control,
-              Watchdog* watchdog, const FaultPlan& faults, SweepObserver* observer,
-              bool show_progress);
+              Watchdog* watchdog, const FaultPlan& faults, const std::vector<RankIdentity>& ranks,
+              SweepObserver* observer, bool show_progress);
 
   SweepOutcome run();
 
@@ -57,18 +60,28 @@ class SweepEngine {
     std::optional<ReduceOp> op;
     std::optional<int> root;
   };
+  // What every process knows about one size in one round: per group, the per-rank count (0 when
+  // the group skips this size) and the size column.
+  struct SizeInRound {
+    std::vector<std::uint64_t> counts;
+    std::vector<std::uint64_t> bytes;
+  };
 
-  Measurement measure(const Point& point, std::uint64_t count, std::uint64_t bytes, bool in_place,
-                      int cycle, bool& stop);
+  std::vector<Measurement> measure(const Point& point, const GroupRound& round,
+                                   Communicator* active, const SizeInRound& size, bool in_place,
+                                   int cycle, bool& stop);
   std::vector<Point> points() const;
   [[nodiscard]] std::uint64_t agreed_buffer_cap();
-  [[nodiscard]] bool buffers_fit(const Point& point, std::uint64_t count, std::uint64_t cap) const;
+  [[nodiscard]] SizeInRound size_in_round(const Point& point, const GroupRound& round,
+                                          std::uint64_t size, std::uint64_t cap) const;
+  [[nodiscard]] int my_group(const GroupRound& round) const;
 
   const SweepOptions& options_;
   Communicator& communicator_;
   ControlPlane& control_;
   Watchdog* watchdog_;
   const FaultPlan& faults_;
+  const std::vector<RankIdentity>& ranks_;
   SweepObserver* observer_;
   bool show_progress_;
 };

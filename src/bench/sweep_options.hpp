@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "bench/groups.hpp"
 #include "collective_types.hpp"
 
 namespace commcert {
@@ -36,6 +37,8 @@ struct SweepOptions {
   double size_budget_seconds = 5.0;
   int max_iterations = 10000;
   std::uint64_t seed = 0x636f6d6d63657274ULL;  // "commcert"
+  Scope scope = Scope::kCluster;
+  PairRanks pair_ranks = PairRanks::kOne;
 };
 
 }  // namespace commcert

@@ -169,6 +169,14 @@ void SweepCommand::configure(CLI::App& app) {
       ->envname("COMMCERT_BACKEND")
       ->capture_default_str();
   app.add_option("--seed", flags_.seed, "Seed of the data patterns");
+  app.add_option("--scope", flags_.scope,
+                 "cluster (all ranks), node (one communicator per node) or pairs (every node pair, "
+                 "round by round)")
+      ->capture_default_str();
+  app.add_option("--pair-ranks", flags_.pair_ranks,
+                 "Ranks per node in a pair: one (the node's first) or all")
+      ->check(CLI::IsMember({"one", "all"}))
+      ->capture_default_str();
   add_stage_options(app, stage_);
 }
 
@@ -197,6 +205,8 @@ SweepOptions SweepCommand::resolve_options() const {
     o.iterations = 5;  // adaptive: start small and let the confidence interval decide
   }
   if (flags_.seed) o.seed = *flags_.seed;
+  o.scope = parse_scope(flags_.scope, "--scope");
+  o.pair_ranks = flags_.pair_ranks == "all" ? PairRanks::kAll : PairRanks::kOne;
   (void)sweep_sizes(o);  // reject an empty or unbounded size range before anything starts
   if (o.graph_launches > 0 && flags_.backend == "mpi") {
     throw UsageError("-G/--cudagraph needs the nccl backend");
@@ -226,7 +236,9 @@ Json SweepCommand::parameters_json(const SweepOptions& options) const {
            options.target_ci_percent ? Json(*options.target_ci_percent) : Json(nullptr)},
           {"size_budget_s", options.size_budget_seconds},
           {"max_iterations", options.max_iterations},
-          {"seed", options.seed}};
+          {"seed", options.seed},
+          {"scope", name_of(options.scope)},
+          {"pair_ranks", flags_.pair_ranks}};
 }
 
 int SweepCommand::run(Invocation& invocation) {
@@ -314,6 +326,7 @@ int SweepCommand::run(Invocation& invocation) {
   record_context.origin.local_rank = ranks.front().local_rank;
   record_context.origin.gpu = ranks.front().gpu;
   record_context.backend = backend.name;
+  record_context.scope = name_of(options.scope);
   record_context.aggregation = options.aggregation;
   record_context.ranks = &ranks;
   if (reporting) {
@@ -342,7 +355,7 @@ int SweepCommand::run(Invocation& invocation) {
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   try {
-    SweepEngine engine(options, *communicator, control, guard, faults,
+    SweepEngine engine(options, *communicator, control, guard, faults, ranks,
                        reporting ? &reporter : nullptr, !stage_.quiet);
     const SweepOutcome outcome = engine.run();
     // Process 0 saw every rank's result; every process exits with the same status.

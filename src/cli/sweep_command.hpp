@@ -50,6 +50,8 @@ class SweepCommand final : public Command {
     std::string size_budget = "5";
     int max_iterations = 10000;
     std::string backend = "auto";
+    std::string scope = "cluster";
+    std::string pair_ranks = "one";
     std::optional<std::uint64_t> seed;
   };
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,8 +48,11 @@ class Communicator {
 
   [[nodiscard]] virtual std::string_view backend_name() const = 0;
   [[nodiscard]] virtual int size() const = 0;
-  // Global ranks this process drives (one for MPI, -g for NCCL), in slot order.
+  // This communicator's ranks that this process drives (one for MPI, -g for NCCL), in slot
+  // order. For a split communicator these are ranks within the group.
   [[nodiscard]] virtual std::span<const int> local_ranks() const = 0;
+  // The same ranks as ranks of the whole job (what faults, identities and records use).
+  [[nodiscard]] virtual std::span<const int> global_ranks() const = 0;
   // Why a combination cannot run on this backend, or nullopt if it can.
   [[nodiscard]] virtual std::optional<std::string> unsupported(CollectiveKind kind, DataType type,
                                                                ReduceOp op,
@@ -64,8 +68,18 @@ class Communicator {
   // Tears the communicator down without waiting for peers (called on timeout).
   virtual void abort() noexcept = 0;
 
-  // Every data-plane operation is announced to the watchdog once one is attached.
+  // Collective over every process of this communicator: a new communicator per color, for the
+  // slots whose color is >= 0 (`color_per_slot` is in slot order). Returns nullptr when none
+  // of this process's slots takes part. Group ranks follow global rank order.
+  [[nodiscard]] virtual std::unique_ptr<Communicator> split(
+      std::span<const int> color_per_slot) = 0;
+  // Frees large buffers between stages; the next run() allocates again.
+  virtual void release_buffers() = 0;
+
+  // Every data-plane operation is announced to the watchdog once one is attached. A split
+  // communicator inherits it.
   void attach_watchdog(Watchdog* watchdog) { watchdog_ = watchdog; }
+  [[nodiscard]] Watchdog* watchdog() const { return watchdog_; }
 
  protected:
   Watchdog* watchdog_ = nullptr;

@@ -37,6 +37,33 @@ MpiCommunicator::MpiCommunicator(int processes_on_host)
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  global_rank_ = rank_;
+}
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, int global_rank, std::uint64_t memory_share)
+    : comm_(comm), memory_share_(memory_share) {
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  global_rank_ = global_rank;
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(std::span<const int> color_per_slot) {
+  const int color =
+      color_per_slot.empty() || color_per_slot[0] < 0 ? MPI_UNDEFINED : color_per_slot[0];
+  MPI_Comm group = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(comm_, color, global_rank_, &group), "MPI_Comm_split");
+  if (group == MPI_COMM_NULL) return nullptr;
+  std::unique_ptr<Communicator> out(new MpiCommunicator(group, global_rank_, memory_share_));
+  out->attach_watchdog(watchdog_);
+  return out;
+}
+
+void MpiCommunicator::release_buffers() {
+  send_ = HostBuffer{};
+  receive_ = HostBuffer{};
+  expected_ = HostBuffer{};
+  prepared_.reset();
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -179,13 +206,13 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
   const bool check = plan.check && plan.timed && layout.has_output;
   const FaultPlan no_faults;
   const FaultPlan& faults = plan.faults ? *plan.faults : no_faults;
-  const auto delay = faults.delay_seconds(rank_);
-  const bool corrupt = faults.corrupts(rank_);
-  const auto hang_at = faults.hang_before_operation(rank_);
+  const auto delay = faults.delay_seconds(global_rank_);
+  const bool corrupt = faults.corrupts(global_rank_);
+  const auto hang_at = faults.hang_before_operation(global_rank_);
   unsigned char* output = output_region(spec, plan.in_place, layout);
 
   RankLoopResult result;
-  result.rank = rank_;
+  result.rank = global_rank_;
   result.checked = check;
   if (plan.timed) result.operation_seconds.reserve(static_cast<std::size_t>(plan.iterations));
   for (int iteration = 0; iteration < plan.iterations; ++iteration) {

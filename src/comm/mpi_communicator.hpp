@@ -21,12 +21,15 @@ class MpiCommunicator final : public Communicator {
   [[nodiscard]] std::string_view backend_name() const override { return "mpi"; }
   [[nodiscard]] int size() const override { return size_; }
   [[nodiscard]] std::span<const int> local_ranks() const override { return {&rank_, 1}; }
+  [[nodiscard]] std::span<const int> global_ranks() const override { return {&global_rank_, 1}; }
   [[nodiscard]] std::optional<std::string> unsupported(CollectiveKind kind, DataType type,
                                                        ReduceOp op, bool in_place) const override;
   [[nodiscard]] std::uint64_t max_buffer_bytes() const override { return memory_share_ / 3; }
   [[nodiscard]] std::vector<std::string> device_descriptions() const override { return {"host"}; }
   std::vector<RankLoopResult> run(const LoopPlan& plan) override;
   void abort() noexcept override {}
+  [[nodiscard]] std::unique_ptr<Communicator> split(std::span<const int> color_per_slot) override;
+  void release_buffers() override;
 
  private:
   struct PreparedData {
@@ -34,6 +37,9 @@ class MpiCommunicator final : public Communicator {
     bool in_place = false;
     bool with_expected = false;
   };
+
+  // Takes ownership of `comm`, a communicator split from the job's.
+  MpiCommunicator(MPI_Comm comm, int global_rank, std::uint64_t memory_share);
 
   [[nodiscard]] RankLayout layout_for(const PatternSpec& spec, bool in_place) const;
   void prepare(const LoopPlan& plan, const RankLayout& layout);
@@ -44,6 +50,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  int global_rank_ = 0;
   std::uint64_t memory_share_ = 0;
   MpiReductionCatalog reductions_;
   HostBuffer send_;      // input; the pristine in-place image when in place

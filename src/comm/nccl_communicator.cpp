@@ -111,8 +111,11 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, int local_process_inde
   for (int i = 0; i < gpus_per_process; ++i) {
     Slot& slot = slots_[static_cast<std::size_t>(i)];
     slot.rank = control.process_index() * gpus_per_process + i;
+    slot.global_rank = slot.rank;
+    slot.watchdog_slot = i;
     slot.device = (local_process_index * gpus_per_process + i) % device_count;
     ranks_.push_back(slot.rank);
+    global_ranks_.push_back(slot.rank);
     check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
     cudaDeviceProp properties{};
     check_cuda(cudaGetDeviceProperties(&properties, slot.device), "cudaGetDeviceProperties");
@@ -138,16 +141,75 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, int local_process_inde
   check_nccl(ncclGroupEnd(), "ncclGroupEnd");
 }
 
+NcclCommunicator::NcclCommunicator(ControlPlane& control, std::vector<Slot> slots,
+                                   std::uint64_t max_buffer_bytes)
+    : control_(control), slots_(std::move(slots)), max_buffer_bytes_(max_buffer_bytes) {
+  for (Slot& slot : slots_) {
+    int count = 0;
+    check_nccl(ncclCommCount(slot.comm, &count), "ncclCommCount", slot.comm);
+    check_nccl(ncclCommUserRank(slot.comm, &slot.rank), "ncclCommUserRank", slot.comm);
+    size_ = count;
+    ranks_.push_back(slot.rank);
+    global_ranks_.push_back(slot.global_rank);
+    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+    check_cuda(cudaStreamCreateWithFlags(&slot.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split(std::span<const int> color_per_slot) {
+  std::vector<Slot> parts;
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    const int color = s < color_per_slot.size() && color_per_slot[s] >= 0 ? color_per_slot[s]
+                                                                          : NCCL_SPLIT_NOCOLOR;
+    Slot part;
+    part.global_rank = slots_[s].global_rank;
+    part.watchdog_slot = slots_[s].watchdog_slot;
+    part.device = slots_[s].device;
+    part.gpu = slots_[s].gpu;
+    part.compute_capability = slots_[s].compute_capability;
+    check_cuda(cudaSetDevice(part.device), "cudaSetDevice");
+    check_nccl(ncclCommSplit(slots_[s].comm, color, slots_[s].global_rank, &part.comm, nullptr),
+               "ncclCommSplit", slots_[s].comm);
+    parts.push_back(part);
+  }
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  std::erase_if(parts, [](const Slot& part) { return part.comm == nullptr; });
+  if (parts.empty()) return nullptr;
+  std::unique_ptr<Communicator> out(
+      new NcclCommunicator(control_, std::move(parts), max_buffer_bytes_));
+  out->attach_watchdog(watchdog_);
+  return out;
+}
+
+void NcclCommunicator::free_buffers(Slot& slot) {
+  cudaSetDevice(slot.device);
+  if (slot.stream) cudaStreamSynchronize(slot.stream);
+  for (cudaEvent_t event : slot.events)
+    cudaEventDestroy(event);
+  slot.events.clear();
+  cudaFree(slot.send);
+  cudaFree(slot.receive);
+  cudaFree(slot.expected);
+  cudaFree(slot.wrong_counters);
+  cudaFree(slot.barrier_word);
+  slot.send = slot.receive = slot.expected = nullptr;
+  slot.wrong_counters = nullptr;
+  slot.barrier_word = nullptr;
+  slot.capacity = 0;
+  slot.counter_capacity = 0;
+}
+
+void NcclCommunicator::release_buffers() {
+  for (Slot& slot : slots_)
+    free_buffers(slot);
+  prepared_.reset();
+}
+
 NcclCommunicator::~NcclCommunicator() {
   for (Slot& slot : slots_) {
-    cudaSetDevice(slot.device);
+    free_buffers(slot);
     if (slot.comm && !aborted_) ncclCommDestroy(slot.comm);
-    for (cudaEvent_t event : slot.events)
-      cudaEventDestroy(event);
-    cudaFree(slot.send);
-    cudaFree(slot.receive);
-    cudaFree(slot.expected);
-    cudaFree(slot.wrong_counters);
     if (slot.stream) cudaStreamDestroy(slot.stream);
   }
 }
@@ -324,7 +386,7 @@ void NcclCommunicator::enqueue_iteration(const LoopPlan& plan, std::size_t itera
   const bool check = plan.check && plan.timed;
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     Slot& slot = slots_[s];
-    const auto hang_at = faults.hang_before_operation(slot.rank);
+    const auto hang_at = faults.hang_before_operation(slot.global_rank);
     launched[s] = launched[s] && !(hang_at && data_operations_ >= *hang_at);
     if (!launched[s]) continue;  // injected hang: this rank never arrives
     check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
@@ -340,9 +402,10 @@ void NcclCommunicator::enqueue_iteration(const LoopPlan& plan, std::size_t itera
         enqueue_poison(spec, slot.expected, receive, layout.output_elements, slot.stream);
       }
     }
-    if (const auto delay = faults.delay_seconds(slot.rank)) enqueue_spin(*delay, slot.stream);
+    if (const auto delay = faults.delay_seconds(slot.global_rank))
+      enqueue_spin(*delay, slot.stream);
     check_cuda(cudaEventRecord(slot.events[2 * iteration], slot.stream), "cudaEventRecord");
-    if (watchdog_) watchdog_->begin(static_cast<int>(s));
+    if (watchdog_) watchdog_->begin(slot.watchdog_slot);
   }
   check_nccl(ncclGroupStart(), "ncclGroupStart");
   for (std::size_t s = 0; s < slots_.size(); ++s) {
@@ -361,7 +424,7 @@ void NcclCommunicator::enqueue_iteration(const LoopPlan& plan, std::size_t itera
     if (!layout.has_output) continue;
     auto* output = static_cast<unsigned char*>(slot.receive) +
                    (plan.in_place ? layout.in_place_output_offset * element : 0);
-    if (faults.corrupts(slot.rank))
+    if (faults.corrupts(slot.global_rank))
       enqueue_corrupt(spec, output, layout.output_elements, slot.stream);
     if (check) {
       enqueue_count_mismatches(spec, output, slot.expected, layout.output_elements,
@@ -385,7 +448,7 @@ void NcclCommunicator::wait_for_iterations(const LoopPlan& /*plan*/, std::size_t
         if (state == cudaErrorNotReady) break;
         check_cuda(state, "cudaEventQuery");
         ++completed[s];
-        if (watchdog_) watchdog_->refresh(static_cast<int>(s));
+        if (watchdog_) watchdog_->refresh(slot.watchdog_slot);
       }
       ncclResult_t async_error = ncclSuccess;
       check_nccl(ncclCommGetAsyncError(slot.comm, &async_error), "ncclCommGetAsyncError",
@@ -399,7 +462,36 @@ void NcclCommunicator::wait_for_iterations(const LoopPlan& /*plan*/, std::size_t
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
     check_cuda(cudaStreamSynchronize(slots_[s].stream), "cudaStreamSynchronize");
-    if (watchdog_) watchdog_->end(static_cast<int>(s));
+    if (watchdog_) watchdog_->end(slots_[s].watchdog_slot);
+  }
+}
+
+void NcclCommunicator::barrier() {
+  // A one-element allreduce on this communicator's own ranks: in a split round the processes
+  // outside the group must not be waited for.
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  for (Slot& slot : slots_) {
+    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+    if (!slot.barrier_word) {
+      check_cuda(cudaMalloc(reinterpret_cast<void**>(&slot.barrier_word), sizeof(float)),
+                 "cudaMalloc");
+    }
+    if (watchdog_) watchdog_->begin(slot.watchdog_slot);
+    check_nccl(ncclAllReduce(slot.barrier_word, slot.barrier_word, 1, ncclFloat32, ncclSum,
+                             slot.comm, slot.stream),
+               "ncclAllReduce", slot.comm);
+  }
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  for (Slot& slot : slots_) {
+    while (cudaStreamQuery(slot.stream) == cudaErrorNotReady) {
+      ncclResult_t async_error = ncclSuccess;
+      check_nccl(ncclCommGetAsyncError(slot.comm, &async_error), "ncclCommGetAsyncError",
+                 slot.comm);
+      check_nccl(async_error, "NCCL asynchronous error", slot.comm);
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
+    if (watchdog_) watchdog_->end(slot.watchdog_slot);
   }
 }
 
@@ -408,7 +500,7 @@ std::vector<RankLoopResult> NcclCommunicator::collect(const LoopPlan& plan,
   std::vector<RankLoopResult> results;
   for (Slot& slot : slots_) {
     RankLoopResult result;
-    result.rank = slot.rank;
+    result.rank = slot.global_rank;
     result.checked = plan.check && plan.timed && layout_for(slot, plan.pattern).has_output;
     if (plan.timed) {
       for (std::size_t i = 0; i < iterations; ++i) {
@@ -450,8 +542,7 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
     for (std::size_t i = 0; i < iterations; ++i) {
       enqueue_iteration(plan, i, launched);
       wait_for_iterations(plan, i + 1, launched);
-      WatchedSection section(watchdog_);
-      control_.barrier();
+      barrier();
     }
   } else {
     for (std::size_t i = 0; i < iterations; ++i)
@@ -495,13 +586,14 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
   for (std::size_t launch = 0; launch < launches; ++launch) {
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       Slot& slot = slots_[s];
-      const auto hang_at = faults.hang_before_operation(slot.rank);
+      const auto hang_at = faults.hang_before_operation(slot.global_rank);
       launched[s] = launched[s] && !(hang_at && data_operations_ >= *hang_at);
       if (!launched[s]) continue;
       check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-      if (const auto delay = faults.delay_seconds(slot.rank)) enqueue_spin(*delay, slot.stream);
+      if (const auto delay = faults.delay_seconds(slot.global_rank))
+        enqueue_spin(*delay, slot.stream);
       check_cuda(cudaEventRecord(slot.events[2 * launch], slot.stream), "cudaEventRecord");
-      if (watchdog_) watchdog_->begin(static_cast<int>(s));
+      if (watchdog_) watchdog_->begin(slot.watchdog_slot);
       check_cuda(cudaGraphLaunch(executables[s], slot.stream), "cudaGraphLaunch");
       check_cuda(cudaEventRecord(slot.events[2 * launch + 1], slot.stream), "cudaEventRecord");
     }
@@ -514,7 +606,7 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
   std::vector<RankLoopResult> results;
   for (Slot& slot : slots_) {
     RankLoopResult result;
-    result.rank = slot.rank;
+    result.rank = slot.global_rank;
     for (std::size_t launch = 0; launch < launches; ++launch) {
       float milliseconds = 0;
       check_cuda(
@@ -545,7 +637,7 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
       check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
       check_cuda(cudaMemsetAsync(slot.wrong_counters, 0, sizeof(unsigned long long), slot.stream),
                  "cudaMemsetAsync");
-      if (faults.corrupts(slot.rank))
+      if (faults.corrupts(slot.global_rank))
         enqueue_corrupt(plan.pattern, slot.receive, layout.output_elements, slot.stream);
       enqueue_count_mismatches(plan.pattern, slot.receive, slot.expected, layout.output_elements,
                                slot.wrong_counters, slot.stream);

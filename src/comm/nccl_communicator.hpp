@@ -26,6 +26,7 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] std::string_view backend_name() const override { return "nccl"; }
   [[nodiscard]] int size() const override { return size_; }
   [[nodiscard]] std::span<const int> local_ranks() const override { return ranks_; }
+  [[nodiscard]] std::span<const int> global_ranks() const override { return global_ranks_; }
   [[nodiscard]] std::optional<std::string> unsupported(CollectiveKind kind, DataType type,
                                                        ReduceOp op, bool in_place) const override;
   [[nodiscard]] std::uint64_t max_buffer_bytes() const override { return max_buffer_bytes_; }
@@ -33,10 +34,14 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] std::vector<GpuIdentity> gpu_identities() const override;
   std::vector<RankLoopResult> run(const LoopPlan& plan) override;
   void abort() noexcept override;
+  [[nodiscard]] std::unique_ptr<Communicator> split(std::span<const int> color_per_slot) override;
+  void release_buffers() override;
 
  private:
   struct Slot {
-    int rank = 0;
+    int rank = 0;         // in this communicator
+    int global_rank = 0;  // in the job
+    int watchdog_slot = 0;
     int device = 0;
     GpuIdentity gpu;
     int compute_capability = 0;  // major * 10 + minor
@@ -47,6 +52,7 @@ class NcclCommunicator final : public Communicator {
     void* expected = nullptr;
     std::uint64_t capacity = 0;                    // bytes of each buffer
     unsigned long long* wrong_counters = nullptr;  // one per iteration, device memory
+    float* barrier_word = nullptr;
     std::size_t counter_capacity = 0;
     std::vector<cudaEvent_t> events;  // start/stop pairs
   };
@@ -56,11 +62,16 @@ class NcclCommunicator final : public Communicator {
     bool with_expected = false;
   };
 
+  // A communicator made of split NCCL communicators on the given slots.
+  NcclCommunicator(ControlPlane& control, std::vector<Slot> slots, std::uint64_t max_buffer_bytes);
+  void free_buffers(Slot& slot);
+
   [[nodiscard]] RankLayout layout_for(const Slot& slot, const PatternSpec& spec) const;
   void reserve(Slot& slot, std::uint64_t bytes, std::size_t iterations);
   void prepare(const LoopPlan& plan);
   void enqueue_collective(Slot& slot, const PatternSpec& spec, bool in_place);
   void enqueue_iteration(const LoopPlan& plan, std::size_t iteration, std::vector<bool>& launched);
+  void barrier();
   void wait_for_iterations(const LoopPlan& plan, std::size_t iterations,
                            const std::vector<bool>& launched);
   std::vector<RankLoopResult> collect(const LoopPlan& plan, std::size_t iterations);
@@ -69,6 +80,7 @@ class NcclCommunicator final : public Communicator {
   ControlPlane& control_;
   int size_ = 1;
   std::vector<int> ranks_;
+  std::vector<int> global_ranks_;
   std::vector<Slot> slots_;
   std::uint64_t max_buffer_bytes_ = 0;
   std::optional<PreparedData> prepared_;

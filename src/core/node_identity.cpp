@@ -1,5 +1,6 @@
 #include "core/node_identity.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdlib>
@@ -15,9 +16,23 @@ namespace {
 constexpr std::size_t kMaxNodeNameLength = 64;
 
 std::string expand_rank_placeholder(std::string name, int rank) {
-  static constexpr std::string_view kPlaceholder = "{rank}";
-  for (auto at = name.find(kPlaceholder); at != std::string::npos; at = name.find(kPlaceholder)) {
-    name.replace(at, kPlaceholder.size(), std::to_string(rank));
+  // "{rank}" is the rank; "{rank/K}" is the rank divided by K, so K consecutive ranks share a
+  // node name (e.g. 8 ranks as 4 nodes of 2 with --node-name 'node{rank/2}').
+  for (auto open = name.find("{rank"); open != std::string::npos; open = name.find("{rank", open)) {
+    const auto close = name.find('}', open);
+    if (close == std::string::npos) break;
+    const std::string inside = name.substr(open + 5, close - open - 5);
+    int divisor = 1;
+    if (!inside.empty()) {
+      if (inside.front() != '/' || inside.size() < 2 ||
+          inside.find_first_not_of("0123456789", 1) != std::string::npos) {
+        break;  // not a placeholder we know: validation rejects the braces
+      }
+      divisor = std::max(1, std::stoi(inside.substr(1)));
+    }
+    const std::string value = std::to_string(rank / divisor);
+    name.replace(open, close - open + 1, value);
+    open += value.size();
   }
   return name;
 }

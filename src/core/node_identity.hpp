@@ -7,8 +7,8 @@
 namespace commcert {
 
 // The name a rank's evidence is filed under. Resolution order (docs/records.md):
-//   1. --node-name (or COMMCERT_NODE_NAME), where "{rank}" expands to the global rank, so several
-//      ranks on one host can stand for several nodes in tests;
+//   1. --node-name (or COMMCERT_NODE_NAME), where "{rank}" expands to the global rank and
+//      "{rank/K}" to the rank divided by K, so ranks on one host can stand for several nodes;
 //   2. SLURMD_NODENAME, the scheduler's name for the node (what drain/resume acts on);
 //   3. the hostname.
 struct NodeIdentity {

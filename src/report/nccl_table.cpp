@@ -95,6 +95,13 @@ std::string NcclTestsTable::row_text(const Measurement& out_of_place, const Meas
 
 void NcclTestsTable::row(const Measurement& out_of_place, const Measurement& in_place) {
   const RankAggregation aggregation = context_.options->aggregation;
+  if (out_of_place.scope != "cluster") {
+    // Node and pair scopes give one row per group; say whose row follows.
+    std::string nodes;
+    for (const auto& node : out_of_place.group_nodes)
+      nodes += (nodes.empty() ? "" : " ") + node;
+    fmt::print(out_, "# {} {}: {}\n", out_of_place.scope, out_of_place.group, nodes);
+  }
   fmt::print(out_, "{}\n", row_text(out_of_place, in_place, aggregation, context_.ranks));
   for (const Measurement* m : {&out_of_place, &in_place}) {
     if (m->unsupported || m->ranks.empty()) continue;
@@ -104,7 +111,7 @@ void NcclTestsTable::row(const Measurement& out_of_place, const Measurement& in_
     if (figures.wrong_elements && *figures.wrong_elements > 0) {
       ++out_of_bounds_;
       for (const int rank : figures.wrong_ranks) {
-        const auto& r = m->ranks[static_cast<std::size_t>(rank)];
+        const auto& r = rank_entry(*m, rank);
         const auto& node = context_.ranks.at(static_cast<std::size_t>(rank)).node;
         fmt::print(out_, "#  ^ {}: {} wrong elements on rank {} ({}) in {} of {} iterations\n",
                    m->in_place ? "in-place" : "out-of-place", r.wrong_elements, rank, node,

@@ -228,6 +228,51 @@ class InjectedFaultsAreDetected(CommcertTestCase):
         self.assertEqual(states, {0: True, 1: False, 2: True, 3: True})
 
 
+class Scopes(CommcertTestCase):
+    def test_node_scope_gives_one_record_per_node(self):
+        result = self.sweep(["allreduce", "alltoall", "-b", "32K", "-e", "32K", "--scope", "node",
+                             "--node-name", "node{rank/2}", "-n", "3", "-q"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        validate_records(self, result.records())
+        measured = result.collective_records("ok")
+        self.assertEqual(len(measured), 2 * 2 * 2)  # collectives x placements x nodes
+        groups = {(r["group"], tuple(r["group_nodes"]), tuple(r["group_ranks"])) for r in measured}
+        self.assertEqual(groups, {(0, ("node0",), (0, 1)), (1, ("node1",), (2, 3))})
+        for record in measured:
+            self.assertEqual((record["scope"], record["nranks"], record["round"]), ("node", 2, None))
+        self.assertIn("# node 1: node1", result.stdout)
+
+    def test_pairs_cover_every_pair_once_and_localise_a_bad_rank(self):
+        result = self.sweep(["allreduce", "-b", "16K", "-e", "16K", "--scope", "pairs", "-n", "3",
+                             "-q"], ranks=5, env={"COMMCERT_FAULT": "corrupt:3"})
+        self.assertEqual(result.returncode, 1, result.stderr)
+        validate_records(self, result.records())
+        out_of_place = [r for r in result.collective_records() if not r["in_place"]]
+        pairs = [tuple(r["group_nodes"]) for r in out_of_place]
+        self.assertEqual(len(pairs), 10)  # C(5, 2)
+        self.assertEqual(len(set(pairs)), 10)
+        self.assertEqual({r["round"] for r in out_of_place}, set(range(5)))  # odd: N rounds, a bye each
+        for round_number in range(5):
+            busy = [n for r in out_of_place if r["round"] == round_number for n in r["group_nodes"]]
+            self.assertEqual(len(busy), len(set(busy)), "a node is in two pairs of one round")
+        failing = {tuple(r["group_nodes"]) for r in out_of_place if r["status"] == "fail"}
+        self.assertEqual(failing, {p for p in pairs if "node3" in p})
+        for record in out_of_place:
+            if record["status"] == "fail":
+                self.assertEqual([w["rank"] for w in record["wrong_ranks"]], [3])
+
+    def test_pairs_with_every_rank_of_both_nodes(self):
+        result = self.sweep(["allgather", "-b", "16K", "-e", "16K", "--scope", "pairs",
+                             "--pair-ranks", "all", "--node-name", "node{rank/2}", "-n", "2", "-q"],
+                            ranks=6)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        out_of_place = [r for r in result.collective_records("ok") if not r["in_place"]]
+        self.assertEqual(len(out_of_place), 3)
+        for record in out_of_place:
+            self.assertEqual(record["nranks"], 4)
+            self.assertEqual(len(record["group_nodes"]), 2)
+
+
 class UsageErrorsUnderMpi(CommcertTestCase):
     def test_bad_value_is_reported_once_with_exit_2(self):
         result = self.sweep(["allreduce", "-b", "12Q"])

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/rank_identity.hpp"
+
+namespace commcert {
+
+// Which ranks run a collective together.
+//   cluster: every rank in one communicator;
+//   node:    one communicator per node (NVLink/PCIe inside a node);
+//   pairs:   node pairs, in N-1 rounds by the circle method (all pairs of a round at once, a bye
+//            when N is odd), so every pair of nodes is measured exactly once.
+enum class Scope { kCluster, kNode, kPairs };
+
+[[nodiscard]] std::string_view name_of(Scope scope);
+[[nodiscard]] Scope parse_scope(std::string_view text, std::string_view flag);
+
+// Which ranks of a node take part in a pair: the first rank of each node, or all of them.
+enum class PairRanks { kOne, kAll };
+
+// One collective communicator of a round.
+struct RankGroup {
+  std::vector<int> ranks;          // global ranks, ascending; group rank i is ranks[i]
+  std::vector<std::string> nodes;  // node identities, in first-rank order
+};
+
+// The groups that run at the same time. Ranks in no group sit the round out (a bye, or
+// PairRanks::kOne for the node's other ranks).
+struct GroupRound {
+  int round = 0;
+  std::vector<RankGroup> groups;
+  std::vector<int> group_of_rank;  // indexed by global rank; -1 when idle this round
+};
+
+// Rounds for `scope`, identical on every process (a pure function of the rank map).
+[[nodiscard]] std::vector<GroupRound> plan_rounds(Scope scope,
+                                                  const std::vector<RankIdentity>& ranks,
+                                                  PairRanks pair_ranks = PairRanks::kOne);
+
+// The circle-method schedule: for `count` items, rounds of disjoint pairs (indices) covering
+// every pair exactly once; count-1 rounds for even counts, count rounds (one bye each) for odd.
+[[nodiscard]] std::vector<std::vector<std::pair<int, int>>> round_robin_pairs(int count);
+
+}  // namespace commcert
