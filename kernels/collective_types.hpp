@@ -44,15 +44,19 @@ COMMCERT_HD constexpr int element_size(DataType type) {
     case DataType::kInt8:
     case DataType::kUint8:
     case DataType::kFp8E4M3:
-    case DataType::kFp8E5M2: return 1;
+    case DataType::kFp8E5M2:
+      return 1;
     case DataType::kHalf:
-    case DataType::kBfloat16: return 2;
+    case DataType::kBfloat16:
+      return 2;
     case DataType::kInt32:
     case DataType::kUint32:
-    case DataType::kFloat: return 4;
+    case DataType::kFloat:
+      return 4;
     case DataType::kInt64:
     case DataType::kUint64:
-    case DataType::kDouble: return 8;
+    case DataType::kDouble:
+      return 8;
   }
   return 1;
 }
@@ -64,8 +68,10 @@ COMMCERT_HD constexpr bool is_floating(DataType type) {
     case DataType::kFloat:
     case DataType::kDouble:
     case DataType::kFp8E4M3:
-    case DataType::kFp8E5M2: return true;
-    default: return false;
+    case DataType::kFp8E5M2:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -17,7 +17,8 @@ struct MiniFloatFormat {
   int exponent_bits;
   int mantissa_bits;
   int bias;
-  bool ieee_specials;  // all-ones exponent is inf/NaN (IEEE); false for OCP e4m3 (only S.1111.111 is NaN)
+  bool ieee_specials;  // all-ones exponent is inf/NaN (IEEE); false for OCP e4m3 (only S.1111.111
+                       // is NaN)
 };
 
 inline constexpr MiniFloatFormat kHalfFormat{5, 10, 15, true};
@@ -64,9 +65,9 @@ COMMCERT_HD inline std::uint64_t encode_minifloat(double value, MiniFloatFormat 
     }
     biased = static_cast<std::uint64_t>(exponent + f.bias);
   }
-  const bool overflow = static_cast<int>(biased) > max_biased ||
-                        (!f.ieee_specials && static_cast<int>(biased) == max_biased &&
-                         mantissa == mantissa_all_ones);
+  const bool overflow =
+      static_cast<int>(biased) > max_biased ||
+      (!f.ieee_specials && static_cast<int>(biased) == max_biased && mantissa == mantissa_all_ones);
   if (overflow) {
     return f.ieee_specials ? (sign | (exponent_all_ones << f.mantissa_bits)) : (sign | quiet_nan);
   }
@@ -119,27 +120,40 @@ COMMCERT_HD inline std::uint64_t encode_value(double value, DataType type) {
       return static_cast<std::uint64_t>(static_cast<std::int64_t>(value)) & width_mask(type);
     case DataType::kUint8:
     case DataType::kUint32:
-    case DataType::kUint64: return static_cast<std::uint64_t>(value) & width_mask(type);
-    case DataType::kHalf: return encode_minifloat(value, kHalfFormat);
-    case DataType::kBfloat16: return encode_minifloat(value, kBfloat16Format);
-    case DataType::kFloat: return float_bits(static_cast<float>(value));
-    case DataType::kDouble: return double_bits(value);
-    case DataType::kFp8E4M3: return encode_minifloat(value, kFp8E4M3Format);
-    case DataType::kFp8E5M2: return encode_minifloat(value, kFp8E5M2Format);
+    case DataType::kUint64:
+      return static_cast<std::uint64_t>(value) & width_mask(type);
+    case DataType::kHalf:
+      return encode_minifloat(value, kHalfFormat);
+    case DataType::kBfloat16:
+      return encode_minifloat(value, kBfloat16Format);
+    case DataType::kFloat:
+      return float_bits(static_cast<float>(value));
+    case DataType::kDouble:
+      return double_bits(value);
+    case DataType::kFp8E4M3:
+      return encode_minifloat(value, kFp8E4M3Format);
+    case DataType::kFp8E5M2:
+      return encode_minifloat(value, kFp8E5M2Format);
   }
   return 0;
 }
 
 COMMCERT_HD inline double decode_value(std::uint64_t bits, DataType type) {
   switch (type) {
-    case DataType::kInt8: return static_cast<double>(static_cast<std::int8_t>(bits & 0xff));
-    case DataType::kInt32: return static_cast<double>(static_cast<std::int32_t>(bits & 0xffffffffU));
-    case DataType::kInt64: return static_cast<double>(static_cast<std::int64_t>(bits));
+    case DataType::kInt8:
+      return static_cast<double>(static_cast<std::int8_t>(bits & 0xff));
+    case DataType::kInt32:
+      return static_cast<double>(static_cast<std::int32_t>(bits & 0xffffffffU));
+    case DataType::kInt64:
+      return static_cast<double>(static_cast<std::int64_t>(bits));
     case DataType::kUint8:
     case DataType::kUint32:
-    case DataType::kUint64: return static_cast<double>(bits & width_mask(type));
-    case DataType::kHalf: return decode_minifloat(bits, kHalfFormat);
-    case DataType::kBfloat16: return decode_minifloat(bits, kBfloat16Format);
+    case DataType::kUint64:
+      return static_cast<double>(bits & width_mask(type));
+    case DataType::kHalf:
+      return decode_minifloat(bits, kHalfFormat);
+    case DataType::kBfloat16:
+      return decode_minifloat(bits, kBfloat16Format);
     case DataType::kFloat: {
       const auto narrow = static_cast<std::uint32_t>(bits);
       float value = 0;
@@ -151,8 +165,10 @@ COMMCERT_HD inline double decode_value(std::uint64_t bits, DataType type) {
       memcpy(&value, &bits, sizeof value);
       return value;
     }
-    case DataType::kFp8E4M3: return decode_minifloat(bits, kFp8E4M3Format);
-    case DataType::kFp8E5M2: return decode_minifloat(bits, kFp8E5M2Format);
+    case DataType::kFp8E4M3:
+      return decode_minifloat(bits, kFp8E4M3Format);
+    case DataType::kFp8E5M2:
+      return decode_minifloat(bits, kFp8E5M2Format);
   }
   return 0;
 }

@@ -51,13 +51,19 @@ COMMCERT_HD inline RankLayout rank_layout(CollectiveKind kind, std::uint64_t cou
   const std::uint64_t all = count * static_cast<std::uint64_t>(nranks);
   const std::uint64_t mine = count * static_cast<std::uint64_t>(rank);
   switch (kind) {
-    case CollectiveKind::kAllGather: return {count, all, mine, 0, true};
-    case CollectiveKind::kGather: return {count, all, mine, 0, rank == root};
+    case CollectiveKind::kAllGather:
+      return {count, all, mine, 0, true};
+    case CollectiveKind::kGather:
+      return {count, all, mine, 0, rank == root};
     case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kScatter: return {all, count, 0, mine, true};
-    case CollectiveKind::kAllToAll: return {all, all, 0, 0, true};
-    case CollectiveKind::kReduce: return {count, count, 0, 0, rank == root};
-    default: return {count, count, 0, 0, true};  // allreduce, broadcast, sendrecv
+    case CollectiveKind::kScatter:
+      return {all, count, 0, mine, true};
+    case CollectiveKind::kAllToAll:
+      return {all, all, 0, 0, true};
+    case CollectiveKind::kReduce:
+      return {count, count, 0, 0, rank == root};
+    default:
+      return {count, count, 0, 0, true};  // allreduce, broadcast, sendrecv
   }
 }
 
@@ -77,25 +83,38 @@ COMMCERT_HD inline std::uint64_t element_hash(std::uint64_t seed, int rank, std:
 // where wrap-around rather than precision is the limit).
 COMMCERT_HD constexpr std::uint64_t exact_integer_limit(DataType type) {
   switch (type) {
-    case DataType::kInt8: return 127;
-    case DataType::kUint8: return 255;
-    case DataType::kHalf: return 2048;
-    case DataType::kBfloat16: return 256;
-    case DataType::kFp8E4M3: return 16;
-    case DataType::kFp8E5M2: return 8;
-    default: return 1u << 20;
+    case DataType::kInt8:
+      return 127;
+    case DataType::kUint8:
+      return 255;
+    case DataType::kHalf:
+      return 2048;
+    case DataType::kBfloat16:
+      return 256;
+    case DataType::kFp8E4M3:
+      return 16;
+    case DataType::kFp8E5M2:
+      return 8;
+    default:
+      return 1u << 20;
   }
 }
 
 // Largest e such that 2^e is exact and below the type's maximum.
 COMMCERT_HD constexpr int power_of_two_limit(DataType type) {
   switch (type) {
-    case DataType::kInt8: return 6;
-    case DataType::kUint8: return 7;
-    case DataType::kHalf: return 15;
-    case DataType::kFp8E4M3: return 8;
-    case DataType::kFp8E5M2: return 15;
-    default: return 30;
+    case DataType::kInt8:
+      return 6;
+    case DataType::kUint8:
+      return 7;
+    case DataType::kHalf:
+      return 15;
+    case DataType::kFp8E4M3:
+      return 8;
+    case DataType::kFp8E5M2:
+      return 15;
+    default:
+      return 30;
   }
 }
 
@@ -103,7 +122,8 @@ COMMCERT_HD constexpr int power_of_two_limit(DataType type) {
 COMMCERT_HD inline int contributor_count(const PatternSpec& s) {
   int limit = 4;
   if (s.op == ReduceOp::kAvg) limit = 2;  // keeps pre-multiplied averages within 2 ulp
-  if (s.op == ReduceOp::kProd) limit = power_of_two_limit(s.type) < 8 ? power_of_two_limit(s.type) : 8;
+  if (s.op == ReduceOp::kProd)
+    limit = power_of_two_limit(s.type) < 8 ? power_of_two_limit(s.type) : 8;
   return s.nranks < limit ? s.nranks : limit;
 }
 
@@ -127,9 +147,12 @@ COMMCERT_HD inline double reduction_input(const PatternSpec& s, int rank, std::u
   const std::uint64_t top = max_contribution(s);
   if (!is_contributor(s, rank, index)) {
     switch (s.op) {
-      case ReduceOp::kProd: return 1.0;
-      case ReduceOp::kMin: return static_cast<double>(top + 1);
-      default: return 0.0;  // identity of sum, avg and (with contributions >= 1) max
+      case ReduceOp::kProd:
+        return 1.0;
+      case ReduceOp::kMin:
+        return static_cast<double>(top + 1);
+      default:
+        return 0.0;  // identity of sum, avg and (with contributions >= 1) max
     }
   }
   const std::uint64_t h = element_hash(s.seed, rank, index);
@@ -179,19 +202,24 @@ COMMCERT_HD inline std::uint64_t input_bits(const PatternSpec& s, int rank, std:
 }
 
 // Bits `rank` must hold at `index` of its output region after the collective.
-COMMCERT_HD inline std::uint64_t expected_bits(const PatternSpec& s, int rank, std::uint64_t index) {
+COMMCERT_HD inline std::uint64_t expected_bits(const PatternSpec& s, int rank,
+                                               std::uint64_t index) {
   const std::uint64_t c = s.count;
   const auto n = static_cast<std::uint64_t>(s.nranks);
   const auto r = static_cast<std::uint64_t>(rank);
   switch (s.collective) {
     case CollectiveKind::kAllReduce:
-    case CollectiveKind::kReduce: return reduced_bits(s, index);
-    case CollectiveKind::kReduceScatter: return reduced_bits(s, r * c + index);
+    case CollectiveKind::kReduce:
+      return reduced_bits(s, index);
+    case CollectiveKind::kReduceScatter:
+      return reduced_bits(s, r * c + index);
     case CollectiveKind::kAllGather:
     case CollectiveKind::kGather:
       return input_bits(s, static_cast<int>(index / c), index % c);
-    case CollectiveKind::kBroadcast: return input_bits(s, s.root, index);
-    case CollectiveKind::kScatter: return input_bits(s, s.root, r * c + index);
+    case CollectiveKind::kBroadcast:
+      return input_bits(s, s.root, index);
+    case CollectiveKind::kScatter:
+      return input_bits(s, s.root, r * c + index);
     case CollectiveKind::kAllToAll:
       return input_bits(s, static_cast<int>(index / c), r * c + index % c);
     case CollectiveKind::kSendRecv:
@@ -211,22 +239,36 @@ COMMCERT_HD inline bool element_matches(const PatternSpec& s, std::uint64_t got,
 
 // Raw element access by width, for buffers whose element type is only known at run time.
 COMMCERT_HD inline std::uint64_t load_element(const void* base, std::uint64_t index, int bytes) {
-  const auto* p = static_cast<const unsigned char*>(base) + index * static_cast<std::uint64_t>(bytes);
+  const auto* p =
+      static_cast<const unsigned char*>(base) + index * static_cast<std::uint64_t>(bytes);
   switch (bytes) {
-    case 1: return *p;
-    case 2: return *reinterpret_cast<const std::uint16_t*>(p);
-    case 4: return *reinterpret_cast<const std::uint32_t*>(p);
-    default: return *reinterpret_cast<const std::uint64_t*>(p);
+    case 1:
+      return *p;
+    case 2:
+      return *reinterpret_cast<const std::uint16_t*>(p);
+    case 4:
+      return *reinterpret_cast<const std::uint32_t*>(p);
+    default:
+      return *reinterpret_cast<const std::uint64_t*>(p);
   }
 }
 
-COMMCERT_HD inline void store_element(void* base, std::uint64_t index, int bytes, std::uint64_t bits) {
+COMMCERT_HD inline void store_element(void* base, std::uint64_t index, int bytes,
+                                      std::uint64_t bits) {
   auto* p = static_cast<unsigned char*>(base) + index * static_cast<std::uint64_t>(bytes);
   switch (bytes) {
-    case 1: *p = static_cast<unsigned char>(bits); break;
-    case 2: *reinterpret_cast<std::uint16_t*>(p) = static_cast<std::uint16_t>(bits); break;
-    case 4: *reinterpret_cast<std::uint32_t*>(p) = static_cast<std::uint32_t>(bits); break;
-    default: *reinterpret_cast<std::uint64_t*>(p) = bits; break;
+    case 1:
+      *p = static_cast<unsigned char>(bits);
+      break;
+    case 2:
+      *reinterpret_cast<std::uint16_t*>(p) = static_cast<std::uint16_t>(bits);
+      break;
+    case 4:
+      *reinterpret_cast<std::uint32_t*>(p) = static_cast<std::uint32_t>(bits);
+      break;
+    default:
+      *reinterpret_cast<std::uint64_t*>(p) = bits;
+      break;
   }
 }
 

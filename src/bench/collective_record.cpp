@@ -14,7 +14,8 @@ const std::string& node_of(const std::vector<RankIdentity>& ranks, int rank) {
   return index < ranks.size() ? ranks[index].node : kUnknown;
 }
 
-Json common_fields(const CollectiveRecordContext& context, const Measurement& m, RecordStatus status) {
+Json common_fields(const CollectiveRecordContext& context, const Measurement& m,
+                   RecordStatus status) {
   Json record = make_record(context.origin, "collective", status);
   record["backend"] = context.backend;
   record["collective"] = collective_info(m.collective).name;
@@ -35,10 +36,14 @@ Json common_fields(const CollectiveRecordContext& context, const Measurement& m,
 
 std::string_view name_of(RankAggregation aggregation) {
   switch (aggregation) {
-    case RankAggregation::kRankZero: return "rank0";
-    case RankAggregation::kMin: return "min";
-    case RankAggregation::kMax: return "max";
-    case RankAggregation::kMean: return "mean";
+    case RankAggregation::kRankZero:
+      return "rank0";
+    case RankAggregation::kMin:
+      return "min";
+    case RankAggregation::kMax:
+      return "max";
+    case RankAggregation::kMean:
+      return "mean";
   }
   return "mean";
 }
@@ -63,16 +68,18 @@ Json collective_record(const CollectiveRecordContext& context, const Measurement
   record["bus_factor"] = collective_info(m.collective).bus_factor(m.nranks);
 
   Json rank_times = Json::array();
-  for (const auto& rank : m.ranks) rank_times.push_back(rank.mean_seconds);
+  for (const auto& rank : m.ranks)
+    rank_times.push_back(rank.mean_seconds);
   record["rank_time_s"] = std::move(rank_times);
   record["rank_time"] = {{"min_s", f.rank_min_seconds},
                          {"median_s", f.rank_median_seconds},
                          {"max_s", f.rank_max_seconds}};
-  record["straggler"] = {{"rank", f.straggler_rank},
-                         {"host", node_of(ranks, f.straggler_rank)},
-                         {"time_s", m.ranks[static_cast<std::size_t>(f.straggler_rank)].mean_seconds},
-                         {"lead_s", f.straggler_lead_seconds}};
-  record["iteration_time"] = {{"count", f.iterations.count}, {"min_s", f.iterations.min},
+  record["straggler"] = {
+      {"rank", f.straggler_rank},
+      {"host", node_of(ranks, f.straggler_rank)},
+      {"time_s", m.ranks[static_cast<std::size_t>(f.straggler_rank)].mean_seconds},
+      {"lead_s", f.straggler_lead_seconds}};
+  record["iteration_time"] = {{"count", f.iterations.count},  {"min_s", f.iterations.min},
                               {"p50_s", f.iterations.median}, {"p99_s", f.iterations.p99},
                               {"max_s", f.iterations.max},    {"mean_s", f.iterations.mean},
                               {"cv", f.iterations.cv}};
@@ -87,11 +94,11 @@ Json collective_record(const CollectiveRecordContext& context, const Measurement
   }
   record["wrong_ranks"] = std::move(wrong_ranks);
   if (m.adaptive) {
-    record["adaptive"] = {{"target_ci_pct", m.adaptive->target_ci_percent},
-                          {"achieved_ci_pct", m.adaptive->achieved_ci_percent
-                                                  ? Json(*m.adaptive->achieved_ci_percent)
-                                                  : Json(nullptr)},
-                          {"stopped_by", m.adaptive->stopped_by}};
+    record["adaptive"] = {
+        {"target_ci_pct", m.adaptive->target_ci_percent},
+        {"achieved_ci_pct",
+         m.adaptive->achieved_ci_percent ? Json(*m.adaptive->achieved_ci_percent) : Json(nullptr)},
+        {"stopped_by", m.adaptive->stopped_by}};
   } else {
     record["adaptive"] = nullptr;
   }
@@ -106,14 +113,16 @@ Json collective_record(const CollectiveRecordContext& context, const Measurement
 std::string describe_timeout(const TimeoutReport& report, const std::vector<RankIdentity>& ranks) {
   const std::string operation = report.context.empty() ? "setup" : report.context;
   if (!report.attributed) {
-    return fmt::format("{} did not complete within {} s (peers could not be asked: MPI without "
-                       "MPI_THREAD_MULTIPLE)",
-                       operation, report.timeout_seconds);
+    return fmt::format(
+        "{} did not complete within {} s (peers could not be asked: MPI without "
+        "MPI_THREAD_MULTIPLE)",
+        operation, report.timeout_seconds);
   }
   if (report.culprit_ranks.empty()) {
-    return fmt::format("{} did not complete within {} s; every rank arrived and is waiting inside "
-                       "it (suspect the interconnect, not a rank)",
-                       operation, report.timeout_seconds);
+    return fmt::format(
+        "{} did not complete within {} s; every rank arrived and is waiting inside "
+        "it (suspect the interconnect, not a rank)",
+        operation, report.timeout_seconds);
   }
   std::string who;
   for (const int rank : report.culprit_ranks) {

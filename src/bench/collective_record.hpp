@@ -13,8 +13,8 @@ namespace commcert {
 
 // Record fields shared by every collective record of a run.
 struct CollectiveRecordContext {
-  RecordOrigin origin;          // the writing rank
-  std::string_view backend;     // "mpi" or "nccl"
+  RecordOrigin origin;       // the writing rank
+  std::string_view backend;  // "mpi" or "nccl"
   std::string_view scope = "cluster";
   RankAggregation aggregation = RankAggregation::kMean;
   const std::vector<RankIdentity>* ranks = nullptr;  // global rank -> node

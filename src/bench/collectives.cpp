@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <fmt/format.h>
 #include <cctype>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "core/errors.hpp"
 
@@ -30,9 +31,15 @@ u64 split_bytes(u64 count, int element_size, int nranks) {
   return count * static_cast<u64>(element_size) * static_cast<u64>(nranks);
 }
 
-double factor_one(int /*nranks*/) { return 1.0; }
-double factor_ring(int nranks) { return static_cast<double>(nranks - 1) / nranks; }
-double factor_allreduce(int nranks) { return 2.0 * (nranks - 1) / nranks; }
+double factor_one(int /*nranks*/) {
+  return 1.0;
+}
+double factor_ring(int nranks) {
+  return static_cast<double>(nranks - 1) / nranks;
+}
+double factor_allreduce(int nranks) {
+  return 2.0 * (nranks - 1) / nranks;
+}
 
 constexpr std::array<CollectiveInfo, kCollectiveKindCount> kCollectives = {{
     {CollectiveKind::kAllReduce, "allreduce", "all_reduce_perf", whole_count, whole_bytes,
@@ -44,8 +51,7 @@ constexpr std::array<CollectiveInfo, kCollectiveKindCount> kCollectives = {{
     {CollectiveKind::kBroadcast, "broadcast", "broadcast_perf", whole_count, whole_bytes,
      factor_one},
     {CollectiveKind::kReduce, "reduce", "reduce_perf", whole_count, whole_bytes, factor_one},
-    {CollectiveKind::kAllToAll, "alltoall", "alltoall_perf", split_count, split_bytes,
-     factor_ring},
+    {CollectiveKind::kAllToAll, "alltoall", "alltoall_perf", split_count, split_bytes, factor_ring},
     {CollectiveKind::kSendRecv, "sendrecv", "sendrecv_perf", whole_count, whole_bytes, factor_one},
     {CollectiveKind::kGather, "gather", "gather_perf", split_count, split_bytes, factor_ring},
     {CollectiveKind::kScatter, "scatter", "scatter_perf", split_count, split_bytes, factor_ring},
@@ -54,7 +60,8 @@ constexpr std::array<CollectiveInfo, kCollectiveKindCount> kCollectives = {{
 std::string normalise(std::string_view name) {
   std::string out;
   for (char c : name) {
-    if (c != '_' && c != '-') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (c != '_' && c != '-')
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   if (out.ends_with("perf")) out.erase(out.size() - 4);
   return out;
@@ -62,7 +69,9 @@ std::string normalise(std::string_view name) {
 
 }  // namespace
 
-std::span<const CollectiveInfo> all_collectives() { return kCollectives; }
+std::span<const CollectiveInfo> all_collectives() {
+  return kCollectives;
+}
 
 const CollectiveInfo& collective_info(CollectiveKind kind) {
   return kCollectives[static_cast<std::size_t>(kind)];
@@ -76,7 +85,8 @@ std::vector<CollectiveKind> parse_collectives(std::span<const std::string> names
   for (const auto& name : names) {
     const std::string key = normalise(name);
     if (key == "all") {
-      for (const auto& info : kCollectives) add(info.kind);
+      for (const auto& info : kCollectives)
+        add(info.kind);
       continue;
     }
     const auto match = std::find_if(kCollectives.begin(), kCollectives.end(),

@@ -1,8 +1,9 @@
 #include "bench/datatypes.hpp"
 
 #include <array>
-#include <fmt/format.h>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "core/errors.hpp"
 
@@ -16,18 +17,18 @@ struct TypeName {
 
 // First entry per type is its canonical (nccl-tests) name; the rest are accepted aliases.
 constexpr std::array<TypeName, 24> kTypeNames = {{
-    {DataType::kInt8, "int8"},        {DataType::kUint8, "uint8"},
-    {DataType::kInt32, "int32"},      {DataType::kUint32, "uint32"},
-    {DataType::kInt64, "int64"},      {DataType::kUint64, "uint64"},
-    {DataType::kHalf, "half"},        {DataType::kBfloat16, "bfloat16"},
-    {DataType::kFloat, "float"},      {DataType::kDouble, "double"},
-    {DataType::kFp8E4M3, "f8e4m3"},   {DataType::kFp8E5M2, "f8e5m2"},
-    {DataType::kHalf, "fp16"},        {DataType::kHalf, "float16"},
-    {DataType::kBfloat16, "bf16"},    {DataType::kFloat, "fp32"},
-    {DataType::kFloat, "float32"},    {DataType::kDouble, "fp64"},
-    {DataType::kDouble, "float64"},   {DataType::kFp8E4M3, "fp8e4m3"},
-    {DataType::kFp8E4M3, "e4m3"},     {DataType::kFp8E5M2, "fp8e5m2"},
-    {DataType::kFp8E5M2, "e5m2"},     {DataType::kInt32, "int"},
+    {DataType::kInt8, "int8"},      {DataType::kUint8, "uint8"},
+    {DataType::kInt32, "int32"},    {DataType::kUint32, "uint32"},
+    {DataType::kInt64, "int64"},    {DataType::kUint64, "uint64"},
+    {DataType::kHalf, "half"},      {DataType::kBfloat16, "bfloat16"},
+    {DataType::kFloat, "float"},    {DataType::kDouble, "double"},
+    {DataType::kFp8E4M3, "f8e4m3"}, {DataType::kFp8E5M2, "f8e5m2"},
+    {DataType::kHalf, "fp16"},      {DataType::kHalf, "float16"},
+    {DataType::kBfloat16, "bf16"},  {DataType::kFloat, "fp32"},
+    {DataType::kFloat, "float32"},  {DataType::kDouble, "fp64"},
+    {DataType::kDouble, "float64"}, {DataType::kFp8E4M3, "fp8e4m3"},
+    {DataType::kFp8E4M3, "e4m3"},   {DataType::kFp8E5M2, "fp8e5m2"},
+    {DataType::kFp8E5M2, "e5m2"},   {DataType::kInt32, "int"},
 }};
 
 constexpr std::array<std::pair<ReduceOp, std::string_view>, kReduceOpCount> kOpNames = {{
@@ -56,7 +57,8 @@ std::string_view name_of(ReduceOp op) {
 
 std::vector<DataType> all_data_types() {
   std::vector<DataType> types;
-  for (int i = 0; i < kDataTypeCount; ++i) types.push_back(static_cast<DataType>(i));
+  for (int i = 0; i < kDataTypeCount; ++i)
+    types.push_back(static_cast<DataType>(i));
   return types;
 }
 
@@ -74,13 +76,15 @@ std::vector<DataType> parse_data_types(std::string_view text, std::string_view f
 std::vector<ReduceOp> parse_reduce_ops(std::string_view text, std::string_view flag) {
   std::vector<ReduceOp> ops;
   if (text == "all") {
-    for (const auto& [op, name] : kOpNames) ops.push_back(op);
+    for (const auto& [op, name] : kOpNames)
+      ops.push_back(op);
     return ops;
   }
   for (const auto& [op, name] : kOpNames) {
     if (name == text) return {op};
   }
-  throw UsageError(fmt::format("{}: unknown reduction '{}' (sum prod min max avg all)", flag, text));
+  throw UsageError(
+      fmt::format("{}: unknown reduction '{}' (sum prod min max avg all)", flag, text));
 }
 
 }  // namespace commcert

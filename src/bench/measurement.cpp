@@ -14,13 +14,18 @@ double combine_rank_times(const std::vector<RankMeasurement>& ranks, RankAggrega
     return a.mean_seconds < b.mean_seconds;
   };
   switch (aggregation) {
-    case RankAggregation::kRankZero: return ranks.front().mean_seconds;
-    case RankAggregation::kMin: return std::min_element(ranks.begin(), ranks.end(), by_time)->mean_seconds;
-    case RankAggregation::kMax: return std::max_element(ranks.begin(), ranks.end(), by_time)->mean_seconds;
-    case RankAggregation::kMean: break;
+    case RankAggregation::kRankZero:
+      return ranks.front().mean_seconds;
+    case RankAggregation::kMin:
+      return std::min_element(ranks.begin(), ranks.end(), by_time)->mean_seconds;
+    case RankAggregation::kMax:
+      return std::max_element(ranks.begin(), ranks.end(), by_time)->mean_seconds;
+    case RankAggregation::kMean:
+      break;
   }
-  const double total = std::accumulate(ranks.begin(), ranks.end(), 0.0,
-                                       [](double sum, const RankMeasurement& r) { return sum + r.mean_seconds; });
+  const double total =
+      std::accumulate(ranks.begin(), ranks.end(), 0.0,
+                      [](double sum, const RankMeasurement& r) { return sum + r.mean_seconds; });
   return total / static_cast<double>(ranks.size());
 }
 
@@ -36,7 +41,8 @@ MeasurementFigures derive_figures(const Measurement& m, RankAggregation aggregat
         f.algbw_bytes_per_second * collective_info(m.collective).bus_factor(m.nranks);
   }
   std::vector<double> times;
-  for (const auto& rank : m.ranks) times.push_back(rank.mean_seconds);
+  for (const auto& rank : m.ranks)
+    times.push_back(rank.mean_seconds);
   const auto [low, high] = std::minmax_element(times.begin(), times.end());
   f.rank_min_seconds = *low;
   f.rank_max_seconds = *high;
@@ -44,8 +50,8 @@ MeasurementFigures derive_figures(const Measurement& m, RankAggregation aggregat
   f.straggler_rank = m.ranks[static_cast<std::size_t>(low - times.begin())].rank;
   f.straggler_lead_seconds = f.rank_median_seconds - *low;
   f.iterations = summarize(m.iteration_seconds);
-  const bool any_checked =
-      std::any_of(m.ranks.begin(), m.ranks.end(), [](const RankMeasurement& r) { return r.checked; });
+  const bool any_checked = std::any_of(m.ranks.begin(), m.ranks.end(),
+                                       [](const RankMeasurement& r) { return r.checked; });
   if (any_checked) {
     std::uint64_t wrong = 0;
     for (const auto& rank : m.ranks) {

@@ -1,8 +1,9 @@
 #include "bench/sweep_engine.hpp"
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "bench/datatypes.hpp"
 #include "bench/sweep_sizes.hpp"
@@ -67,13 +68,15 @@ std::vector<SweepEngine::Point> SweepEngine::points() const {
       if (is_rooted(kind)) {
         roots.clear();
         if (options_.root < 0) {
-          for (int r = 0; r < communicator_.size(); ++r) roots.emplace_back(r);
+          for (int r = 0; r < communicator_.size(); ++r)
+            roots.emplace_back(r);
         } else {
           roots.emplace_back(options_.root);
         }
       }
       for (const auto& op : ops) {
-        for (const auto& root : roots) out.push_back({&info, type, op, root});
+        for (const auto& root : roots)
+          out.push_back({&info, type, op, root});
       }
     }
   }
@@ -93,7 +96,8 @@ bool SweepEngine::buffers_fit(const Point& point, std::uint64_t count, std::uint
   const auto element = static_cast<std::uint64_t>(element_size(point.type));
   std::uint64_t largest = 0;
   for (int rank = 0; rank < n; rank = rank == 0 && n > 1 ? n - 1 : n) {
-    const RankLayout layout = rank_layout(point.collective->kind, count, n, rank, point.root.value_or(0));
+    const RankLayout layout =
+        rank_layout(point.collective->kind, count, n, rank, point.root.value_or(0));
     largest = std::max({largest, layout.input_elements, layout.output_elements,
                         layout.in_place_buffer_elements()});
   }
@@ -113,7 +117,8 @@ Measurement SweepEngine::measure(const Point& point, std::uint64_t count, std::u
   m.in_place = in_place;
   m.cycle = cycle;
   m.check_requested = options_.check;
-  m.unsupported = communicator_.unsupported(m.collective, m.type, m.op.value_or(ReduceOp::kSum), in_place);
+  m.unsupported =
+      communicator_.unsupported(m.collective, m.type, m.op.value_or(ReduceOp::kSum), in_place);
   if (m.unsupported) return m;
 
   if (watchdog_) {
@@ -177,10 +182,13 @@ Measurement SweepEngine::measure(const Point& point, std::uint64_t count, std::u
     while (true) {
       const auto summary = summarize(m.iteration_seconds);
       const auto half_width = ci95_half_width(summary);
-      if (half_width && summary.mean > 0) adaptive.achieved_ci_percent = 100.0 * *half_width / summary.mean;
+      if (half_width && summary.mean > 0)
+        adaptive.achieved_ci_percent = 100.0 * *half_width / summary.mean;
       double spent = 0;
-      for (double s : m.iteration_seconds) spent += s;
-      if (adaptive.achieved_ci_percent && *adaptive.achieved_ci_percent <= adaptive.target_ci_percent) {
+      for (double s : m.iteration_seconds)
+        spent += s;
+      if (adaptive.achieved_ci_percent &&
+          *adaptive.achieved_ci_percent <= adaptive.target_ci_percent) {
         adaptive.stopped_by = "ci";
         break;
       }
@@ -202,8 +210,9 @@ Measurement SweepEngine::measure(const Point& point, std::uint64_t count, std::u
   std::vector<double> mine;
   for (const auto& [rank, total] : totals) {
     const double mean = total.samples ? total.seconds / static_cast<double>(total.samples) : 0.0;
-    mine.insert(mine.end(), {static_cast<double>(rank), mean, static_cast<double>(total.wrong_elements),
-                             static_cast<double>(total.wrong_iterations), total.checked ? 1.0 : 0.0});
+    mine.insert(mine.end(),
+                {static_cast<double>(rank), mean, static_cast<double>(total.wrong_elements),
+                 static_cast<double>(total.wrong_iterations), total.checked ? 1.0 : 0.0});
   }
   std::vector<std::vector<double>> gathered;
   {
@@ -234,7 +243,8 @@ SweepOutcome SweepEngine::run() {
   const bool reporting = control_.process_index() == 0;
 
   double total_work = 0;
-  for (const auto size : sizes) total_work += work_units(size, options_.iterations);
+  for (const auto size : sizes)
+    total_work += work_units(size, options_.iterations);
   total_work *= static_cast<double>(all_points.size());
   const int cycles = options_.cycles > 0 ? options_.cycles : 1;
   ProgressReporter progress(show_progress_ && reporting, "sweep", total_work * cycles);
@@ -257,9 +267,9 @@ SweepOutcome SweepEngine::run() {
         const std::uint64_t count = point.collective->count_for_bytes(size, element, n);
         if (count == 0) {
           if (!noted_too_small && observer_) {
-            observer_->note(fmt::format("{} {}: sizes below {} B hold no element per rank; skipped",
-                                        point.collective->name, name_of(point.type),
-                                        point.collective->bytes_for_count(16 / element, element, n)));
+            observer_->note(fmt::format(
+                "{} {}: sizes below {} B hold no element per rank; skipped", point.collective->name,
+                name_of(point.type), point.collective->bytes_for_count(16 / element, element, n)));
           }
           noted_too_small = true;
           progress.advance(work_units(size, options_.iterations), "skipping");
@@ -267,9 +277,10 @@ SweepOutcome SweepEngine::run() {
         }
         if (!buffers_fit(point, count, cap)) {
           if (!noted_too_large && observer_) {
-            observer_->note(fmt::format("{} {}: sizes from {} need more than {} per buffer; skipped",
-                                        point.collective->name, name_of(point.type),
-                                        format_bytes(size), format_bytes(cap)));
+            observer_->note(
+                fmt::format("{} {}: sizes from {} need more than {} per buffer; skipped",
+                            point.collective->name, name_of(point.type), format_bytes(size),
+                            format_bytes(cap)));
           }
           noted_too_large = true;
           progress.advance(work_units(size, options_.iterations), "skipping");
@@ -280,9 +291,11 @@ SweepOutcome SweepEngine::run() {
         Measurement in_place = measure(point, count, bytes, true, cycle, stop);
         ++outcome.rows;
         for (const Measurement* m : {&out_of_place, &in_place}) {
-          for (const auto& rank : m->ranks) outcome.wrong_elements += rank.wrong_elements;
-          const bool failed = std::any_of(m->ranks.begin(), m->ranks.end(),
-                                          [](const RankMeasurement& r) { return r.wrong_elements > 0; });
+          for (const auto& rank : m->ranks)
+            outcome.wrong_elements += rank.wrong_elements;
+          const bool failed =
+              std::any_of(m->ranks.begin(), m->ranks.end(),
+                          [](const RankMeasurement& r) { return r.wrong_elements > 0; });
           outcome.failed_measurements += failed ? 1 : 0;
         }
         if (observer_) observer_->row_finished(out_of_place, in_place);

@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
@@ -30,13 +31,15 @@ int run_cli(int argc, char** argv) {
   auto commands = make_commands();
   std::vector<std::pair<CLI::App*, Command*>> dispatch;
   for (auto& command : commands) {
-    CLI::App* sub = app.add_subcommand(std::string(command->name()), std::string(command->summary()));
+    CLI::App* sub =
+        app.add_subcommand(std::string(command->name()), std::string(command->summary()));
     command->configure(*sub);
     dispatch.emplace_back(sub, command.get());
   }
 
   Invocation invocation{&argc, &argv, {}};
-  for (int i = 0; i < argc; ++i) invocation.arguments.emplace_back(argv[i]);
+  for (int i = 0; i < argc; ++i)
+    invocation.arguments.emplace_back(argv[i]);
 
   try {
     app.parse(argc, argv);
@@ -44,7 +47,8 @@ int run_cli(int argc, char** argv) {
     if (launcher_rank_hint() == 0) std::fputs(app.help().c_str(), stdout);
     return to_int(ExitCode::kOk);
   } catch (const CLI::CallForAllHelp&) {
-    if (launcher_rank_hint() == 0) std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    if (launcher_rank_hint() == 0)
+      std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return to_int(ExitCode::kOk);
   } catch (const CLI::CallForVersion& version) {
     if (launcher_rank_hint() == 0) fmt::print("{}\n", version.what());

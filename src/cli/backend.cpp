@@ -17,13 +17,15 @@ namespace commcert {
 BackendChoice choose_backend(std::string_view requested, const GpuRuntimeInfo& gpu) {
   if (requested == "mpi") {
     if (!build_info::kWithMpi) {
-      throw UsageError("--backend mpi: this build has no MPI (reconfigure with COMMCERT_WITH_MPI=ON)");
+      throw UsageError(
+          "--backend mpi: this build has no MPI (reconfigure with COMMCERT_WITH_MPI=ON)");
     }
     return {"mpi", "requested", "requested with --backend mpi"};
   }
   if (requested == "nccl") {
     if (!build_info::kWithCuda) {
-      throw UsageError("--backend nccl: this build has no CUDA/NCCL (reconfigure with COMMCERT_WITH_CUDA=ON)");
+      throw UsageError(
+          "--backend nccl: this build has no CUDA/NCCL (reconfigure with COMMCERT_WITH_CUDA=ON)");
     }
     return {"nccl", "requested", "requested with --backend nccl"};
   }
@@ -31,8 +33,8 @@ BackendChoice choose_backend(std::string_view requested, const GpuRuntimeInfo& g
     return {"nccl", "auto", fmt::format("{} GPU(s) visible", gpu.device_count)};
   }
   if (build_info::kWithMpi) return {"mpi", "auto", gpu.unavailable_reason};
-  throw UsageError(fmt::format("no backend can run here: {} and this build has no MPI",
-                               gpu.unavailable_reason));
+  throw UsageError(
+      fmt::format("no backend can run here: {} and this build has no MPI", gpu.unavailable_reason));
 }
 
 std::unique_ptr<Communicator> make_communicator(const BackendChoice& choice, ProcessGroup& group,
@@ -45,7 +47,8 @@ std::unique_ptr<Communicator> make_communicator(const BackendChoice& choice, Pro
 #endif
 #if COMMCERT_HAVE_CUDA
   if (choice.name == "nccl") {
-    return std::make_unique<NcclCommunicator>(group.control(), group.local_index(), gpus_per_process);
+    return std::make_unique<NcclCommunicator>(group.control(), group.local_index(),
+                                              gpus_per_process);
   }
 #endif
   (void)group;

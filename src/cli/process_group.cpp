@@ -16,12 +16,16 @@ ProcessGroup::ProcessGroup(Invocation& invocation)
       local_index_(mpi_->local_rank()),
       local_count_(mpi_->local_size()) {}
 
-std::optional<std::string> ProcessGroup::mpi_library() const { return MpiRuntime::library_version(); }
+std::optional<std::string> ProcessGroup::mpi_library() const {
+  return MpiRuntime::library_version();
+}
 #else
 ProcessGroup::ProcessGroup(Invocation& /*invocation*/)
     : control_(std::make_unique<SingleProcessControlPlane>()) {}
 
-std::optional<std::string> ProcessGroup::mpi_library() const { return std::nullopt; }
+std::optional<std::string> ProcessGroup::mpi_library() const {
+  return std::nullopt;
+}
 #endif
 
 // The control plane's MPI communicators must be freed before MPI_Finalize.

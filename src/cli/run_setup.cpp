@@ -1,9 +1,9 @@
 #include "cli/run_setup.hpp"
 
+#include <thread>
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <thread>
 
 #include "core/build_info.hpp"
 #include "core/environment.hpp"
@@ -38,7 +38,8 @@ std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const 
     identity.process = control.process_index();
     identity.node = node.node;
     identity.hostname = node.hostname;
-    identity.local_rank = local_process_index * static_cast<int>(local.size()) + static_cast<int>(slot);
+    identity.local_rank =
+        local_process_index * static_cast<int>(local.size()) + static_cast<int>(slot);
     identity.pid = static_cast<int>(::getpid());
     identity.device = slot < devices.size() ? devices[slot] : "host";
     mine.push_back(to_json(identity));
@@ -54,7 +55,7 @@ std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const 
 }
 
 std::unique_ptr<RunOutput> open_run_output(ControlPlane& control, const StageOptions& options,
-                                            std::string_view command) {
+                                           std::string_view command) {
   std::string run_id;
   std::string failure;
   if (control.process_index() == 0) {
@@ -66,14 +67,16 @@ std::unique_ptr<RunOutput> open_run_output(ControlPlane& control, const StageOpt
     }
   }
   // One exchange carries either the run id or the reason every process must stop.
-  const std::string agreed = control.broadcast_from_root(failure.empty() ? "ok:" + run_id : "error:" + failure);
+  const std::string agreed =
+      control.broadcast_from_root(failure.empty() ? "ok:" + run_id : "error:" + failure);
   if (agreed.starts_with("error:")) throw UsageError(agreed.substr(6));
   run_id = agreed.substr(3);
   return std::make_unique<RunOutput>(std::filesystem::path(options.results_root) / run_id, run_id,
                                      control.process_index() == 0);
 }
 
-std::vector<std::string> measurement_warnings(const ProcessGroup& group, const BackendChoice& backend) {
+std::vector<std::string> measurement_warnings(const ProcessGroup& group,
+                                              const BackendChoice& backend) {
   std::vector<std::string> warnings;
   const unsigned cpus = std::thread::hardware_concurrency();
   if (cpus > 0 && static_cast<unsigned>(group.local_count()) > cpus) {
@@ -110,7 +113,8 @@ Json start_meta(std::string_view command, const Invocation& invocation, const Ru
                        {{"cuda", build_info::kWithCuda},
                         {"mpi", build_info::kWithMpi},
                         {"verbs", build_info::kWithVerbs}}}};
-  meta["backend"] = {{"name", backend.name}, {"selection", backend.selection}, {"reason", backend.reason}};
+  meta["backend"] = {
+      {"name", backend.name}, {"selection", backend.selection}, {"reason", backend.reason}};
   const auto version_or_null = [](const std::optional<int>& v, std::string (*format)(int)) {
     return v ? Json(format(*v)) : Json(nullptr);
   };

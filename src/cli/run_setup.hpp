@@ -36,8 +36,8 @@ void add_stage_options(CLI::App& app, StageOptions& options);
 
 // Process 0 creates results/<run-id>/ and every process learns the run id.
 [[nodiscard]] std::unique_ptr<RunOutput> open_run_output(ControlPlane& control,
-                                                          const StageOptions& options,
-                                                          std::string_view command);
+                                                         const StageOptions& options,
+                                                         std::string_view command);
 
 // Conditions that make numbers untrustworthy, for meta.json and the table header.
 [[nodiscard]] std::vector<std::string> measurement_warnings(const ProcessGroup& group,

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <mutex>
 #include <thread>
+
 #include <fmt/format.h>
 
 #include "bench/collective_record.hpp"
@@ -94,7 +95,9 @@ class TimeoutTarget {
   const std::vector<RankIdentity>* ranks_ = nullptr;
 };
 
-extern "C" void request_stop(int /*signal*/) { SweepEngine::stop_requested().store(true); }
+extern "C" void request_stop(int /*signal*/) {
+  SweepEngine::stop_requested().store(true);
+}
 
 }  // namespace
 
@@ -103,7 +106,8 @@ void SweepCommand::configure(CLI::App& app) {
                  "allreduce allgather reducescatter broadcast reduce alltoall sendrecv gather "
                  "scatter, or all")
       ->required();
-  app.add_option("-b,--minbytes", flags_.min_bytes, "Smallest size (K/M/G suffixes)")->capture_default_str();
+  app.add_option("-b,--minbytes", flags_.min_bytes, "Smallest size (K/M/G suffixes)")
+      ->capture_default_str();
   app.add_option("-e,--maxbytes", flags_.max_bytes, "Largest size")->capture_default_str();
   app.add_option("-i,--stepbytes", flags_.step_bytes, "Additive step when -f is not given")
       ->capture_default_str();
@@ -119,8 +123,9 @@ void SweepCommand::configure(CLI::App& app) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_option("-o,--op", flags_.op, "sum prod min max avg all")->capture_default_str();
-  app.add_option("-d,--datatype", flags_.datatype,
-                 "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double f8e4m3 f8e5m2 all")
+  app.add_option(
+         "-d,--datatype", flags_.datatype,
+         "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double f8e4m3 f8e5m2 all")
       ->capture_default_str();
   app.add_option("-r,--root", flags_.root, "Root of rooted collectives; -1 = every rank in turn")
       ->check(CLI::Range(-1, 1 << 30))
@@ -132,7 +137,8 @@ void SweepCommand::configure(CLI::App& app) {
                  "Rank-time aggregation: 0 rank 0, 1 mean, 2 min, 3 max")
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
-  app.add_option("-N,--run_cycles,--run-cycles", flags_.cycles, "Repeat the sweep; 0 = until interrupted")
+  app.add_option("-N,--run_cycles,--run-cycles", flags_.cycles,
+                 "Repeat the sweep; 0 = until interrupted")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_option("-T,--timeout", flags_.timeout,
@@ -214,7 +220,8 @@ Json SweepCommand::parameters_json(const SweepOptions& options) const {
           {"timeout_s", options.timeout_seconds},
           {"graph_launches", options.graph_launches},
           {"gpus_per_process", flags_.gpus_per_process},
-          {"target_ci_pct", options.target_ci_percent ? Json(*options.target_ci_percent) : Json(nullptr)},
+          {"target_ci_pct",
+           options.target_ci_percent ? Json(*options.target_ci_percent) : Json(nullptr)},
           {"size_budget_s", options.size_budget_seconds},
           {"max_iterations", options.max_iterations},
           {"seed", options.seed}};
@@ -236,13 +243,16 @@ int SweepCommand::run(Invocation& invocation) {
   TimeoutTarget target;
   std::vector<int> local_ranks;
   std::vector<int> process_of_rank;
-  for (int slot = 0; slot < slots; ++slot) local_ranks.push_back(group.process_index() * slots + slot);
-  for (int rank = 0; rank < group.process_count() * slots; ++rank) process_of_rank.push_back(rank / slots);
+  for (int slot = 0; slot < slots; ++slot)
+    local_ranks.push_back(group.process_index() * slots + slot);
+  for (int rank = 0; rank < group.process_count() * slots; ++rank)
+    process_of_rank.push_back(rank / slots);
   Watchdog watchdog(control, local_ranks, process_of_rank, options.timeout_seconds,
                     [&target](const TimeoutReport& report) { target.report(report); });
   Watchdog* guard = options.timeout_seconds > 0 ? &watchdog : nullptr;
   if (!guard && reporting) {
-    fmt::print(stderr, "commcert sweep: warning: -T 0 disables the timeout; a hung rank hangs the run\n");
+    fmt::print(stderr,
+               "commcert sweep: warning: -T 0 disables the timeout; a hung rank hangs the run\n");
   }
 
   std::unique_ptr<Communicator> communicator;
@@ -270,8 +280,8 @@ int SweepCommand::run(Invocation& invocation) {
   } catch (const UsageError&) {
     throw;  // every process reached the same conclusion from the same flags
   } catch (const std::exception& error) {
-    fmt::print(stderr, "commcert sweep: set-up failed on process {} ({}): {}\n", group.process_index(),
-               local_hostname(), error.what());
+    fmt::print(stderr, "commcert sweep: set-up failed on process {} ({}): {}\n",
+               group.process_index(), local_hostname(), error.what());
     if (communicator) communicator->abort();
     if (group.process_count() > 1) control.abort_job(to_int(ExitCode::kError));
     return to_int(ExitCode::kError);
@@ -279,7 +289,8 @@ int SweepCommand::run(Invocation& invocation) {
 
   const auto warnings = measurement_warnings(group, backend);
   if (reporting && !stage_.quiet) {
-    fmt::print(stderr, "commcert sweep: backend {} ({}: {}), {} ranks on {} node(s), results in {}\n",
+    fmt::print(stderr,
+               "commcert sweep: backend {} ({}: {}), {} ranks on {} node(s), results in {}\n",
                backend.name, backend.selection, backend.reason, communicator->size(),
                distinct_nodes(ranks).size(), output->directory().string());
   }
@@ -307,10 +318,11 @@ int SweepCommand::run(Invocation& invocation) {
   communicator->attach_watchdog(guard);
 
   NcclTestsTable::Context table_context;
-  table_context.banner = fmt::format("commcert {} ({}) backend {} ({}), {} ranks, {} node(s)",
-                                     build_info::kVersion, build_info::kGitDescribe, backend.name,
-                                     backend.selection == "auto" ? "auto: " + backend.reason : "requested",
-                                     communicator->size(), distinct_nodes(ranks).size());
+  table_context.banner =
+      fmt::format("commcert {} ({}) backend {} ({}), {} ranks, {} node(s)", build_info::kVersion,
+                  build_info::kGitDescribe, backend.name,
+                  backend.selection == "auto" ? "auto: " + backend.reason : "requested",
+                  communicator->size(), distinct_nodes(ranks).size());
   table_context.options = &options;
   table_context.gpus_per_process = flags_.gpus_per_process;
   table_context.ranks = ranks;
@@ -340,7 +352,8 @@ int SweepCommand::run(Invocation& invocation) {
   } catch (const std::exception& error) {
     // This rank alone may have failed: record why, then end the whole job so no peer waits.
     const int rank = communicator->local_ranks()[0];
-    fmt::print(stderr, "commcert sweep: error on rank {} ({}): {}\n", rank, node.node, error.what());
+    fmt::print(stderr, "commcert sweep: error on rank {} ({}): {}\n", rank, node.node,
+               error.what());
     CollectiveRecordContext context = record_context;
     context.origin.rank = rank;
     context.origin.host = node.node;

@@ -18,13 +18,13 @@ class Watchdog;
 // One batch of iterations of one collective at one size and placement. The sweep engine decides
 // what to run; the backend decides how (host loop with MPI, stream-ordered kernels with NCCL).
 struct LoopPlan {
-  PatternSpec pattern;      // collective, type, op, nranks, root, per-rank count, seed
+  PatternSpec pattern;  // collective, type, op, nranks, root, per-rank count, seed
   bool in_place = false;
   int iterations = 1;
-  bool timed = true;        // false for warm-up: no samples kept, nothing checked
-  bool check = true;        // verify every timed iteration's output against the pattern
-  int blocking = 0;         // nccl-tests -z: 0 async, 1 wait + barrier after every operation
-  int graph_launches = 0;   // nccl-tests -G: replay a captured CUDA graph this often (NCCL only)
+  bool timed = true;       // false for warm-up: no samples kept, nothing checked
+  bool check = true;       // verify every timed iteration's output against the pattern
+  int blocking = 0;        // nccl-tests -z: 0 async, 1 wait + barrier after every operation
+  int graph_launches = 0;  // nccl-tests -G: replay a captured CUDA graph this often (NCCL only)
   const FaultPlan* faults = nullptr;
 };
 
@@ -34,7 +34,7 @@ struct RankLoopResult {
   std::vector<double> operation_seconds;  // one per timed iteration, operation only
   std::uint64_t wrong_elements = 0;       // summed over checked iterations
   int wrong_iterations = 0;
-  bool checked = false;                   // false when this rank has no output to verify
+  bool checked = false;  // false when this rank has no output to verify
 };
 
 // The data plane: runs collectives on this process's ranks. Implementations: MpiCommunicator
@@ -50,7 +50,8 @@ class Communicator {
   [[nodiscard]] virtual std::span<const int> local_ranks() const = 0;
   // Why a combination cannot run on this backend, or nullopt if it can.
   [[nodiscard]] virtual std::optional<std::string> unsupported(CollectiveKind kind, DataType type,
-                                                               ReduceOp op, bool in_place) const = 0;
+                                                               ReduceOp op,
+                                                               bool in_place) const = 0;
   // Largest per-buffer size this process can allocate for every local rank (three buffers each).
   [[nodiscard]] virtual std::uint64_t max_buffer_bytes() const = 0;
   // Where each local rank's data lives, for meta.json: GPU identity or "host".

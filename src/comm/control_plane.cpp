@@ -1,8 +1,7 @@
 #include "comm/control_plane.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
+#include <unistd.h>
 
 namespace commcert {
 

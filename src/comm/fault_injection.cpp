@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
@@ -36,10 +37,10 @@ FaultPlan parse_fault_plan(std::string_view text) {
   for (std::string_view entry : split(text, ',')) {
     const auto fields = split(entry, ':');
     const auto usage = [&](std::string_view why) {
-      return UsageError(fmt::format(
-          "COMMCERT_FAULT: {} in '{}' (expected delay:<rank>:<us>, corrupt:<rank> or "
-          "hang:<rank>[:<op>])",
-          why, entry));
+      return UsageError(
+          fmt::format("COMMCERT_FAULT: {} in '{}' (expected delay:<rank>:<us>, corrupt:<rank> or "
+                      "hang:<rank>[:<op>])",
+                      why, entry));
     };
     if (fields.size() < 2) throw usage("missing rank");
     const int rank = static_cast<int>(parse_number(fields[1], entry, "rank"));
@@ -102,9 +103,15 @@ std::string FaultPlan::describe() const {
   for (const auto& fault : faults_) {
     if (!out.empty()) out += ",";
     switch (fault.kind) {
-      case FaultKind::kDelay: out += fmt::format("delay:{}:{}", fault.rank, fault.argument); break;
-      case FaultKind::kCorrupt: out += fmt::format("corrupt:{}", fault.rank); break;
-      case FaultKind::kHang: out += fmt::format("hang:{}:{}", fault.rank, fault.argument); break;
+      case FaultKind::kDelay:
+        out += fmt::format("delay:{}:{}", fault.rank, fault.argument);
+        break;
+      case FaultKind::kCorrupt:
+        out += fmt::format("corrupt:{}", fault.rank);
+        break;
+      case FaultKind::kHang:
+        out += fmt::format("hang:{}:{}", fault.rank, fault.argument);
+        break;
     }
   }
   return out;

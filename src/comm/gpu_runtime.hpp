@@ -8,10 +8,10 @@ namespace commcert {
 // What the CUDA runtime and NCCL say about this machine. Never throws: "no GPU" is an answer.
 struct GpuRuntimeInfo {
   int device_count = 0;
-  std::string unavailable_reason;  // why device_count is 0 ("no driver", "built without CUDA")
+  std::string unavailable_reason;      // why device_count is 0 ("no driver", "built without CUDA")
   std::optional<int> runtime_version;  // e.g. 13000
   std::optional<int> driver_version;
-  std::optional<int> nccl_version;     // e.g. 22809
+  std::optional<int> nccl_version;  // e.g. 22809
 };
 
 [[nodiscard]] GpuRuntimeInfo probe_gpu_runtime();

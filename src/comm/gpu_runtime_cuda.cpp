@@ -1,7 +1,6 @@
 #include <cuda_runtime_api.h>
-#include <nccl.h>
-
 #include <fmt/format.h>
+#include <nccl.h>
 
 #include "comm/gpu_runtime.hpp"
 

@@ -4,7 +4,8 @@ namespace commcert {
 
 GpuRuntimeInfo probe_gpu_runtime() {
   GpuRuntimeInfo info;
-  info.unavailable_reason = "this build has no CUDA support (reconfigure with COMMCERT_WITH_CUDA=ON)";
+  info.unavailable_reason =
+      "this build has no CUDA support (reconfigure with COMMCERT_WITH_CUDA=ON)";
   return info;
 }
 

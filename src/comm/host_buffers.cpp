@@ -1,10 +1,11 @@
 #include "comm/host_buffers.hpp"
 
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 #include <new>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "core/errors.hpp"
 #include "core/units.hpp"

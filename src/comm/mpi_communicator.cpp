@@ -1,10 +1,11 @@
 #include "comm/mpi_communicator.hpp"
 
 #include <chrono>
-#include <climits>
 #include <cstring>
-#include <fmt/format.h>
 #include <thread>
+
+#include <climits>
+#include <fmt/format.h>
 
 #include "comm/mpi_runtime.hpp"
 #include "comm/watchdog.hpp"
@@ -24,7 +25,8 @@ bool same_data(const PatternSpec& a, const PatternSpec& b) {
 
 [[noreturn]] void hang_forever() {
   // Injected fault: behave like a rank stuck outside MPI. The watchdog protocol ends the job.
-  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (;;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
 }  // namespace
@@ -52,7 +54,8 @@ std::optional<std::string> MpiCommunicator::unsupported(CollectiveKind kind, Dat
 RankLayout MpiCommunicator::layout_for(const PatternSpec& spec, bool in_place) const {
   RankLayout layout = rank_layout(spec.collective, spec.count, size_, rank_, spec.root);
   // MPI_IN_PLACE reduce-scatter leaves the result at the start of the buffer (MPI 3.1 §5.10.1).
-  if (in_place && spec.collective == CollectiveKind::kReduceScatter) layout.in_place_output_offset = 0;
+  if (in_place && spec.collective == CollectiveKind::kReduceScatter)
+    layout.in_place_output_offset = 0;
   // Out of place, MPI_Bcast has one buffer: the root sends from its input, its output is unused.
   if (!in_place && spec.collective == CollectiveKind::kBroadcast && rank_ == spec.root) {
     layout.has_output = false;
@@ -100,8 +103,8 @@ void MpiCommunicator::prepare(const LoopPlan& plan, const RankLayout& layout) {
 void MpiCommunicator::call_collective(const PatternSpec& spec, bool in_place,
                                       const RankLayout& layout) {
   const MPI_Datatype type = MpiReductionCatalog::datatype(spec.type);
-  const MPI_Op op = is_reduction(spec.collective) ? reductions_.operation(spec.type, spec.op)
-                                                  : MPI_OP_NULL;
+  const MPI_Op op =
+      is_reduction(spec.collective) ? reductions_.operation(spec.type, spec.op) : MPI_OP_NULL;
   const int count = static_cast<int>(spec.count);
   const auto element = static_cast<std::uint64_t>(element_size(spec.type));
   void* send = send_.data();
@@ -114,14 +117,14 @@ void MpiCommunicator::call_collective(const PatternSpec& spec, bool in_place,
                 "MPI_Allreduce");
       break;
     case CollectiveKind::kAllGather:
-      check_mpi(MPI_Allgather(in_place ? MPI_IN_PLACE : send, count, type, receive, count, type,
-                              comm_),
-                "MPI_Allgather");
+      check_mpi(
+          MPI_Allgather(in_place ? MPI_IN_PLACE : send, count, type, receive, count, type, comm_),
+          "MPI_Allgather");
       break;
     case CollectiveKind::kReduceScatter:
-      check_mpi(MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, receive, count, type, op,
-                                         comm_),
-                "MPI_Reduce_scatter_block");
+      check_mpi(
+          MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, receive, count, type, op, comm_),
+          "MPI_Reduce_scatter_block");
       break;
     case CollectiveKind::kBroadcast:
       check_mpi(MPI_Bcast(in_place || !root ? static_cast<void*>(receive) : send, count, type,
@@ -134,15 +137,15 @@ void MpiCommunicator::call_collective(const PatternSpec& spec, bool in_place,
       break;
     }
     case CollectiveKind::kAllToAll:
-      check_mpi(MPI_Alltoall(in_place ? MPI_IN_PLACE : send, count, type, receive, count, type,
-                             comm_),
-                "MPI_Alltoall");
+      check_mpi(
+          MPI_Alltoall(in_place ? MPI_IN_PLACE : send, count, type, receive, count, type, comm_),
+          "MPI_Alltoall");
       break;
     case CollectiveKind::kSendRecv:
-      check_mpi(MPI_Sendrecv(send, count, type, (rank_ + 1) % size_, kSendRecvTag, receive, count,
-                             type, (rank_ + size_ - 1) % size_, kSendRecvTag, comm_,
-                             MPI_STATUS_IGNORE),
-                "MPI_Sendrecv");
+      check_mpi(
+          MPI_Sendrecv(send, count, type, (rank_ + 1) % size_, kSendRecvTag, receive, count, type,
+                       (rank_ + size_ - 1) % size_, kSendRecvTag, comm_, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
       break;
     case CollectiveKind::kGather: {
       const void* input = in_place ? (root ? MPI_IN_PLACE : own_chunk) : send;
@@ -206,7 +209,8 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
     if (plan.timed) result.operation_seconds.push_back(seconds_between(start, stop));
     if (corrupt && layout.has_output) corrupt_host(spec, output, layout.output_elements);
     if (check) {
-      const auto wrong = count_mismatches_host(spec, output, expected_.data(), layout.output_elements);
+      const auto wrong =
+          count_mismatches_host(spec, output, expected_.data(), layout.output_elements);
       result.wrong_elements += wrong;
       result.wrong_iterations += wrong > 0 ? 1 : 0;
     }

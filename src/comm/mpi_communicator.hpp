@@ -1,8 +1,8 @@
 #pragma once
 
-#include <mpi.h>
-
 #include <optional>
+
+#include <mpi.h>
 
 #include "comm/communicator.hpp"
 #include "comm/host_buffers.hpp"

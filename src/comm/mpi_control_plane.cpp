@@ -45,7 +45,8 @@ std::vector<std::string> MpiControlPlane::all_gather(const std::string& mine) {
             "MPI_Allgatherv");
   std::vector<std::string> out;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
-    out.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
+    out.push_back(
+        all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
   }
   return out;
 }
@@ -85,7 +86,9 @@ std::vector<std::vector<double>> MpiControlPlane::gather_to_root(std::span<const
   return out;
 }
 
-void MpiControlPlane::barrier() { check_mpi(MPI_Barrier(control_), "MPI_Barrier"); }
+void MpiControlPlane::barrier() {
+  check_mpi(MPI_Barrier(control_), "MPI_Barrier");
+}
 
 void MpiControlPlane::post_notice(std::span<const std::int64_t> payload) {
   posted_payload_.assign(payload.begin(), payload.end());

@@ -1,8 +1,8 @@
 #pragma once
 
-#include <mpi.h>
-
 #include <vector>
+
+#include <mpi.h>
 
 #include "comm/control_plane.hpp"
 

@@ -30,10 +30,14 @@ void reduce_minifloats(void* in, void* inout, int* length, MPI_Datatype* /*datat
 template <DataType Type>
 MPI_User_function* minifloat_function(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kProd: return reduce_minifloats<Type, ReduceOp::kProd>;
-    case ReduceOp::kMin: return reduce_minifloats<Type, ReduceOp::kMin>;
-    case ReduceOp::kMax: return reduce_minifloats<Type, ReduceOp::kMax>;
-    default: return reduce_minifloats<Type, ReduceOp::kSum>;
+    case ReduceOp::kProd:
+      return reduce_minifloats<Type, ReduceOp::kProd>;
+    case ReduceOp::kMin:
+      return reduce_minifloats<Type, ReduceOp::kMin>;
+    case ReduceOp::kMax:
+      return reduce_minifloats<Type, ReduceOp::kMax>;
+    default:
+      return reduce_minifloats<Type, ReduceOp::kSum>;
   }
 }
 
@@ -45,7 +49,8 @@ bool needs_user_op(DataType type) {
 template <typename T>
 void divide_words(void* output, std::uint64_t elements, int nranks) {
   auto* data = static_cast<T*>(output);
-  for (std::uint64_t i = 0; i < elements; ++i) data[i] = static_cast<T>(data[i] / static_cast<T>(nranks));
+  for (std::uint64_t i = 0; i < elements; ++i)
+    data[i] = static_cast<T>(data[i] / static_cast<T>(nranks));
 }
 
 }  // namespace
@@ -58,18 +63,28 @@ MpiReductionCatalog::~MpiReductionCatalog() {
 
 MPI_Datatype MpiReductionCatalog::datatype(DataType type) {
   switch (type) {
-    case DataType::kInt8: return MPI_INT8_T;
-    case DataType::kUint8: return MPI_UINT8_T;
-    case DataType::kInt32: return MPI_INT32_T;
-    case DataType::kUint32: return MPI_UINT32_T;
-    case DataType::kInt64: return MPI_INT64_T;
-    case DataType::kUint64: return MPI_UINT64_T;
-    case DataType::kFloat: return MPI_FLOAT;
-    case DataType::kDouble: return MPI_DOUBLE;
+    case DataType::kInt8:
+      return MPI_INT8_T;
+    case DataType::kUint8:
+      return MPI_UINT8_T;
+    case DataType::kInt32:
+      return MPI_INT32_T;
+    case DataType::kUint32:
+      return MPI_UINT32_T;
+    case DataType::kInt64:
+      return MPI_INT64_T;
+    case DataType::kUint64:
+      return MPI_UINT64_T;
+    case DataType::kFloat:
+      return MPI_FLOAT;
+    case DataType::kDouble:
+      return MPI_DOUBLE;
     case DataType::kHalf:
-    case DataType::kBfloat16: return MPI_UINT16_T;
+    case DataType::kBfloat16:
+      return MPI_UINT16_T;
     case DataType::kFp8E4M3:
-    case DataType::kFp8E5M2: return MPI_UINT8_T;
+    case DataType::kFp8E5M2:
+      return MPI_UINT8_T;
   }
   return MPI_BYTE;
 }
@@ -77,10 +92,14 @@ MPI_Datatype MpiReductionCatalog::datatype(DataType type) {
 MPI_Op MpiReductionCatalog::operation(DataType type, ReduceOp op) {
   if (!needs_user_op(type)) {
     switch (op) {
-      case ReduceOp::kProd: return MPI_PROD;
-      case ReduceOp::kMin: return MPI_MIN;
-      case ReduceOp::kMax: return MPI_MAX;
-      default: return MPI_SUM;
+      case ReduceOp::kProd:
+        return MPI_PROD;
+      case ReduceOp::kMin:
+        return MPI_MIN;
+      case ReduceOp::kMax:
+        return MPI_MAX;
+      default:
+        return MPI_SUM;
     }
   }
   const ReduceOp effective = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
@@ -89,10 +108,18 @@ MPI_Op MpiReductionCatalog::operation(DataType type, ReduceOp op) {
   if (slot == MPI_OP_NULL) {
     MPI_User_function* function = nullptr;
     switch (type) {
-      case DataType::kHalf: function = minifloat_function<DataType::kHalf>(effective); break;
-      case DataType::kBfloat16: function = minifloat_function<DataType::kBfloat16>(effective); break;
-      case DataType::kFp8E4M3: function = minifloat_function<DataType::kFp8E4M3>(effective); break;
-      default: function = minifloat_function<DataType::kFp8E5M2>(effective); break;
+      case DataType::kHalf:
+        function = minifloat_function<DataType::kHalf>(effective);
+        break;
+      case DataType::kBfloat16:
+        function = minifloat_function<DataType::kBfloat16>(effective);
+        break;
+      case DataType::kFp8E4M3:
+        function = minifloat_function<DataType::kFp8E4M3>(effective);
+        break;
+      default:
+        function = minifloat_function<DataType::kFp8E5M2>(effective);
+        break;
     }
     check_mpi(MPI_Op_create(function, /*commute=*/1, &slot), "MPI_Op_create");
   }
@@ -101,14 +128,30 @@ MPI_Op MpiReductionCatalog::operation(DataType type, ReduceOp op) {
 
 void divide_by_rank_count(DataType type, void* output, std::uint64_t elements, int nranks) {
   switch (type) {
-    case DataType::kInt8: divide_words<std::int8_t>(output, elements, nranks); break;
-    case DataType::kUint8: divide_words<std::uint8_t>(output, elements, nranks); break;
-    case DataType::kInt32: divide_words<std::int32_t>(output, elements, nranks); break;
-    case DataType::kUint32: divide_words<std::uint32_t>(output, elements, nranks); break;
-    case DataType::kInt64: divide_words<std::int64_t>(output, elements, nranks); break;
-    case DataType::kUint64: divide_words<std::uint64_t>(output, elements, nranks); break;
-    case DataType::kFloat: divide_words<float>(output, elements, nranks); break;
-    case DataType::kDouble: divide_words<double>(output, elements, nranks); break;
+    case DataType::kInt8:
+      divide_words<std::int8_t>(output, elements, nranks);
+      break;
+    case DataType::kUint8:
+      divide_words<std::uint8_t>(output, elements, nranks);
+      break;
+    case DataType::kInt32:
+      divide_words<std::int32_t>(output, elements, nranks);
+      break;
+    case DataType::kUint32:
+      divide_words<std::uint32_t>(output, elements, nranks);
+      break;
+    case DataType::kInt64:
+      divide_words<std::int64_t>(output, elements, nranks);
+      break;
+    case DataType::kUint64:
+      divide_words<std::uint64_t>(output, elements, nranks);
+      break;
+    case DataType::kFloat:
+      divide_words<float>(output, elements, nranks);
+      break;
+    case DataType::kDouble:
+      divide_words<double>(output, elements, nranks);
+      break;
     default: {
       const int bytes = element_size(type);
       for (std::uint64_t i = 0; i < elements; ++i) {

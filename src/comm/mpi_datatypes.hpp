@@ -1,9 +1,9 @@
 #pragma once
 
-#include <mpi.h>
-
 #include <array>
 #include <cstdint>
+
+#include <mpi.h>
 
 #include "collective_types.hpp"
 

@@ -1,6 +1,7 @@
 #include "comm/mpi_runtime.hpp"
 
 #include <cstring>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"

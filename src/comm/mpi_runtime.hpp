@@ -1,8 +1,8 @@
 #pragma once
 
-#include <mpi.h>
-
 #include <string>
+
+#include <mpi.h>
 
 namespace commcert {
 

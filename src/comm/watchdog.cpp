@@ -16,8 +16,7 @@ namespace {
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             SteadyClock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
       .count();
 }
 
@@ -50,7 +49,8 @@ TimeoutReport attribute_timeout(std::vector<RankTimeoutState> ranks,
   }
   if (lowest && highest && *lowest < *highest) {
     for (const auto& state : ranks) {
-      if (state.responded && progress_key(state) == *lowest) report.culprit_ranks.push_back(state.rank);
+      if (state.responded && progress_key(state) == *lowest)
+        report.culprit_ranks.push_back(state.rank);
     }
   }
   std::sort(report.culprit_ranks.begin(), report.culprit_ranks.end());
@@ -80,7 +80,9 @@ Watchdog::~Watchdog() {
   if (thread_.joinable()) thread_.join();
 }
 
-double Watchdog::grace_seconds() const { return std::clamp(timeout_seconds_ / 4.0, 2.0, 10.0); }
+double Watchdog::grace_seconds() const {
+  return std::clamp(timeout_seconds_ / 4.0, 2.0, 10.0);
+}
 
 void Watchdog::set_context(std::string context) {
   std::lock_guard lock(context_mutex_);
@@ -100,11 +102,13 @@ void Watchdog::end(int slot) {
 }
 
 void Watchdog::begin_all() {
-  for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) begin(static_cast<int>(slot));
+  for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot)
+    begin(static_cast<int>(slot));
 }
 
 void Watchdog::end_all() {
-  for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) end(static_cast<int>(slot));
+  for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot)
+    end(static_cast<int>(slot));
 }
 
 std::int64_t Watchdog::operations_begun(int slot) const {
@@ -161,7 +165,8 @@ void Watchdog::declare_timeout(std::optional<WatchdogNotice> first_notice) {
   }
 
   std::vector<RankTimeoutState> ranks(process_of_rank_.size());
-  for (std::size_t rank = 0; rank < ranks.size(); ++rank) ranks[rank].rank = static_cast<int>(rank);
+  for (std::size_t rank = 0; rank < ranks.size(); ++rank)
+    ranks[rank].rank = static_cast<int>(rank);
   for (const auto& [process, payload] : answers) {
     for (std::size_t at = 0; at + 2 < payload.size(); at += 3) {
       const auto rank = static_cast<std::size_t>(payload[at]);

@@ -4,9 +4,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,14 +18,14 @@ namespace commcert {
 // Where one rank was when a timeout was declared.
 struct RankTimeoutState {
   int rank = 0;
-  bool responded = false;           // its process answered within the grace period
+  bool responded = false;  // its process answered within the grace period
   std::int64_t operations_begun = 0;
   bool inside_operation = false;
 };
 
 // The outcome of the timeout protocol, identical on every process that took part.
 struct TimeoutReport {
-  std::string context;   // what was running, e.g. "allreduce float sum 1 MiB in-place"
+  std::string context;  // what was running, e.g. "allreduce float sum 1 MiB in-place"
   double timeout_seconds = 0;
   std::vector<RankTimeoutState> ranks;  // indexed by global rank
   // Ranks that never arrived at the operation the others wait in, or whose process did not
@@ -33,7 +33,7 @@ struct TimeoutReport {
   // is stuck: suspect the interconnect, not a rank).
   std::vector<int> culprit_ranks;
   bool this_process_reports = false;  // the lowest answering process writes the record
-  bool attributed = true;  // false when processes could not be asked (no side channel)
+  bool attributed = true;             // false when processes could not be asked (no side channel)
 };
 
 // Works out culprits and the reporter from the states gathered by the protocol. Pure, so the

@@ -15,12 +15,15 @@ constexpr std::array<std::string_view, 4> kRecordedPrefixes = {"NCCL_", "UCX_", 
                                                                "COMMCERT_"};
 // Variables mpirun sets for its own processes: launcher internals, not settings, and one
 // (orte_precondition_transports) is a transport key.
-constexpr std::array<std::string_view, 6> kLauncherPrefixes = {
-    "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir",
-    "OMPI_MCA_shmem_RUNTIME_QUERY_hint", "OMPI_MCA_mpi_oversubscribe"};
+constexpr std::array<std::string_view, 6> kLauncherPrefixes = {"OMPI_MCA_orte_",
+                                                               "OMPI_MCA_ess",
+                                                               "OMPI_MCA_pmix",
+                                                               "OMPI_MCA_initial_wdir",
+                                                               "OMPI_MCA_shmem_RUNTIME_QUERY_hint",
+                                                               "OMPI_MCA_mpi_oversubscribe"};
 // Single variables that change which devices a rank sees or which job it belongs to.
 constexpr std::array<std::string_view, 7> kRecordedNames = {
-    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "SLURM_JOB_ID", "SLURM_STEP_ID",
+    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "SLURM_JOB_ID",   "SLURM_STEP_ID",
     "SLURM_JOB_NODELIST",   "SLURMD_NODENAME",   "OMP_NUM_THREADS"};
 
 }  // namespace
@@ -48,7 +51,8 @@ Json recorded_environment() {
     }
   }
   Json out = Json::object();
-  for (const auto& [name, value] : sorted) out[name] = value;
+  for (const auto& [name, value] : sorted)
+    out[name] = value;
   return out;
 }
 

@@ -9,13 +9,15 @@ namespace commcert {
 // docs/cli.md lists which subcommand uses which.
 enum class ExitCode : int {
   kOk = 0,
-  kFailed = 1,    // the run completed and found a fault (wrong data, quarantined node)
-  kUsage = 2,     // unknown flag, bad value, malformed input file
-  kError = 3,     // the run could not complete (MPI/CUDA/NCCL error, I/O error)
-  kTimeout = 4,   // an operation did not complete within its timeout
+  kFailed = 1,   // the run completed and found a fault (wrong data, quarantined node)
+  kUsage = 2,    // unknown flag, bad value, malformed input file
+  kError = 3,    // the run could not complete (MPI/CUDA/NCCL error, I/O error)
+  kTimeout = 4,  // an operation did not complete within its timeout
 };
 
-[[nodiscard]] constexpr int to_int(ExitCode code) { return static_cast<int>(code); }
+[[nodiscard]] constexpr int to_int(ExitCode code) {
+  return static_cast<int>(code);
+}
 
 // Thrown for anything the user can fix: a flag, a value, an input file. Becomes exit 2.
 class UsageError : public std::runtime_error {

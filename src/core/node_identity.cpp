@@ -1,10 +1,10 @@
 #include "core/node_identity.hpp"
 
-#include <unistd.h>
-
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
@@ -40,8 +40,8 @@ void validate_node_name(std::string_view name, std::string_view origin) {
   }
   if (name.front() == '-' || name.front() == '.') throw invalid("must not start with '-' or '.'");
   for (char c : name) {
-    const bool allowed = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-                         c == '-';
+    const bool allowed =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
     if (!allowed) throw invalid("only letters, digits, '.', '_' and '-' are allowed");
   }
 }

@@ -1,6 +1,7 @@
 #include "core/progress.hpp"
 
 #include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/units.hpp"

@@ -30,8 +30,9 @@ RankIdentity rank_identity_from_json(const Json& json) {
     GpuIdentity g;
     g.index = gpu.at("index").get<int>();
     g.uuid = gpu.value("uuid", Json(nullptr)).is_string() ? gpu["uuid"].get<std::string>() : "";
-    g.pci_bus_id =
-        gpu.value("pci_bus_id", Json(nullptr)).is_string() ? gpu["pci_bus_id"].get<std::string>() : "";
+    g.pci_bus_id = gpu.value("pci_bus_id", Json(nullptr)).is_string()
+                       ? gpu["pci_bus_id"].get<std::string>()
+                       : "";
     g.name = gpu.value("name", Json(nullptr)).is_string() ? gpu["name"].get<std::string>() : "";
     identity.gpu = g;
   }
@@ -40,7 +41,8 @@ RankIdentity rank_identity_from_json(const Json& json) {
 
 Json to_json(const std::vector<RankIdentity>& identities) {
   Json out = Json::array();
-  for (const auto& identity : identities) out.push_back(to_json(identity));
+  for (const auto& identity : identities)
+    out.push_back(to_json(identity));
   return out;
 }
 

@@ -13,12 +13,12 @@ namespace commcert {
 // record can name a rank's node without repeating it.
 struct RankIdentity {
   int rank = 0;
-  int process = 0;       // index of the process driving this rank
-  std::string node;      // node identity (see node_identity.hpp)
+  int process = 0;   // index of the process driving this rank
+  std::string node;  // node identity (see node_identity.hpp)
   std::string hostname;
-  int local_rank = 0;    // index among the ranks on the same host
+  int local_rank = 0;  // index among the ranks on the same host
   int pid = 0;
-  std::string device;    // "host" or a GPU description
+  std::string device;  // "host" or a GPU description
   std::optional<GpuIdentity> gpu;
 };
 

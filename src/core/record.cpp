@@ -2,17 +2,23 @@
 
 #include <chrono>
 #include <ctime>
+
 #include <fmt/format.h>
 
 namespace commcert {
 
 std::string_view to_string(RecordStatus status) {
   switch (status) {
-    case RecordStatus::kOk: return "ok";
-    case RecordStatus::kFail: return "fail";
-    case RecordStatus::kError: return "error";
-    case RecordStatus::kTimeout: return "timeout";
-    case RecordStatus::kSkipped: return "skipped";
+    case RecordStatus::kOk:
+      return "ok";
+    case RecordStatus::kFail:
+      return "fail";
+    case RecordStatus::kError:
+      return "error";
+    case RecordStatus::kTimeout:
+      return "timeout";
+    case RecordStatus::kSkipped:
+      return "skipped";
   }
   return "error";
 }

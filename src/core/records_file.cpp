@@ -1,12 +1,12 @@
 #include "core/records_file.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
+#include <fcntl.h>
 #include <fstream>
+#include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "core/errors.hpp"
 

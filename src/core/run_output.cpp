@@ -14,7 +14,8 @@ void RunOutput::append_record(const Json& record) {
 void RunOutput::update_meta(const Json& fields) {
   if (!owns_meta_) return;
   std::lock_guard lock(mutex_);
-  for (const auto& [key, value] : fields.items()) meta_[key] = value;
+  for (const auto& [key, value] : fields.items())
+    meta_[key] = value;
   write_json_file_atomically(meta_path(), meta_);
 }
 

@@ -38,7 +38,8 @@ SampleSummary summarize(std::span<const double> samples) {
   s.p99 = percentile_sorted(sorted, 99.0);
   if (s.count > 1) {
     double squares = 0.0;
-    for (double x : sorted) squares += (x - s.mean) * (x - s.mean);
+    for (double x : sorted)
+      squares += (x - s.mean) * (x - s.mean);
     s.stddev = std::sqrt(squares / static_cast<double>(s.count - 1));
   }
   s.cv = s.mean != 0.0 ? s.stddev / s.mean : 0.0;
@@ -52,7 +53,8 @@ double student_t95(std::size_t degrees_of_freedom) {
       12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
       2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
       2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (degrees_of_freedom == 0) throw std::invalid_argument("t quantile needs 1+ degrees of freedom");
+  if (degrees_of_freedom == 0)
+    throw std::invalid_argument("t quantile needs 1+ degrees of freedom");
   if (degrees_of_freedom <= kTable.size()) return kTable[degrees_of_freedom - 1];
   return 1.959964 + 2.4 / static_cast<double>(degrees_of_freedom);
 }

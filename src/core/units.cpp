@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
@@ -12,7 +13,8 @@ namespace {
 
 std::string lower(std::string_view text) {
   std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -34,16 +36,23 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
   const auto [value, suffix] = split_number(text, what);
   double multiplier = 1.0;
   std::string unit = suffix;
-  if (unit.ends_with("ib")) unit.erase(unit.size() - 2);
-  else if (unit.ends_with('b') && unit.size() > 1) unit.pop_back();
-  if (unit.empty() || unit == "b") multiplier = 1.0;
-  else if (unit == "k") multiplier = 0x1p10;
-  else if (unit == "m") multiplier = 0x1p20;
-  else if (unit == "g") multiplier = 0x1p30;
-  else if (unit == "t") multiplier = 0x1p40;
+  if (unit.ends_with("ib"))
+    unit.erase(unit.size() - 2);
+  else if (unit.ends_with('b') && unit.size() > 1)
+    unit.pop_back();
+  if (unit.empty() || unit == "b")
+    multiplier = 1.0;
+  else if (unit == "k")
+    multiplier = 0x1p10;
+  else if (unit == "m")
+    multiplier = 0x1p20;
+  else if (unit == "g")
+    multiplier = 0x1p30;
+  else if (unit == "t")
+    multiplier = 0x1p40;
   else
-    throw UsageError(fmt::format("invalid {} '{}': unknown suffix '{}' (use K, M, G or T)", what,
-                                 text, suffix));
+    throw UsageError(
+        fmt::format("invalid {} '{}': unknown suffix '{}' (use K, M, G or T)", what, text, suffix));
   const double bytes = std::floor(value * multiplier);
   if (bytes >= 0x1p63) throw UsageError(fmt::format("invalid {} '{}': too large", what, text));
   return static_cast<std::uint64_t>(bytes);

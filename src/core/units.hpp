@@ -11,7 +11,8 @@ namespace commcert {
 [[nodiscard]] std::uint64_t parse_size(std::string_view text, std::string_view what = "size");
 
 // "90", "90s", "1.5m", "10m", "2h", "500ms" -> seconds. Throws UsageError naming `what`.
-[[nodiscard]] double parse_duration_seconds(std::string_view text, std::string_view what = "duration");
+[[nodiscard]] double parse_duration_seconds(std::string_view text,
+                                            std::string_view what = "duration");
 
 // 8 -> "8 B", 1048576 -> "1 MiB", 1536 -> "1.5 KiB".
 [[nodiscard]] std::string format_bytes(std::uint64_t bytes);

@@ -1,6 +1,7 @@
 #include "report/nccl_table.hpp"
 
 #include <cmath>
+
 #include <fmt/format.h>
 
 #include "bench/datatypes.hpp"
@@ -16,9 +17,10 @@ std::string placement_fields(const Measurement& m, RankAggregation aggregation) 
     return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "N/A", "N/A", "N/A", "N/A");
   }
   const auto figures = derive_figures(m, aggregation);
-  const std::string wrong =
-      figures.wrong_elements ? fmt::format("{:>6}", *figures.wrong_elements) : fmt::format("{:>6}", "N/A");
-  return fmt::format("  {:>7}  {:>6}  {:>6}  {}", NcclTestsTable::fit_number(figures.time_seconds * 1e6, 7),
+  const std::string wrong = figures.wrong_elements ? fmt::format("{:>6}", *figures.wrong_elements)
+                                                   : fmt::format("{:>6}", "N/A");
+  return fmt::format("  {:>7}  {:>6}  {:>6}  {}",
+                     NcclTestsTable::fit_number(figures.time_seconds * 1e6, 7),
                      NcclTestsTable::fit_number(figures.algbw_bytes_per_second / 1e9, 6),
                      NcclTestsTable::fit_number(figures.busbw_bytes_per_second / 1e9, 6), wrong);
 }
@@ -26,7 +28,9 @@ std::string placement_fields(const Measurement& m, RankAggregation aggregation) 
 std::string centred(const std::string& text, int width) {
   const int left = std::max(0, (width - static_cast<int>(text.size())) / 2);
   return std::string(static_cast<std::size_t>(left), ' ') + text +
-         std::string(static_cast<std::size_t>(std::max(0, width - left - static_cast<int>(text.size()))), ' ');
+         std::string(
+             static_cast<std::size_t>(std::max(0, width - left - static_cast<int>(text.size()))),
+             ' ');
 }
 
 }  // namespace
@@ -48,7 +52,8 @@ void NcclTestsTable::begin(const CollectiveInfo& collective) {
   busbw_sum_ = 0;
   busbw_count_ = 0;
   fmt::print(out_, "# {}\n", context_.banner);
-  for (const auto& warning : context_.warnings) fmt::print(out_, "# WARNING: {}\n", warning);
+  for (const auto& warning : context_.warnings)
+    fmt::print(out_, "# WARNING: {}\n", warning);
   fmt::print(out_, "# Collective test starting: {}\n", collective.nccl_tests_name);
   const std::string step = o.step_factor > 1.0 ? fmt::format("{}(factor)", o.step_factor)
                                                : fmt::format("{}(bytes)", o.step_bytes);
@@ -59,14 +64,16 @@ void NcclTestsTable::begin(const CollectiveInfo& collective) {
              o.iterations, o.check ? 1 : 0, o.graph_launches);
   fmt::print(out_, "#\n# Using devices\n");
   for (const auto& rank : context_.ranks) {
-    fmt::print(out_, "#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} {}\n", rank.rank, rank.pid,
-               rank.node, rank.gpu ? rank.gpu->index : rank.local_rank, rank.device);
+    fmt::print(out_, "#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} {}\n", rank.rank,
+               rank.pid, rank.node, rank.gpu ? rank.gpu->index : rank.local_rank, rank.device);
   }
   fmt::print(out_, "#\n");
-  fmt::print(out_, "#{}{}{}\n", std::string(kLeadWidth - 1, ' '), centred("out-of-place", kPlacementWidth),
-             centred("in-place", kPlacementWidth));
-  std::string names = fmt::format("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}", "size", "count", "type", "redop", "root");
-  std::string units = fmt::format("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}", "(B)", "(elements)", "", "", "");
+  fmt::print(out_, "#{}{}{}\n", std::string(kLeadWidth - 1, ' '),
+             centred("out-of-place", kPlacementWidth), centred("in-place", kPlacementWidth));
+  std::string names =
+      fmt::format("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}", "size", "count", "type", "redop", "root");
+  std::string units =
+      fmt::format("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}", "(B)", "(elements)", "", "", "");
   for (int placement = 0; placement < 2; ++placement) {
     names += fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "time", "algbw", "busbw", "#wrong");
     units += fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "(us)", "(GB/s)", "(GB/s)", "");
@@ -81,7 +88,8 @@ std::string NcclTestsTable::row_text(const Measurement& out_of_place, const Meas
   const Measurement& m = out_of_place;
   const std::string redop = m.op ? std::string(name_of(*m.op)) : "none";
   const std::string root = m.root ? std::to_string(*m.root) : "-1";
-  return fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", m.bytes, m.count, name_of(m.type), redop, root) +
+  return fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", m.bytes, m.count, name_of(m.type),
+                     redop, root) +
          placement_fields(out_of_place, aggregation) + placement_fields(in_place, aggregation);
 }
 
@@ -113,8 +121,10 @@ void NcclTestsTable::note(const std::string& message) {
 }
 
 void NcclTestsTable::end(const CollectiveInfo& collective) {
-  fmt::print(out_, "# Out of bounds values : {} {}\n", out_of_bounds_, out_of_bounds_ == 0 ? "OK" : "FAILED");
-  fmt::print(out_, "# Avg bus bandwidth    : {:g} \n", busbw_count_ ? busbw_sum_ / busbw_count_ : 0.0);
+  fmt::print(out_, "# Out of bounds values : {} {}\n", out_of_bounds_,
+             out_of_bounds_ == 0 ? "OK" : "FAILED");
+  fmt::print(out_, "# Avg bus bandwidth    : {:g} \n",
+             busbw_count_ ? busbw_sum_ / busbw_count_ : 0.0);
   fmt::print(out_, "#\n# Collective test concluded: {}\n#\n\n", collective.nccl_tests_name);
   std::fflush(out_);
 }

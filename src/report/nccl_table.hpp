@@ -35,7 +35,8 @@ class NcclTestsTable {
   // A number in `width` columns as nccl-tests prints it: %.2f, %.1f, %.0f, then exponent form.
   [[nodiscard]] static std::string fit_number(double value, int width);
   [[nodiscard]] static std::string row_text(const Measurement& out_of_place,
-                                            const Measurement& in_place, RankAggregation aggregation,
+                                            const Measurement& in_place,
+                                            RankAggregation aggregation,
                                             const std::vector<RankIdentity>& ranks);
 
  private:
