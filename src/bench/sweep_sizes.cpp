@@ -29,7 +29,14 @@ std::vector<std::uint64_t> sweep_sizes(const SweepOptions& options) {
     const std::uint64_t next =
         multiplicative ? static_cast<std::uint64_t>(static_cast<double>(size) * options.step_factor)
                        : size + options.step_bytes;
-    if (next <= size) break;  // a step of zero (min == max) or a factor too small to move
+    if (next <= size) {
+      // A factor too small to grow this size would silently end the sweep early.
+      if (multiplicative && size < options.max_bytes) {
+        throw UsageError(fmt::format("-f/--stepfactor {} cannot grow {} bytes; use a larger factor",
+                                     options.step_factor, size));
+      }
+      break;  // a step of zero (min == max), or past the largest size
+    }
     size = next;
   }
   return sizes;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -43,7 +44,11 @@ FaultPlan parse_fault_plan(std::string_view text) {
                       why, entry));
     };
     if (fields.size() < 2) throw usage("missing rank");
-    const int rank = static_cast<int>(parse_number(fields[1], entry, "rank"));
+    const std::uint64_t rank_number = parse_number(fields[1], entry, "rank");
+    if (rank_number > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+      throw usage(fmt::format("rank {} out of range", rank_number));
+    }
+    const int rank = static_cast<int>(rank_number);
     if (fields[0] == "delay") {
       if (fields.size() != 3) throw usage("delay needs a duration in microseconds");
       faults.push_back({FaultKind::kDelay, rank, parse_number(fields[2], entry, "delay")});

@@ -36,11 +36,14 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
   const auto [value, suffix] = split_number(text, what);
   double multiplier = 1.0;
   std::string unit = suffix;
-  if (unit.ends_with("ib"))
+  // A trailing "B" or "iB" only follows a K/M/G/T prefix; "B" alone means bytes.
+  if (unit.size() > 2 && unit.ends_with("ib"))
     unit.erase(unit.size() - 2);
-  else if (unit.ends_with('b') && unit.size() > 1)
+  else if (unit.size() > 1 && unit.ends_with('b'))
     unit.pop_back();
-  if (unit.empty() || unit == "b")
+  else if (unit == "b")
+    unit.clear();
+  if (unit.empty())
     multiplier = 1.0;
   else if (unit == "k")
     multiplier = 0x1p10;

@@ -9,28 +9,20 @@
 namespace commcert {
 namespace {
 
-constexpr int kPlacementWidth = 33;  // "  %7s  %6s  %6s  %6s"
-constexpr int kLeadWidth = 52;       // "%12s  %12s  %8s  %6s  %6s"
-
+// Per placement, nccl-tests 2.19 prints "  %7s  %6s  %6s  %6g" (time, algbw, busbw, #wrong as
+// a double), or "  %7s  %6s  %6s    N/A" when nothing was checked.
 std::string placement_fields(const Measurement& m, RankAggregation aggregation) {
   if (m.unsupported || m.ranks.empty()) {
-    return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "N/A", "N/A", "N/A", "N/A");
+    return fmt::format("  {:>7}  {:>6}  {:>6}    N/A", "N/A", "N/A", "N/A");
   }
   const auto figures = derive_figures(m, aggregation);
-  const std::string wrong = figures.wrong_elements ? fmt::format("{:>6}", *figures.wrong_elements)
-                                                   : fmt::format("{:>6}", "N/A");
-  return fmt::format("  {:>7}  {:>6}  {:>6}  {}",
+  const std::string wrong =
+      figures.wrong_elements ? fmt::format("  {:>6g}", static_cast<double>(*figures.wrong_elements))
+                             : std::string("    N/A");
+  return fmt::format("  {:>7}  {:>6}  {:>6}{}",
                      NcclTestsTable::fit_number(figures.time_seconds * 1e6, 7),
                      NcclTestsTable::fit_number(figures.algbw_bytes_per_second / 1e9, 6),
                      NcclTestsTable::fit_number(figures.busbw_bytes_per_second / 1e9, 6), wrong);
-}
-
-std::string centred(const std::string& text, int width) {
-  const int left = std::max(0, (width - static_cast<int>(text.size())) / 2);
-  return std::string(static_cast<std::size_t>(left), ' ') + text +
-         std::string(
-             static_cast<std::size_t>(std::max(0, width - left - static_cast<int>(text.size()))),
-             ' ');
 }
 
 }  // namespace
@@ -68,8 +60,11 @@ void NcclTestsTable::begin(const CollectiveInfo& collective) {
                rank.pid, rank.node, rank.gpu ? rank.gpu->index : rank.local_rank, rank.device);
   }
   fmt::print(out_, "#\n");
-  fmt::print(out_, "#{}{}{}\n", std::string(kLeadWidth - 1, ' '),
-             centred("out-of-place", kPlacementWidth), centred("in-place", kPlacementWidth));
+  // nccl-tests 2.19 writeResultHeader, trailing spaces included.
+  fmt::print(out_,
+             "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       "
+             "in-place          \n",
+             "", "", "", "", "");
   std::string names =
       fmt::format("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}", "size", "count", "type", "redop", "root");
   std::string units =
@@ -78,7 +73,7 @@ void NcclTestsTable::begin(const CollectiveInfo& collective) {
     names += fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "time", "algbw", "busbw", "#wrong");
     units += fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "(us)", "(GB/s)", "(GB/s)", "");
   }
-  fmt::print(out_, "{}\n{}\n", names, units);
+  fmt::print(out_, "{} \n{} \n", names, units);
   std::fflush(out_);
 }
 

@@ -1,0 +1,194 @@
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "comm/fault_injection.hpp"
+#include "core/errors.hpp"
+
+namespace commcert {
+namespace {
+
+bool same(const Fault& a, const Fault& b) {
+  return a.kind == b.kind && a.rank == b.rank && a.argument == b.argument;
+}
+
+TEST(ParseFaultPlan, EmptyMeansNoFault) {
+  const FaultPlan plan = parse_fault_plan("");
+  EXPECT_TRUE(plan.empty());
+  EXPECT_TRUE(plan.faults().empty());
+  EXPECT_EQ(plan.describe(), "");
+  EXPECT_FALSE(plan.delay_seconds(0).has_value());
+  EXPECT_FALSE(plan.corrupts(0));
+  EXPECT_FALSE(plan.hang_before_operation(0).has_value());
+}
+
+TEST(ParseFaultPlan, EachKind) {
+  const FaultPlan delay = parse_fault_plan("delay:1:500");
+  ASSERT_EQ(delay.faults().size(), 1u);
+  EXPECT_TRUE(same(delay.faults()[0], {FaultKind::kDelay, 1, 500}));
+
+  const FaultPlan corrupt = parse_fault_plan("corrupt:2");
+  ASSERT_EQ(corrupt.faults().size(), 1u);
+  EXPECT_TRUE(same(corrupt.faults()[0], {FaultKind::kCorrupt, 2, 0}));
+
+  const FaultPlan hang_now = parse_fault_plan("hang:3");
+  ASSERT_EQ(hang_now.faults().size(), 1u);
+  EXPECT_TRUE(same(hang_now.faults()[0], {FaultKind::kHang, 3, 0}));  // default: operation 0
+
+  const FaultPlan hang_later = parse_fault_plan("hang:0:12");
+  ASSERT_EQ(hang_later.faults().size(), 1u);
+  EXPECT_TRUE(same(hang_later.faults()[0], {FaultKind::kHang, 0, 12}));
+}
+
+TEST(ParseFaultPlan, SeveralFaultsInOrder) {
+  const FaultPlan plan = parse_fault_plan("delay:0:250,corrupt:3,hang:2:7");
+  ASSERT_EQ(plan.faults().size(), 3u);
+  EXPECT_TRUE(same(plan.faults()[0], {FaultKind::kDelay, 0, 250}));
+  EXPECT_TRUE(same(plan.faults()[1], {FaultKind::kCorrupt, 3, 0}));
+  EXPECT_TRUE(same(plan.faults()[2], {FaultKind::kHang, 2, 7}));
+  EXPECT_FALSE(plan.empty());
+}
+
+TEST(ParseFaultPlan, MalformedFormsAreUsageErrorsNamingTheVariable) {
+  const char* const malformed[] = {
+      "delay",        // no rank
+      "delay:1",      // no duration
+      "delay:1:",     // empty duration
+      "delay:1:5:6",  // too many fields
+      "delay:x:5",    // rank not a number
+      "delay:-1:5",   // negative rank
+      "delay:1:-5",   // negative duration
+      "delay:1:5us",  // units are not accepted: microseconds only
+      "delay:1.5:5",  // fractional rank
+      "corrupt",      // no rank
+      "corrupt:",     // empty rank
+      "corrupt:1:2",  // corrupt takes no argument
+      "hang:1:2:3",   // too many fields
+      "hang:1:abc",   // operation not a number
+      "hang::1",      // empty rank
+      "explode:1",    // unknown kind
+      "Delay:1:5",    // kinds are lower case
+      ":1",           // no kind
+      ",",            // two empty entries
+      "corrupt:1,",   // trailing comma
+      ",corrupt:1",   // leading comma
+      "corrupt:1,,hang:2",
+      " corrupt:1",  // spaces are not trimmed
+      "corrupt: 1",
+      "corrupt:1 ",
+      "corrupt:0x1",
+      "delay:1:99999999999999999999",  // does not fit
+      "corrupt:4294967296",            // a rank beyond int must not wrap to rank 0
+      "hang:2147483648",               // nor to a negative rank
+  };
+  for (const char* text : malformed) {
+    try {
+      (void)parse_fault_plan(text);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find("COMMCERT_FAULT"), std::string::npos)
+          << text << ": " << error.what();
+    }
+  }
+}
+
+TEST(ParseFaultPlan, LargestValidRank) {
+  const FaultPlan plan = parse_fault_plan("corrupt:2147483647");
+  ASSERT_EQ(plan.faults().size(), 1u);
+  EXPECT_EQ(plan.faults()[0].rank, 2147483647);
+}
+
+TEST(FaultPlan, QueriesAnswerPerRank) {
+  const FaultPlan plan = parse_fault_plan("delay:1:1500,corrupt:2,hang:3:4");
+  ASSERT_TRUE(plan.delay_seconds(1).has_value());
+  EXPECT_DOUBLE_EQ(*plan.delay_seconds(1), 1500e-6);
+  EXPECT_FALSE(plan.delay_seconds(0).has_value());
+  EXPECT_FALSE(plan.delay_seconds(2).has_value());
+
+  EXPECT_TRUE(plan.corrupts(2));
+  EXPECT_FALSE(plan.corrupts(1));
+  EXPECT_FALSE(plan.corrupts(3));
+
+  ASSERT_TRUE(plan.hang_before_operation(3).has_value());
+  EXPECT_EQ(*plan.hang_before_operation(3), 4u);
+  EXPECT_FALSE(plan.hang_before_operation(2).has_value());
+
+  // A zero delay is still a delay fault (it exercises the path), distinct from none.
+  const FaultPlan zero = parse_fault_plan("delay:0:0");
+  ASSERT_TRUE(zero.delay_seconds(0).has_value());
+  EXPECT_DOUBLE_EQ(*zero.delay_seconds(0), 0.0);
+}
+
+TEST(FaultPlan, SeveralFaultsOnOneRank) {
+  const FaultPlan plan = parse_fault_plan("corrupt:1,delay:1:10,hang:1");
+  EXPECT_TRUE(plan.corrupts(1));
+  EXPECT_DOUBLE_EQ(*plan.delay_seconds(1), 10e-6);
+  EXPECT_EQ(*plan.hang_before_operation(1), 0u);
+}
+
+TEST(FaultPlan, ValidateRanks) {
+  const FaultPlan plan = parse_fault_plan("corrupt:3");
+  EXPECT_NO_THROW(plan.validate_ranks(4));
+  EXPECT_NO_THROW(plan.validate_ranks(16));
+  EXPECT_THROW(plan.validate_ranks(3), UsageError);
+  EXPECT_THROW(plan.validate_ranks(1), UsageError);
+  try {
+    plan.validate_ranks(2);
+  } catch (const UsageError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("COMMCERT_FAULT"), std::string::npos) << message;
+    EXPECT_NE(message.find('3'), std::string::npos) << message;
+  }
+  EXPECT_NO_THROW(FaultPlan{}.validate_ranks(1));
+  // Any fault beyond the job fails validation, not only the first.
+  EXPECT_THROW(parse_fault_plan("corrupt:0,hang:5").validate_ranks(4), UsageError);
+}
+
+TEST(FaultPlan, DescribeRoundTrips) {
+  const char* const texts[] = {"delay:1:500", "corrupt:2", "hang:3:0", "hang:0:9",
+                               "delay:0:1,corrupt:1,hang:2:3"};
+  for (const char* text : texts) {
+    const FaultPlan plan = parse_fault_plan(text);
+    EXPECT_EQ(plan.describe(), text);
+    const FaultPlan again = parse_fault_plan(plan.describe());
+    ASSERT_EQ(again.faults().size(), plan.faults().size());
+    for (std::size_t i = 0; i < plan.faults().size(); ++i) {
+      EXPECT_TRUE(same(again.faults()[i], plan.faults()[i])) << text;
+    }
+  }
+  // The default operation of hang is spelled out.
+  EXPECT_EQ(parse_fault_plan("hang:3").describe(), "hang:3:0");
+}
+
+class FaultEnvironment : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* value = std::getenv("COMMCERT_FAULT")) saved_ = value;
+  }
+  void TearDown() override {
+    if (saved_) {
+      ::setenv("COMMCERT_FAULT", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("COMMCERT_FAULT");
+    }
+  }
+  std::optional<std::string> saved_;
+};
+
+TEST_F(FaultEnvironment, ReadsCommcertFault) {
+  ::unsetenv("COMMCERT_FAULT");
+  EXPECT_TRUE(fault_plan_from_environment().empty());
+  ::setenv("COMMCERT_FAULT", "", 1);
+  EXPECT_TRUE(fault_plan_from_environment().empty());
+  ::setenv("COMMCERT_FAULT", "corrupt:1,delay:0:20", 1);
+  const FaultPlan plan = fault_plan_from_environment();
+  EXPECT_TRUE(plan.corrupts(1));
+  EXPECT_DOUBLE_EQ(*plan.delay_seconds(0), 20e-6);
+  ::setenv("COMMCERT_FAULT", "corrupt", 1);
+  EXPECT_THROW((void)fault_plan_from_environment(), UsageError);
+}
+
+}  // namespace
+}  // namespace commcert

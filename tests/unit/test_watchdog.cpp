@@ -1,0 +1,304 @@
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "comm/control_plane.hpp"
+#include "comm/watchdog.hpp"
+
+namespace commcert {
+namespace {
+
+constexpr double kTimeout = 10.0;
+// Idle long enough to count as absent (at least half the timeout), and a momentary gap.
+constexpr double kLongIdle = 9.0;
+constexpr double kMomentary = 0.001;
+
+RankTimeoutState state(int rank, std::int64_t begun, bool inside, bool responded = true,
+                       double idle_seconds = kLongIdle) {
+  RankTimeoutState s;
+  s.rank = rank;
+  s.responded = responded;
+  s.operations_begun = begun;
+  s.inside_operation = inside;
+  s.idle_seconds = idle_seconds;
+  return s;
+}
+
+std::vector<int> one_rank_per_process(int n) {
+  std::vector<int> process(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r)
+    process[static_cast<std::size_t>(r)] = r;
+  return process;
+}
+
+TEST(AttributeTimeout, EveryRankInsideTheSameOperationBlamesNoRank) {
+  // All four ranks began operation 7 and wait inside it: the operation itself is stuck.
+  const auto report = attribute_timeout(
+      {state(0, 7, true), state(1, 7, true), state(2, 7, true), state(3, 7, true)},
+      one_rank_per_process(4), 0, kTimeout);
+  EXPECT_TRUE(report.culprit_ranks.empty());
+  EXPECT_EQ(report.ranks.size(), 4u);
+  EXPECT_TRUE(report.this_process_reports);
+  EXPECT_TRUE(report.attributed);
+}
+
+TEST(AttributeTimeout, ARankThatNeverArrivedIsTheCulprit) {
+  // Rank 2 finished operation 6 and never began operation 7, which the others wait in.
+  const auto report = attribute_timeout(
+      {state(0, 7, true), state(1, 7, true), state(2, 6, false), state(3, 7, true)},
+      one_rank_per_process(4), 0, kTimeout);
+  EXPECT_EQ(report.culprit_ranks, std::vector<int>{2});
+}
+
+TEST(AttributeTimeout, ARankWaitingInsideAnEarlierOperationIsAVictim) {
+  // Rank 1 is stuck inside operation 6 while the others wait in 7: it waits on someone too (a
+  // broadcast routed through a stuck rank leaves that rank's subtree one operation behind).
+  // Nobody is absent, so no rank is blamed.
+  const auto report = attribute_timeout({state(0, 7, true), state(1, 6, true), state(2, 7, true)},
+                                        one_rank_per_process(3), 0, kTimeout);
+  EXPECT_TRUE(report.culprit_ranks.empty());
+}
+
+TEST(AttributeTimeout, AFrozenRankIsBlamedNotTheSubtreeWaitingOnIt) {
+  // The case found with SIGSTOP: rank 1 is frozen (silent), rank 3 receives a broadcast through
+  // rank 1 and is still inside it while ranks 0 and 2 moved on to the next operation.
+  const auto report = attribute_timeout(
+      {state(0, 3, true), state(1, 0, false, false), state(2, 3, true), state(3, 2, true)},
+      one_rank_per_process(4), 0, kTimeout);
+  EXPECT_EQ(report.culprit_ranks, std::vector<int>{1});
+}
+
+TEST(AttributeTimeout, ARankMomentarilyBetweenOperationsIsNotBlamed) {
+  // Rank 2 had just finished an operation when it was asked: it is making progress.
+  const auto report = attribute_timeout(
+      {state(0, 5, true), state(1, 5, true), state(2, 5, false, true, kMomentary)},
+      one_rank_per_process(3), 0, kTimeout);
+  EXPECT_TRUE(report.culprit_ranks.empty());
+}
+
+TEST(AttributeTimeout, AbsenceIsJudgedAgainstHalfTheTimeout) {
+  const auto absent_for = [](double idle) {
+    return attribute_timeout({state(0, 4, true), state(1, 3, false, true, idle)},
+                             one_rank_per_process(2), 0, kTimeout)
+        .culprit_ranks;
+  };
+  EXPECT_TRUE(absent_for(kTimeout / 2 - 0.01).empty());
+  EXPECT_EQ(absent_for(kTimeout / 2), std::vector<int>{1});
+}
+
+TEST(AttributeTimeout, ARankThatDidNotRespondIsACulprit) {
+  // Rank 3's process did not answer within the grace period; the others wait in the same
+  // operation. Nothing is known about rank 3, so it is the one to blame.
+  const auto report = attribute_timeout(
+      {state(0, 7, true), state(1, 7, true), state(2, 7, true), state(3, 0, false, false)},
+      one_rank_per_process(4), 0, kTimeout);
+  EXPECT_EQ(report.culprit_ranks, std::vector<int>{3});
+  EXPECT_FALSE(report.ranks[3].responded);
+}
+
+TEST(AttributeTimeout, SilentAndLateRanksAreBothCulpritsInRankOrder) {
+  const auto report = attribute_timeout(
+      {state(0, 0, false, false), state(1, 9, true), state(2, 8, false), state(3, 9, true)},
+      one_rank_per_process(4), 1, kTimeout);
+  EXPECT_EQ(report.culprit_ranks, (std::vector<int>{0, 2}));
+}
+
+TEST(AttributeTimeout, OnlyTheFurthestBehindAreBlamed) {
+  // A hang propagates: rank 3 never began operation 10; rank 2, which waits on rank 3, is stuck
+  // inside 10; ranks 0 and 1 already moved on to 11. Only rank 3 is to blame.
+  const auto report = attribute_timeout(
+      {state(0, 11, true), state(1, 11, true), state(2, 10, true), state(3, 9, false)},
+      one_rank_per_process(4), 0, kTimeout);
+  EXPECT_EQ(report.culprit_ranks, std::vector<int>{3});
+}
+
+TEST(AttributeTimeout, SendRecvRingWithRanksOneOperationAhead) {
+  // sendrecv ring (send to r+1, receive from r-1), rank 2 hangs before its 6th operation:
+  //  - rank 3 receives from rank 2: stuck inside operation 6;
+  //  - rank 0 receives from rank 3, which sent in operation 6: rank 0 completed 6 and waits
+  //    inside 7 (rank 3 never sends its 7th message);
+  //  - rank 1 receives from rank 0 (sent in 6 and 7), its sends to rank 2 are buffered: it
+  //    completed 7 and waits inside 8.
+  // Being ahead is no fault; rank 3 waiting on rank 2 is no fault either. Only rank 2 is.
+  const auto report = attribute_timeout(
+      {state(0, 7, true), state(1, 8, true), state(2, 5, false), state(3, 6, true)},
+      one_rank_per_process(4), 0, kTimeout);
+  EXPECT_EQ(report.culprit_ranks, std::vector<int>{2});
+}
+
+TEST(AttributeTimeout, SendRecvRingStuckLinkWithEveryRankInside) {
+  // The same ring with every rank inside operation 6 (a link that dropped a message): no rank
+  // is missing, so none is blamed.
+  const auto report = attribute_timeout(
+      {state(0, 6, true), state(1, 6, true), state(2, 6, true), state(3, 6, true)},
+      one_rank_per_process(4), 2, kTimeout);
+  EXPECT_TRUE(report.culprit_ranks.empty());
+}
+
+TEST(AttributeTimeout, ReporterIsTheLowestAnsweringProcess) {
+  // Two processes with two ranks each.
+  const std::vector<int> process_of_rank = {0, 0, 1, 1};
+  const std::vector<RankTimeoutState> all_answer = {state(0, 3, true), state(1, 3, true),
+                                                    state(2, 3, true), state(3, 3, true)};
+  EXPECT_TRUE(attribute_timeout(all_answer, process_of_rank, 0, kTimeout).this_process_reports);
+  EXPECT_FALSE(attribute_timeout(all_answer, process_of_rank, 1, kTimeout).this_process_reports);
+
+  // Process 0 is gone: process 1 writes the record.
+  const std::vector<RankTimeoutState> first_silent = {
+      state(0, 0, false, false), state(1, 0, false, false), state(2, 3, true), state(3, 3, true)};
+  const auto seen_by_1 = attribute_timeout(first_silent, process_of_rank, 1, kTimeout);
+  EXPECT_TRUE(seen_by_1.this_process_reports);
+  EXPECT_EQ(seen_by_1.culprit_ranks, (std::vector<int>{0, 1}));
+  EXPECT_FALSE(attribute_timeout(first_silent, process_of_rank, 0, kTimeout).this_process_reports);
+}
+
+TEST(AttributeTimeout, ReporterFollowsProcessNumbersNotRankNumbers) {
+  // Ranks map to processes in reverse: rank 0 lives in process 1. Process 0 (rank 1) answers.
+  const std::vector<int> process_of_rank = {1, 0};
+  const std::vector<RankTimeoutState> ranks = {state(0, 2, true), state(1, 2, true)};
+  EXPECT_TRUE(attribute_timeout(ranks, process_of_rank, 0, kTimeout).this_process_reports);
+  EXPECT_FALSE(attribute_timeout(ranks, process_of_rank, 1, kTimeout).this_process_reports);
+}
+
+TEST(AttributeTimeout, KeepsEveryRankState) {
+  const auto report = attribute_timeout({state(0, 4, true), state(1, 3, false)},
+                                        one_rank_per_process(2), 0, kTimeout);
+  ASSERT_EQ(report.ranks.size(), 2u);
+  EXPECT_EQ(report.ranks[1].operations_begun, 3);
+  EXPECT_FALSE(report.ranks[1].inside_operation);
+  EXPECT_TRUE(report.ranks[0].inside_operation);
+}
+
+// --- A real watchdog in one process ---------------------------------------------------------
+
+// The handler prints the report to stderr, where the death test reads it.
+void print_report(const TimeoutReport& report) {
+  std::string culprits;
+  for (const int rank : report.culprit_ranks)
+    culprits += std::to_string(rank) + ";";
+  std::string states;
+  for (const auto& s : report.ranks) {
+    states += std::to_string(s.rank) + ":" + std::to_string(s.operations_begun) + ":" +
+              (s.inside_operation ? "in" : "out") + (s.responded ? "" : ":silent") + ";";
+  }
+  std::fprintf(stderr, "REPORT context=[%s] timeout=%g culprits=[%s] states=[%s] reports=%d\n",
+               report.context.c_str(), report.timeout_seconds, culprits.c_str(), states.c_str(),
+               report.this_process_reports ? 1 : 0);
+}
+
+void wait_for_the_watchdog() {
+  // Long enough for a 0.2 s timeout plus the poll interval, short enough to fail fast if the
+  // watchdog never fires.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+}
+
+class WatchdogDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(WatchdogDeathTest, AnOverrunningOperationCallsTheHandlerAndExitsWithTimeout) {
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0}, {0}, 0.2, print_report);
+        watchdog.set_context("allreduce float sum 1 MiB out-of-place");
+        watchdog.begin(0);
+        watchdog.end(0);    // the first operation completes
+        watchdog.begin(0);  // the second never does
+        wait_for_the_watchdog();
+        std::fprintf(stderr, "the watchdog did not fire\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4),
+      "REPORT context=\\[allreduce float sum 1 MiB out-of-place\\] timeout=0.2 culprits=\\[\\] "
+      "states=\\[0:2:in;\\] reports=1");
+}
+
+TEST_F(WatchdogDeathTest, ALocalSlotThatNeverArrivedIsNamed) {
+  // Two ranks driven by one process (NCCL -g 2): slot 1 never begins the second operation.
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0, 1}, {0, 0}, 0.2, print_report);
+        watchdog.set_context("broadcast half root 0 64 KiB in-place");
+        watchdog.begin_all();
+        watchdog.end_all();
+        watchdog.begin(0);
+        wait_for_the_watchdog();
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "culprits=\\[1;\\] states=\\[0:2:in;1:1:out;\\] reports=1");
+}
+
+TEST_F(WatchdogDeathTest, AHandlerThatReturnsStillEndsTheJob) {
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0}, {0}, 0.2, [](const TimeoutReport&) {});
+        watchdog.begin_all();
+        wait_for_the_watchdog();
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "");
+}
+
+TEST_F(WatchdogDeathTest, AHandlerThatThrowsStillEndsTheJob) {
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0}, {0}, 0.2,
+                          [](const TimeoutReport&) { throw std::runtime_error("disk full"); });
+        watchdog.begin_all();
+        wait_for_the_watchdog();
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "error while reporting a timeout");
+}
+
+TEST(Watchdog, OperationsThatFinishInTimeNeverFire) {
+  SingleProcessControlPlane control;
+  bool fired = false;
+  {
+    Watchdog watchdog(control, {0, 1}, {0, 0}, 0.3,
+                      [&fired](const TimeoutReport&) { fired = true; });
+    for (int i = 0; i < 5; ++i) {
+      WatchedSection section(&watchdog);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(watchdog.operations_begun(0), 5);
+    EXPECT_EQ(watchdog.operations_begun(1), 5);
+    // Idle time between operations is not an operation: no deadline runs.
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  }
+  EXPECT_FALSE(fired);
+}
+
+TEST(Watchdog, ZeroTimeoutDisablesTheWatch) {
+  SingleProcessControlPlane control;
+  Watchdog watchdog(control, {0}, {0}, 0, [](const TimeoutReport&) { std::_Exit(99); });
+  watchdog.begin(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  watchdog.end(0);
+  EXPECT_EQ(watchdog.operations_begun(0), 1);
+  EXPECT_DOUBLE_EQ(watchdog.timeout_seconds(), 0);
+}
+
+TEST(Watchdog, GraceIsAQuarterOfTheTimeoutWithinTwoToTenSeconds) {
+  SingleProcessControlPlane control;
+  const std::pair<double, double> cases[] = {{0, 2},  {1, 2},   {8, 2},   {12, 3},
+                                             {20, 5}, {40, 10}, {300, 10}};
+  for (const auto& [timeout, grace] : cases) {
+    // Nothing is begun, so the watchdog thread (if any) never fires.
+    Watchdog watchdog(control, {0}, {0}, timeout, [](const TimeoutReport&) {});
+    EXPECT_DOUBLE_EQ(watchdog.grace_seconds(), grace) << timeout;
+  }
+}
+
+}  // namespace
+}  // namespace commcert
