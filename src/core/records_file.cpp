@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -46,12 +45,23 @@ void RecordsFile::append(const Json& record) {
 
 void write_json_file_atomically(const std::filesystem::path& path, const Json& value) {
   const std::filesystem::path temporary = path.string() + fmt::format(".tmp.{}", ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << value.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
-    out.flush();
-    if (!out) throw RuntimeFailure(fmt::format("cannot write {}", temporary.string()));
+  std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
+  text.push_back('\n');
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw RuntimeFailure(
+        fmt::format("cannot write {}: {}", temporary.string(), std::strerror(errno)));
   }
+  try {
+    write_all(fd, text, temporary);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  // Data on disk before the rename makes it visible: a power loss leaves the old file or the new
+  // one, never an empty one.
+  ::fsync(fd);
+  ::close(fd);
   std::error_code error;
   std::filesystem::rename(temporary, path, error);
   if (error) {

@@ -12,7 +12,9 @@ double percentile_sorted(std::span<const double> sorted, double p) {
   if (sorted.empty()) throw std::invalid_argument("percentile of an empty sample");
   const double clamped = std::clamp(p, 0.0, 100.0);
   const auto n = sorted.size();
-  auto rank = static_cast<std::size_t>(std::ceil(clamped / 100.0 * static_cast<double>(n)));
+  // p/100*n in floating point can land a hair above an integer (0.999 * 1000 = 999.0000000001);
+  // nearest rank must not round that up to the next sample.
+  auto rank = static_cast<std::size_t>(std::ceil(clamped / 100.0 * static_cast<double>(n) - 1e-9));
   rank = std::clamp<std::size_t>(rank, 1, n);
   return sorted[rank - 1];
 }

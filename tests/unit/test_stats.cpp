@@ -161,3 +161,18 @@ TEST(Ci95HalfWidth, NoIntervalFromOneSample) {
 
 }  // namespace
 }  // namespace commcert
+
+namespace commcert {
+namespace {
+
+TEST(PercentileSorted, FractionalPercentileIsNotPushedToTheNextSample) {
+  std::vector<double> samples(1000);
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    samples[i] = static_cast<double>(i + 1);
+  // Nearest rank of p99.9 over 1000 samples is the 999th, not the maximum.
+  EXPECT_EQ(percentile_sorted(samples, 99.9), 999.0);
+  EXPECT_EQ(percentile_sorted(samples, 99.0), 990.0);
+}
+
+}  // namespace
+}  // namespace commcert
