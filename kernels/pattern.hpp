@@ -142,6 +142,16 @@ COMMCERT_HD inline bool is_contributor(const PatternSpec& s, int rank, std::uint
   return offset < static_cast<std::uint64_t>(contributor_count(s));
 }
 
+// A contributing rank's value at input `index`: a small integer in [1, top] (sum, min, max,
+// avg) or 1 or 2 (prod). `top` is max_contribution(s), hoisted out of per-element loops.
+COMMCERT_HD inline double contribution(const PatternSpec& s, std::uint64_t top, int rank,
+                                       std::uint64_t index) {
+  const std::uint64_t h = element_hash(s.seed, rank, index);
+  if (s.op == ReduceOp::kProd) return (h & 1) ? 2.0 : 1.0;
+  // Lemire's multiply-shift maps the hash onto [0, top) without a division.
+  return static_cast<double>(1 + (((h >> 32) * top) >> 32));
+}
+
 // Value (as a double, exact) that `rank` contributes at input `index` of a reduction.
 COMMCERT_HD inline double reduction_input(const PatternSpec& s, int rank, std::uint64_t index) {
   const std::uint64_t top = max_contribution(s);
@@ -155,22 +165,22 @@ COMMCERT_HD inline double reduction_input(const PatternSpec& s, int rank, std::u
         return 0.0;  // identity of sum, avg and (with contributions >= 1) max
     }
   }
-  const std::uint64_t h = element_hash(s.seed, rank, index);
-  if (s.op == ReduceOp::kProd) return (h & 1) ? 2.0 : 1.0;
-  return static_cast<double>(1 + h % top);
+  return contribution(s, top, rank, index);
 }
 
-// Exact reduced value of input `index` over all ranks, before an average's division.
+// Exact reduced value of input `index` over all ranks, before an average's division. Only the
+// contributors (ranks index, index+1, ... mod n) matter: the others hold the identity, or for
+// min/max a value that never wins.
 COMMCERT_HD inline double reduction_result(const PatternSpec& s, std::uint64_t index) {
   const int k = contributor_count(s);
+  const std::uint64_t top = max_contribution(s);
   const auto n = static_cast<std::uint64_t>(s.nranks);
-  double acc = 0.0;
-  for (int t = 0; t < k; ++t) {
-    const int rank = static_cast<int>((index + static_cast<std::uint64_t>(t)) % n);
-    const double v = reduction_input(s, rank, index);
-    if (t == 0) {
-      acc = v;
-    } else if (s.op == ReduceOp::kProd) {
+  std::uint64_t rank = index % n;
+  double acc = contribution(s, top, static_cast<int>(rank), index);
+  for (int t = 1; t < k; ++t) {
+    rank = rank + 1 == n ? 0 : rank + 1;
+    const double v = contribution(s, top, static_cast<int>(rank), index);
+    if (s.op == ReduceOp::kProd) {
       acc *= v;
     } else if (s.op == ReduceOp::kMin) {
       acc = v < acc ? v : acc;
@@ -180,8 +190,6 @@ COMMCERT_HD inline double reduction_result(const PatternSpec& s, std::uint64_t i
       acc += v;
     }
   }
-  // Ranks outside the contributor set hold the identity, except for min/max where they hold a
-  // value that never wins; either way the contributors decide the result.
   return acc;
 }
 

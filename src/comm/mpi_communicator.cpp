@@ -98,23 +98,27 @@ unsigned char* MpiCommunicator::output_region(const PatternSpec& spec, bool in_p
 
 void MpiCommunicator::prepare(const LoopPlan& plan, const RankLayout& layout) {
   const PatternSpec& spec = plan.pattern;
-  const bool with_expected = plan.check && plan.timed;
-  if (prepared_ && same_data(prepared_->spec, spec) && prepared_->in_place == plan.in_place &&
-      (prepared_->with_expected || !with_expected)) {
-    return;
-  }
+  const bool want_expected = plan.check && plan.timed && layout.has_output;
+  const bool same = prepared_ && same_data(prepared_->spec, spec);
+  // The expected output depends on the data, not the placement: keep it across placements.
+  const bool expected_ready =
+      !want_expected || (same && prepared_->expected_elements == layout.output_elements);
+  if (same && expected_ready && prepared_->in_place == plan.in_place) return;
+
   const auto element = static_cast<std::uint64_t>(element_size(spec.type));
   const std::uint64_t image = layout.in_place_buffer_elements();
   send_.reserve(std::max(layout.input_elements, image) * element);
   receive_.reserve(std::max(layout.output_elements, image) * element);
   expected_.reserve(layout.output_elements * element);
-  if (layout.has_output && with_expected) {
+  std::uint64_t expected_elements = same ? prepared_->expected_elements : 0;
+  if (!expected_ready) {
     fill_expected_host(spec, rank_, expected_.data(), layout.output_elements);
+    expected_elements = layout.output_elements;
   }
   if (plan.in_place) {
     // The in-place image: poison where only output goes, then the input on top. Restored into
     // the receive buffer before every checked iteration.
-    if (layout.has_output && with_expected) {
+    if (want_expected) {
       poison_host(spec, expected_.data(), send_.bytes() + layout.in_place_output_offset * element,
                   layout.output_elements);
     }
@@ -124,7 +128,7 @@ void MpiCommunicator::prepare(const LoopPlan& plan, const RankLayout& layout) {
   } else {
     fill_input_host(spec, rank_, send_.data(), layout.input_elements);
   }
-  prepared_ = PreparedData{spec, plan.in_place, with_expected};
+  prepared_ = PreparedData{spec, plan.in_place, expected_elements};
 }
 
 void MpiCommunicator::call_collective(const PatternSpec& spec, bool in_place,

@@ -35,7 +35,7 @@ class MpiCommunicator final : public Communicator {
   struct PreparedData {
     PatternSpec spec;
     bool in_place = false;
-    bool with_expected = false;
+    std::uint64_t expected_elements = 0;  // how much of expected_ holds this spec's output
   };
 
   // Takes ownership of `comm`, a communicator split from the job's.

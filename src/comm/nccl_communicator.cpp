@@ -289,24 +289,27 @@ void NcclCommunicator::reserve(Slot& slot, std::uint64_t bytes, std::size_t iter
 
 void NcclCommunicator::prepare(const LoopPlan& plan) {
   const PatternSpec& spec = plan.pattern;
-  const bool with_expected = plan.check && plan.timed;
+  const bool want_expected = plan.check && plan.timed;
   const auto iterations = static_cast<std::size_t>(std::max(plan.iterations, 1));
   const auto element = static_cast<std::uint64_t>(element_size(spec.type));
-  const bool fresh = !prepared_ || !same_data(prepared_->spec, spec) ||
-                     prepared_->in_place != plan.in_place ||
-                     (with_expected && !prepared_->with_expected);
+  const bool same = prepared_ && same_data(prepared_->spec, spec);
+  // The expected output depends on the data, not the placement: keep it across placements.
+  const bool expected_ready = !want_expected || (same && prepared_->with_expected);
+  const bool data_ready = same && expected_ready && prepared_->in_place == plan.in_place;
   for (Slot& slot : slots_) {
     const RankLayout layout = layout_for(slot, spec);
     const std::uint64_t image = layout.in_place_buffer_elements();
+    // One size for every placement, so switching placement never reallocates (and loses) the
+    // expected output.
     reserve(slot, std::max({layout.input_elements, layout.output_elements, image}) * element,
             iterations);
-    if (!fresh) continue;
+    if (data_ready) continue;
     auto* send = static_cast<unsigned char*>(slot.send);
-    if (layout.has_output && with_expected) {
+    if (layout.has_output && !expected_ready) {
       enqueue_fill_expected(spec, slot.rank, slot.expected, layout.output_elements, slot.stream);
     }
     if (plan.in_place) {
-      if (layout.has_output && with_expected) {
+      if (layout.has_output && want_expected) {
         enqueue_poison(spec, slot.expected, send + layout.in_place_output_offset * element,
                        layout.output_elements, slot.stream);
       }
@@ -320,7 +323,8 @@ void NcclCommunicator::prepare(const LoopPlan& plan) {
     }
     check_cuda(cudaGetLastError(), "pattern kernel launch");
   }
-  prepared_ = PreparedData{spec, plan.in_place, with_expected};
+  prepared_ =
+      PreparedData{spec, plan.in_place, want_expected || (same && prepared_->with_expected)};
 }
 
 void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, bool in_place) {
