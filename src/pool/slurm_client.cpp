@@ -1,0 +1,68 @@
+#include "pool/slurm_client.hpp"
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "core/process.hpp"
+
+namespace commcert {
+
+std::map<std::string, SlurmNodeStatus> query_slurm_nodes(double timeout_seconds) {
+  const auto result = run_process({"scontrol", "-o", "show", "node"}, timeout_seconds);
+  if (result.timed_out) throw RuntimeFailure("scontrol show node timed out");
+  if (result.exit_code != 0) {
+    const auto first_line = result.error.substr(0, result.error.find('\n'));
+    throw RuntimeFailure(
+        fmt::format("scontrol show node failed (exit {}): {}", result.exit_code, first_line));
+  }
+  std::map<std::string, SlurmNodeStatus> nodes;
+  std::size_t start = 0;
+  while (start < result.output.size()) {
+    auto end = result.output.find('\n', start);
+    if (end == std::string::npos) end = result.output.size();
+    if (auto parsed =
+            parse_scontrol_node(std::string_view(result.output).substr(start, end - start))) {
+      nodes.emplace(std::move(parsed->first), std::move(parsed->second));
+    }
+    start = end + 1;
+  }
+  return nodes;
+}
+
+std::vector<AppliedAction> apply_slurm_actions(const std::vector<PoolAction>& actions, bool dry_run,
+                                               std::FILE* out, double timeout_seconds) {
+  std::vector<AppliedAction> applied;
+  for (const auto& action : actions) {
+    AppliedAction done{action, true, {}};
+    switch (action.kind) {
+      case PoolActionKind::kLeave:
+        fmt::print(out, "leave  {}: {}\n", action.node, action.why);
+        break;
+      case PoolActionKind::kDrain:
+      case PoolActionKind::kResume: {
+        const char* verb = action.kind == PoolActionKind::kDrain ? "drain " : "resume";
+        const std::string detail =
+            action.kind == PoolActionKind::kDrain ? fmt::format(": {}", action.reason) : "";
+        if (dry_run) {
+          fmt::print(out, "{} {}{} (dry run)\n", verb, action.node, detail);
+          break;
+        }
+        const auto result = run_process(action.command, timeout_seconds);
+        done.ok = result.exit_code == 0;
+        if (!done.ok) {
+          done.error =
+              result.timed_out ? "timed out" : result.error.substr(0, result.error.find('\n'));
+          fmt::print(out, "FAILED {} {}: {}\n", verb, action.node, done.error);
+        } else {
+          fmt::print(out, "{} {}{}\n", verb, action.node, detail);
+        }
+        break;
+      }
+    }
+    applied.push_back(std::move(done));
+  }
+  std::fflush(out);
+  return applied;
+}
+
+}  // namespace commcert
