@@ -1,0 +1,159 @@
+#include <cmath>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "bench/groups.hpp"
+#include "validate/localization.hpp"
+
+namespace commcert {
+namespace {
+
+std::string node(int i) {
+  return "n" + std::to_string(i);
+}
+
+// A fleet with some bad nodes and bad links: a collective over a group fails when the group holds
+// a bad node (and another node to talk to) or both ends of a bad link.
+struct Fleet {
+  std::set<int> bad_nodes;
+  std::set<std::pair<int, int>> bad_links;
+
+  [[nodiscard]] bool group_passes(const std::vector<int>& group) const {
+    if (group.size() < 2) return true;
+    const std::set<int> members(group.begin(), group.end());
+    for (const int bad : bad_nodes) {
+      if (members.contains(bad)) return false;
+    }
+    for (const auto& [a, b] : bad_links) {
+      if (members.contains(a) && members.contains(b)) return false;
+    }
+    return true;
+  }
+
+  // Every pair, as the pairs scope measures it, in circle-method rounds.
+  [[nodiscard]] std::pair<std::vector<PairOutcome>, int> all_pairs(int n) const {
+    std::vector<PairOutcome> outcomes;
+    const auto rounds = round_robin_pairs(n);
+    for (const auto& round : rounds) {
+      for (const auto& [a, b] : round)
+        outcomes.push_back({node(a), node(b), group_passes({a, b})});
+    }
+    return {outcomes, static_cast<int>(rounds.size())};
+  }
+
+  [[nodiscard]] GroupRoundRunner runner() const {
+    return [this](const std::vector<std::vector<int>>& groups) {
+      std::set<int> seen;
+      std::vector<bool> passed;
+      for (const auto& group : groups) {
+        for (const int member : group) {
+          EXPECT_TRUE(seen.insert(member).second) << "groups of one round must be disjoint";
+        }
+        passed.push_back(group_passes(group));
+      }
+      return passed;
+    };
+  }
+};
+
+int ceil_log2(int n) {
+  return static_cast<int>(std::ceil(std::log2(n)));
+}
+
+TEST(AttributePairFailures, ANodeFailingWithMostPartnersIsBad) {
+  const Fleet fleet{{3}, {}};
+  const auto [outcomes, rounds] = fleet.all_pairs(8);
+  EXPECT_EQ(rounds, 7);
+  const auto findings = attribute_pair_failures(outcomes);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, LocalizationKind::kBadNode);
+  EXPECT_EQ(findings[0].node, "n3");
+  EXPECT_EQ((std::pair{findings[0].failed_partners, findings[0].partners}), (std::pair{7, 7}));
+}
+
+TEST(AttributePairFailures, ASingleFailingPairIsASuspectLinkNotTwoBadNodes) {
+  const Fleet fleet{{}, {{2, 5}}};
+  const auto findings = attribute_pair_failures(fleet.all_pairs(8).first);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, LocalizationKind::kSuspectLink);
+  EXPECT_EQ((std::set<std::string>{findings[0].node, findings[0].other}),
+            (std::set<std::string>{"n2", "n5"}));
+}
+
+TEST(AttributePairFailures, ABadNodeAndABadLinkTogether) {
+  const Fleet fleet{{6}, {{1, 4}}};
+  const auto findings = attribute_pair_failures(fleet.all_pairs(9).first);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].kind, LocalizationKind::kBadNode);
+  EXPECT_EQ(findings[0].node, "n6");
+  EXPECT_EQ(findings[1].kind, LocalizationKind::kSuspectLink);
+}
+
+TEST(AttributePairFailures, HealthyFleetHasNoFinding) {
+  EXPECT_TRUE(attribute_pair_failures(Fleet{}.all_pairs(16).first).empty());
+}
+
+TEST(SecondPass, SuspectsAreRetestedAgainstDistinctKnownGoodNodes) {
+  const Fleet fleet{{}, {{2, 5}}};
+  const auto outcomes = fleet.all_pairs(8).first;
+  const auto plan = second_pass_pairs(outcomes, attribute_pair_failures(outcomes));
+  ASSERT_EQ(plan.size(), 2u);
+  std::set<std::string> partners;
+  for (const auto& [suspect, good] : plan) {
+    EXPECT_TRUE(suspect == "n2" || suspect == "n5");
+    EXPECT_NE(good, "n2");
+    EXPECT_NE(good, "n5");
+    partners.insert(good);
+  }
+  EXPECT_EQ(partners.size(), 2u);
+}
+
+TEST(Bisection, OneBadNodeAmong1024InLog2Rounds) {
+  for (const int bad : {0, 511, 512, 777, 1023}) {
+    const Fleet fleet{{bad}, {}};
+    const auto result = bisect_faults(1024, fleet.runner());
+    EXPECT_EQ(result.bad_nodes, std::vector<int>{bad});
+    EXPECT_TRUE(result.bad_links.empty());
+    EXPECT_LE(result.rounds, ceil_log2(1024) + 1) << "bad node " << bad;
+  }
+}
+
+TEST(Bisection, OneBadLinkAmong1024InTwiceLog2Rounds) {
+  for (const auto& link :
+       {std::pair{0, 1}, std::pair{3, 1000}, std::pair{511, 512}, std::pair{100, 900}}) {
+    const Fleet fleet{{}, {link}};
+    const auto result = bisect_faults(1024, fleet.runner());
+    EXPECT_TRUE(result.bad_nodes.empty());
+    EXPECT_EQ(result.bad_links, (std::vector<std::pair<int, int>>{link}));
+    EXPECT_LE(result.rounds, 2 * ceil_log2(1024)) << link.first << "-" << link.second;
+  }
+}
+
+TEST(Bisection, ABadNodeAndABadLinkAtOnce) {
+  const Fleet fleet{{700}, {{12, 300}}};
+  const auto result = bisect_faults(1024, fleet.runner());
+  EXPECT_EQ(result.bad_nodes, std::vector<int>{700});
+  EXPECT_EQ(result.bad_links, (std::vector<std::pair<int, int>>{{12, 300}}));
+  // The bad node masks the link until a verification round re-tests the fleet without it.
+  EXPECT_LE(result.rounds, 3 * ceil_log2(1024) + 2);
+}
+
+TEST(Bisection, OddSizesAndSmallFleets) {
+  for (const int n : {3, 5, 7, 33, 1000}) {
+    const Fleet fleet{{n - 1}, {}};
+    const auto result = bisect_faults(n, fleet.runner());
+    EXPECT_EQ(result.bad_nodes, std::vector<int>{n - 1}) << n;
+    EXPECT_LE(result.rounds, ceil_log2(n) + 1) << n;
+  }
+  // Two nodes with no third to compare against cannot be told apart: say so.
+  const auto two = bisect_faults(2, Fleet{{1}, {}}.runner());
+  EXPECT_TRUE(two.bad_nodes.empty());
+  EXPECT_EQ(two.unresolved, (std::vector<int>{0, 1}));
+}
+
+}  // namespace
+}  // namespace commcert
