@@ -96,6 +96,31 @@ std::uint64_t SweepEngine::agreed_buffer_cap() {
   return static_cast<std::uint64_t>(-negative_cap);
 }
 
+std::uint64_t SweepEngine::largest_buffer_bytes(const std::vector<Point>& points,
+                                                const std::vector<std::uint64_t>& sizes,
+                                                const GroupRound& round, std::uint64_t cap) const {
+  const int mine = my_group(round);
+  if (mine < 0) return 0;
+  const auto& group = round.groups[static_cast<std::size_t>(mine)];
+  const int n = static_cast<int>(group.ranks.size());
+  std::uint64_t largest = 0;
+  for (const auto& point : points) {
+    const auto element = static_cast<std::uint64_t>(element_size(point.type));
+    const int root = point.root && *point.root < n ? *point.root : 0;
+    for (const auto size : sizes) {
+      const std::uint64_t count =
+          size_in_round(point, round, size, cap).counts[static_cast<std::size_t>(mine)];
+      for (int rank = 0; rank < n; ++rank) {
+        const RankLayout layout = rank_layout(point.collective->kind, count, n, rank, root);
+        largest =
+            std::max({largest, layout.input_elements * element, layout.output_elements * element,
+                      layout.in_place_buffer_elements() * element});
+      }
+    }
+  }
+  return largest;
+}
+
 int SweepEngine::my_group(const GroupRound& round) const {
   int group = -1;
   for (const int rank : communicator_.global_ranks()) {
@@ -347,6 +372,7 @@ SweepOutcome SweepEngine::run() {
         split = communicator_.split(colors);
         active = split.get();
       }
+      if (active) active->reserve_buffers(largest_buffer_bytes(all_points, sizes, round, cap));
       if (options_.scope == Scope::kPairs && observer_) {
         observer_->note(fmt::format("pairs round {} of {}: {} pair(s)", round.round + 1,
                                     rounds.size(), round.groups.size()));

@@ -75,6 +75,12 @@ class SweepEngine {
   [[nodiscard]] SizeInRound size_in_round(const Point& point, const GroupRound& round,
                                           std::uint64_t size, std::uint64_t cap) const;
   [[nodiscard]] int my_group(const GroupRound& round) const;
+  // Bytes per buffer of this process's largest measurement in `round`, so buffers are allocated
+  // once per round.
+  [[nodiscard]] std::uint64_t largest_buffer_bytes(const std::vector<Point>& points,
+                                                   const std::vector<std::uint64_t>& sizes,
+                                                   const GroupRound& round,
+                                                   std::uint64_t cap) const;
 
   const SweepOptions& options_;
   Communicator& communicator_;

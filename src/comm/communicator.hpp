@@ -73,6 +73,9 @@ class Communicator {
   // of this process's slots takes part. Group ranks follow global rank order.
   [[nodiscard]] virtual std::unique_ptr<Communicator> split(
       std::span<const int> color_per_slot) = 0;
+  // Allocates every buffer for `bytes` now, so a sweep allocates once, for its largest size, as
+  // nccl-tests does: buffers allocated later in a process measured differently here.
+  virtual void reserve_buffers(std::uint64_t bytes) = 0;
   // Frees large buffers between stages; the next run() allocates again.
   virtual void release_buffers() = 0;
 

@@ -59,6 +59,12 @@ std::unique_ptr<Communicator> MpiCommunicator::split(std::span<const int> color_
   return out;
 }
 
+void MpiCommunicator::reserve_buffers(std::uint64_t bytes) {
+  send_.reserve(bytes);
+  receive_.reserve(bytes);
+  expected_.reserve(bytes);
+}
+
 void MpiCommunicator::release_buffers() {
   send_ = HostBuffer{};
   receive_ = HostBuffer{};

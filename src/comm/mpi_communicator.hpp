@@ -29,6 +29,7 @@ class MpiCommunicator final : public Communicator {
   std::vector<RankLoopResult> run(const LoopPlan& plan) override;
   void abort() noexcept override {}
   [[nodiscard]] std::unique_ptr<Communicator> split(std::span<const int> color_per_slot) override;
+  void reserve_buffers(std::uint64_t bytes) override;
   void release_buffers() override;
 
  private:

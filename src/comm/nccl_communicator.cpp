@@ -200,6 +200,11 @@ void NcclCommunicator::free_buffers(Slot& slot) {
   slot.counter_capacity = 0;
 }
 
+void NcclCommunicator::reserve_buffers(std::uint64_t bytes) {
+  for (Slot& slot : slots_)
+    reserve(slot, bytes, 1);
+}
+
 void NcclCommunicator::release_buffers() {
   for (Slot& slot : slots_)
     free_buffers(slot);

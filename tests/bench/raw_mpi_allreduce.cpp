@@ -24,10 +24,12 @@ int main(int argc, char** argv) {
   const long long max_bytes = std::atoll(argv[2]);
   const int iterations = std::atoi(argv[3]);
   const int warmup = std::atoi(argv[4]);
+  // Buffers for the largest size, allocated once and reused for every size, as nccl-tests and
+  // commcert allocate them: later allocations in a process can perform differently.
+  std::vector<float> send(static_cast<std::size_t>(max_bytes / 4), 1.0F);
+  std::vector<float> receive(static_cast<std::size_t>(max_bytes / 4), 0.0F);
   for (long long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const auto count = static_cast<int>(bytes / 4);
-    std::vector<float> send(static_cast<std::size_t>(count), 1.0F);
-    std::vector<float> receive(static_cast<std::size_t>(count), 0.0F);
     for (int i = 0; i < warmup; ++i) {
       MPI_Allreduce(send.data(), receive.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     }
