@@ -251,7 +251,10 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
       result.wrong_elements += wrong;
       result.wrong_iterations += wrong > 0 ? 1 : 0;
     }
-    if (plan.blocking > 0) {
+    // Checking happens outside the timed window, but a rank that finishes it first would enter
+    // the next operation early and its window would absorb its peers' checking time. An untimed
+    // barrier realigns the ranks (the same condition on every rank: has_output may differ).
+    if (plan.blocking > 0 || (plan.check && plan.timed)) {
       if (watchdog_) watchdog_->begin(0);
       check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
       if (watchdog_) watchdog_->end(0);
