@@ -1,4 +1,7 @@
+#include "cli/burn_command.hpp"
 #include "cli/command.hpp"
+#include "cli/health_command.hpp"
+#include "cli/membw_command.hpp"
 #include "cli/sweep_command.hpp"
 
 namespace commcert {
@@ -6,6 +9,9 @@ namespace commcert {
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(std::make_unique<SweepCommand>());
+  commands.push_back(std::make_unique<HealthCommand>());
+  commands.push_back(std::make_unique<BurnCommand>());
+  commands.push_back(std::make_unique<MembwCommand>());
   return commands;
 }
 

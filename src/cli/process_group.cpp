@@ -24,9 +24,6 @@ std::optional<std::string> ProcessGroup::mpi_library() const {
   return MpiRuntime::library_version();
 }
 #else
-// Never created without MPI, but unique_ptr<MpiRuntime> needs a complete type to destroy it.
-class MpiRuntime {};
-
 ProcessGroup::ProcessGroup(Invocation& /*invocation*/)
     : control_(std::make_unique<SingleProcessControlPlane>()) {}
 

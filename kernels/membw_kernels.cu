@@ -1,0 +1,157 @@
+#include "grid_stride.hpp"
+#include "membw_kernels.hpp"
+
+namespace commcert {
+namespace {
+
+// Four 16-byte accesses in flight per thread; with full occupancy that is enough outstanding
+// traffic to saturate HBM on A100 through B200.
+constexpr unsigned kUnroll = 4;
+
+__global__ void __launch_bounds__(256)
+    read_kernel(const ulonglong2* src, std::uint64_t n, unsigned long long* sink) {
+  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint64_t rounds = strided_rounds(n, threads, kUnroll);
+  unsigned long long folded = 0;
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    ulonglong2 v[kUnroll];
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const std::uint64_t i = strided_index(thread, threads, round, kUnroll, u);
+      v[u] = i < n ? __ldcs(src + i) : make_ulonglong2(0, 0);
+    }
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u)
+      folded ^= v[u].x ^ v[u].y;
+  }
+  atomicXor(sink, folded);
+}
+
+__global__ void __launch_bounds__(256)
+    write_kernel(ulonglong2* dst, std::uint64_t n, std::uint64_t value) {
+  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint64_t rounds = strided_rounds(n, threads, kUnroll);
+  const ulonglong2 v = make_ulonglong2(value, value);
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const std::uint64_t i = strided_index(thread, threads, round, kUnroll, u);
+      if (i < n) __stcs(dst + i, v);
+    }
+  }
+}
+
+__global__ void __launch_bounds__(256)
+    copy_kernel(ulonglong2* dst, const ulonglong2* src, std::uint64_t n) {
+  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint64_t rounds = strided_rounds(n, threads, kUnroll);
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    ulonglong2 v[kUnroll];
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const std::uint64_t i = strided_index(thread, threads, round, kUnroll, u);
+      if (i < n) v[u] = __ldcs(src + i);
+    }
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const std::uint64_t i = strided_index(thread, threads, round, kUnroll, u);
+      if (i < n) __stcs(dst + i, v[u]);
+    }
+  }
+}
+
+__global__ void __launch_bounds__(256)
+    pattern_fill_kernel(unsigned long long* base, std::uint64_t words, MemoryPattern pattern,
+                        std::uint64_t seed) {
+  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint64_t rounds = strided_rounds(words, threads, kUnroll);
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const std::uint64_t i = strided_index(thread, threads, round, kUnroll, u);
+      if (i < words) base[i] = memory_pattern_word(pattern, seed, i);
+    }
+  }
+}
+
+__device__ void log_memory_error(MemoryErrorLog* log, std::uint64_t word, std::uint64_t expected,
+                                 std::uint64_t actual, MemoryPattern pattern) {
+  const unsigned long long slot = atomicAdd(&log->count, 1ULL);
+  if (slot < kMemoryErrorSlots) {
+    log->first[slot] = {word * 8, expected, actual, static_cast<std::uint32_t>(pattern), 0};
+  }
+}
+
+__global__ void __launch_bounds__(256)
+    pattern_verify_kernel(const unsigned long long* base, std::uint64_t words,
+                          MemoryPattern pattern, std::uint64_t seed, MemoryErrorLog* log) {
+  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint64_t rounds = strided_rounds(words, threads, kUnroll);
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    std::uint64_t v[kUnroll];
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const std::uint64_t i = strided_index(thread, threads, round, kUnroll, u);
+      v[u] = i < words ? __ldcs(base + i) : 0;
+    }
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const std::uint64_t i = strided_index(thread, threads, round, kUnroll, u);
+      if (i >= words) continue;
+      const std::uint64_t expected = memory_pattern_word(pattern, seed, i);
+      if (v[u] != expected) log_memory_error(log, i, expected, v[u], pattern);
+    }
+  }
+}
+
+LaunchShape shape_for(int sm_count, std::uint64_t elements) {
+  return saturating_launch_shape(sm_count, elements, kUnroll);
+}
+
+}  // namespace
+
+void enqueue_read(const void* src, std::uint64_t bytes, unsigned long long* sink, int sm_count,
+                  cudaStream_t stream) {
+  const std::uint64_t n = bytes / kBandwidthVectorBytes;
+  const LaunchShape s = shape_for(sm_count, n);
+  read_kernel<<<s.blocks, s.threads_per_block, 0, stream>>>(static_cast<const ulonglong2*>(src), n,
+                                                            sink);
+}
+
+void enqueue_write(void* dst, std::uint64_t bytes, std::uint64_t value, int sm_count,
+                   cudaStream_t stream) {
+  const std::uint64_t n = bytes / kBandwidthVectorBytes;
+  const LaunchShape s = shape_for(sm_count, n);
+  write_kernel<<<s.blocks, s.threads_per_block, 0, stream>>>(static_cast<ulonglong2*>(dst), n,
+                                                             value);
+}
+
+void enqueue_copy(void* dst, const void* src, std::uint64_t bytes, int sm_count,
+                  cudaStream_t stream) {
+  const std::uint64_t n = bytes / kBandwidthVectorBytes;
+  const LaunchShape s = shape_for(sm_count, n);
+  copy_kernel<<<s.blocks, s.threads_per_block, 0, stream>>>(static_cast<ulonglong2*>(dst),
+                                                            static_cast<const ulonglong2*>(src), n);
+}
+
+void enqueue_pattern_fill(void* base, std::uint64_t words, MemoryPattern pattern,
+                          std::uint64_t seed, int sm_count, cudaStream_t stream) {
+  const LaunchShape s = shape_for(sm_count, words);
+  pattern_fill_kernel<<<s.blocks, s.threads_per_block, 0, stream>>>(
+      static_cast<unsigned long long*>(base), words, pattern, seed);
+}
+
+void enqueue_pattern_verify(const void* base, std::uint64_t words, MemoryPattern pattern,
+                            std::uint64_t seed, MemoryErrorLog* log, int sm_count,
+                            cudaStream_t stream) {
+  const LaunchShape s = shape_for(sm_count, words);
+  pattern_verify_kernel<<<s.blocks, s.threads_per_block, 0, stream>>>(
+      static_cast<const unsigned long long*>(base), words, pattern, seed, log);
+}
+
+}  // namespace commcert

@@ -1,0 +1,115 @@
+#include "bench/burn.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "bench/throughput.hpp"
+#include "core/errors.hpp"
+#include "core/stats.hpp"
+
+namespace commcert {
+namespace {
+
+struct KernelInfo {
+  BurnKernel kernel;
+  std::string_view name;
+  std::string_view dtype;
+  int min_cc;
+};
+
+constexpr std::array<KernelInfo, 6> kKernels = {{
+    {BurnKernel::kGemmBf16, "gemm_bf16", "bf16", 80},
+    {BurnKernel::kGemmFp16, "gemm_fp16", "fp16", 80},
+    {BurnKernel::kGemmTf32, "gemm_tf32", "tf32", 80},
+    {BurnKernel::kGemmFp8, "gemm_fp8", "fp8_e4m3", 89},
+    {BurnKernel::kGemmFp64, "gemm_fp64", "fp64", 80},
+    {BurnKernel::kPowerFma, "power_fma", "", 80},
+}};
+
+const KernelInfo& info(BurnKernel kernel) {
+  for (const auto& entry : kKernels) {
+    if (entry.kernel == kernel) return entry;
+  }
+  return kKernels.front();
+}
+
+}  // namespace
+
+std::string_view burn_kernel_name(BurnKernel kernel) {
+  return info(kernel).name;
+}
+std::string_view burn_matrix_dtype(BurnKernel kernel) {
+  return info(kernel).dtype;
+}
+int burn_min_compute_capability(BurnKernel kernel) {
+  return info(kernel).min_cc;
+}
+
+BurnKernel parse_burn_kernel(std::string_view text, std::string_view flag) {
+  for (const auto& entry : kKernels) {
+    if (entry.name == text) return entry.kernel;
+  }
+  throw UsageError(fmt::format(
+      "{} '{}': expected gemm_bf16, gemm_fp16, gemm_tf32, gemm_fp8, gemm_fp64 or power_fma", flag,
+      text));
+}
+
+Json burn_record_fields(const BurnSettings& settings, const BurnOutcome& outcome,
+                        const PeerVerdict& peers, std::optional<double> datasheet_peak_tflops) {
+  Json out;
+  out["kernel"] = burn_kernel_name(settings.kernel);
+  if (settings.kernel == BurnKernel::kPowerFma) {
+    out["matrix"] = nullptr;
+  } else {
+    out["matrix"] = {{"m", settings.size},
+                     {"n", settings.size},
+                     {"k", settings.size},
+                     {"dtype", burn_matrix_dtype(settings.kernel)}};
+  }
+  out["requested_duration_s"] = settings.duration_s;
+  out["duration_s"] = outcome.duration_s;
+  out["iterations"] = outcome.iterations;
+  out["tflops"] =
+      outcome.window_tflops.empty() ? Json(nullptr) : Json(median(outcome.window_tflops));
+  out["tflops_windows"] = window_summary_json(outcome.window_tflops);
+  out["miscompares"] = outcome.miscompares;
+  out["peer_mismatch"] = peers.mismatch ? Json(*peers.mismatch) : Json(nullptr);
+  out["peer_gpus"] = peers.peers;
+  out["telemetry"] = outcome.telemetry;
+  out["checked_results"] = outcome.checked_results;
+  out["window_s"] = settings.window_s;
+  out["datasheet_peak_tflops"] =
+      datasheet_peak_tflops ? Json(*datasheet_peak_tflops) : Json(nullptr);
+  return out;
+}
+
+RecordStatus burn_status(const BurnOutcome& outcome, const PeerVerdict& peers) {
+  if (outcome.status != RecordStatus::kOk) return outcome.status;
+  if (outcome.miscompares > 0 || peers.mismatch.value_or(false)) return RecordStatus::kFail;
+  return RecordStatus::kOk;
+}
+
+std::string burn_reason(const BurnOutcome& outcome, const PeerVerdict& peers,
+                        const std::string& node) {
+  if (outcome.status != RecordStatus::kOk) return outcome.reason;
+  std::vector<std::string> parts;
+  if (outcome.miscompares > 0) {
+    parts.push_back(fmt::format(
+        "GPU {} computed {} result element(s) differently from its own first result ({} checks)",
+        outcome.gpu.index, outcome.miscompares, outcome.checked_results));
+  }
+  if (peers.mismatch.value_or(false)) {
+    parts.push_back(fmt::format(
+        "GPU {} ({}) computed a different result from the majority of its {} same-model peer(s) on "
+        "{}",
+        outcome.gpu.index, outcome.gpu.pci_bus_id.empty() ? "?" : outcome.gpu.pci_bus_id,
+        peers.peers, node));
+  }
+  std::string reason;
+  for (const auto& part : parts)
+    reason += (reason.empty() ? "" : "; ") + part;
+  return reason;
+}
+
+}  // namespace commcert

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/peer_compare.hpp"
+#include "core/json.hpp"
+#include "core/record.hpp"
+
+namespace commcert {
+
+// What the burn runs (docs/gpu-stages.md). Ids are the record's `kernel` values.
+enum class BurnKernel { kGemmBf16, kGemmFp16, kGemmTf32, kGemmFp8, kGemmFp64, kPowerFma };
+
+[[nodiscard]] std::string_view burn_kernel_name(BurnKernel kernel);
+// Throws UsageError naming `flag` for an unknown id.
+[[nodiscard]] BurnKernel parse_burn_kernel(std::string_view text, std::string_view flag);
+// The GEMM's element type as the record names it ("bf16", "fp8_e4m3", ...); empty for power_fma.
+[[nodiscard]] std::string_view burn_matrix_dtype(BurnKernel kernel);
+// Lowest compute capability (major * 10 + minor) with tensor cores for the kernel.
+[[nodiscard]] int burn_min_compute_capability(BurnKernel kernel);
+
+struct BurnSettings {
+  BurnKernel kernel = BurnKernel::kGemmBf16;
+  std::uint64_t size = 8192;  // m = n = k
+  double duration_s = 60;
+  double window_s = 1.0;  // TFLOP/s is measured per window
+  int check_every = 0;    // launches between result checks; 0 = once per window
+  std::uint64_t seed = 0x6275726eULL;
+  double timeout_s = 300;  // bound on any one wait for a GPU
+};
+
+// What one GPU did during the burn.
+struct BurnOutcome {
+  RecordStatus status = RecordStatus::kOk;  // kOk: measured (fail is decided with peers)
+  std::string reason;
+  GpuIdentity gpu;
+  std::string model;  // name and SM count: what must match for bit-identical results
+  int compute_capability = 0;
+  bool measured = false;  // the burn ran (possibly cut short by a timeout)
+  double duration_s = 0;
+  std::uint64_t iterations = 0;
+  std::vector<double> window_tflops;
+  std::uint64_t miscompares = 0;
+  std::uint64_t checked_results = 0;
+  std::optional<std::uint64_t> fingerprint;  // of the first result, for peer comparison
+  Json telemetry = nullptr;
+};
+
+// The kind-specific fields of a burn record, in schema order.
+[[nodiscard]] Json burn_record_fields(const BurnSettings& settings, const BurnOutcome& outcome,
+                                      const PeerVerdict& peers,
+                                      std::optional<double> datasheet_peak_tflops);
+
+// ok / fail (miscompares or a peer mismatch) / the outcome's own error, timeout or skip.
+[[nodiscard]] RecordStatus burn_status(const BurnOutcome& outcome, const PeerVerdict& peers);
+// The record's `reason` for a status other than ok.
+[[nodiscard]] std::string burn_reason(const BurnOutcome& outcome, const PeerVerdict& peers,
+                                      const std::string& node);
+
+}  // namespace commcert

@@ -1,0 +1,286 @@
+#include <algorithm>
+#include <memory>
+#include <sched.h>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bench/gpu/cuda_support.hpp"
+#include "bench/membw_engine.hpp"
+#include "bench/throughput.hpp"
+#include "health/pci_address.hpp"
+#include "membw_kernels.hpp"
+
+namespace commcert {
+namespace {
+
+constexpr std::uint64_t kTwoMiB = 2ULL << 20;
+
+// Times `iterations` samples of `operation` (one launch or copy each) after `warmup` untimed
+// ones; returns each sample's seconds.
+template <typename Operation>
+std::vector<double> time_samples(cudaStream_t stream, int warmup, int iterations,
+                                 const Deadline& deadline, const std::string& what,
+                                 Operation operation) {
+  for (int i = 0; i < warmup; ++i)
+    operation();
+  check_cuda(cudaGetLastError(), what.c_str());
+  std::vector<CudaEvent> events(static_cast<std::size_t>(iterations) + 1);
+  events[0].record(stream);
+  for (int i = 0; i < iterations; ++i) {
+    operation();
+    events[static_cast<std::size_t>(i) + 1].record(stream);
+  }
+  check_cuda(cudaGetLastError(), what.c_str());
+  wait_for(events.back(), deadline, what);
+  std::vector<double> seconds;
+  for (int i = 0; i < iterations; ++i) {
+    seconds.push_back(elapsed_seconds(events[static_cast<std::size_t>(i)],
+                                      events[static_cast<std::size_t>(i) + 1]));
+  }
+  return seconds;
+}
+
+// Steps of one GPU's work, for progress.
+constexpr int kBandwidthSteps = 4;
+
+class DeviceMemoryTest {
+ public:
+  DeviceMemoryTest(const MembwSettings& s, const GpuDescription& gpu, MembwOutcome& out,
+                   std::atomic<int>& steps_done)
+      : s_(s), gpu_(gpu), out_(out), steps_done_(steps_done) {}
+
+  void run() {
+    check_cuda(cudaSetDevice(gpu_.identity.index), "cudaSetDevice");
+    bandwidth();
+    if (s_.memtest_fraction > 0) integrity();
+  }
+
+ private:
+  [[nodiscard]] Deadline deadline() const { return Deadline::after_seconds(s_.timeout_s); }
+
+  void bandwidth() {
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    // Two buffers; leave room on a small GPU. A multiple of 2 MiB keeps vectors aligned.
+    std::uint64_t bytes = std::min<std::uint64_t>(s_.buffer_bytes, free_bytes / 4);
+    bytes -= bytes % kTwoMiB;
+    if (bytes == 0) throw RuntimeFailure("not enough free device memory for the bandwidth buffers");
+    out_.buffer_bytes = bytes;
+    DeviceMemory src(bytes);
+    DeviceMemory dst(bytes);
+    DeviceMemory sink(sizeof(unsigned long long));
+    const cudaStream_t st = stream_.get();
+    const int sms = gpu_.sm_count;
+    enqueue_write(src.get(), bytes, 0x5a5a5a5a5a5a5a5aULL, sms, st);
+    enqueue_write(dst.get(), bytes, 0, sms, st);
+    const double b = static_cast<double>(bytes);
+
+    const auto read = time_samples(st, s_.warmup, s_.iterations, deadline(), "read kernel", [&] {
+      enqueue_read(src.get(), bytes, sink.as<unsigned long long>(), sms, st);
+    });
+    out_.read_bytes_per_s = median_bandwidth(read, b);
+    ++steps_done_;
+    const auto write = time_samples(st, s_.warmup, s_.iterations, deadline(), "write kernel", [&] {
+      enqueue_write(dst.get(), bytes, 0xa5a5a5a5a5a5a5a5ULL, sms, st);
+    });
+    out_.write_bytes_per_s = median_bandwidth(write, b);
+    ++steps_done_;
+    const auto copy = time_samples(st, s_.warmup, s_.iterations, deadline(), "copy kernel",
+                                   [&] { enqueue_copy(dst.get(), src.get(), bytes, sms, st); });
+    out_.copy_bytes_per_s = median_bandwidth(copy, 2 * b);
+    ++steps_done_;
+    const auto memcpy =
+        time_samples(st, s_.warmup, s_.iterations, deadline(), "cudaMemcpyAsync D2D", [&] {
+          check_cuda(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, st),
+                     "cudaMemcpyAsync");
+        });
+    out_.memcpy_d2d_bytes_per_s = median_bandwidth(memcpy, 2 * b);
+    ++steps_done_;
+  }
+
+  void integrity() {
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    std::uint64_t bytes =
+        static_cast<std::uint64_t>(static_cast<double>(free_bytes) * s_.memtest_fraction);
+    DeviceMemory region;
+    // The driver may not hand out the last few percent in one piece: shrink until it does.
+    for (int attempt = 0; attempt < 20 && bytes >= kTwoMiB; ++attempt) {
+      bytes -= bytes % kTwoMiB;
+      void* data = nullptr;
+      if (cudaMalloc(&data, bytes) == cudaSuccess) {
+        cudaFree(data);
+        region = DeviceMemory(bytes);
+        break;
+      }
+      cudaGetLastError();
+      bytes = bytes / 20 * 19;
+    }
+    if (!region.get())
+      throw RuntimeFailure("could not allocate device memory for the pattern test");
+    DeviceMemory log_memory(sizeof(MemoryErrorLog));
+    const cudaStream_t st = stream_.get();
+    check_cuda(cudaMemsetAsync(log_memory.get(), 0, sizeof(MemoryErrorLog), st), "cudaMemsetAsync");
+    const std::uint64_t words = bytes / 8;
+    MemoryIntegrity integrity;
+    integrity.bytes_tested = words * 8;
+    for (int p = 0; p < kMemoryPatternCount; ++p) {
+      const auto pattern = static_cast<MemoryPattern>(p);
+      enqueue_pattern_fill(region.get(), words, pattern, s_.seed, gpu_.sm_count, st);
+      enqueue_pattern_verify(region.get(), words, pattern, s_.seed, log_memory.as<MemoryErrorLog>(),
+                             gpu_.sm_count, st);
+      check_cuda(cudaGetLastError(), "pattern kernels");
+      drain(st, deadline(), fmt::format("pattern test ({})", memory_pattern_name(pattern)));
+      integrity.patterns.emplace_back(memory_pattern_name(pattern));
+      ++steps_done_;
+    }
+    MemoryErrorLog log{};
+    check_cuda(cudaMemcpy(&log, log_memory.get(), sizeof(log), cudaMemcpyDeviceToHost),
+               "cudaMemcpy(log)");
+    integrity.errors = log.count;
+    const auto kept = std::min<unsigned long long>(log.count, kMemoryErrorSlots);
+    for (unsigned long long i = 0; i < kept; ++i) {
+      const MemoryErrorEntry& e = log.first[i];
+      integrity.first_errors.push_back(
+          {e.offset, e.expected, e.actual,
+           memory_pattern_name(static_cast<MemoryPattern>(e.pattern))});
+    }
+    // Atomics fill the slots in arrival order; list them by address.
+    std::sort(integrity.first_errors.begin(), integrity.first_errors.end(),
+              [](const MemoryError& a, const MemoryError& b) { return a.offset < b.offset; });
+    out_.integrity = std::move(integrity);
+  }
+
+  const MembwSettings& s_;
+  const GpuDescription& gpu_;
+  MembwOutcome& out_;
+  std::atomic<int>& steps_done_;
+  CudaStream stream_;
+};
+
+struct Worker {
+  MembwOutcome outcome;
+  std::atomic<int> steps_done{0};
+  std::atomic<bool> done{false};
+  std::thread thread;
+};
+
+// Binds the calling thread to a NUMA node's CPUs for its lifetime, then restores its mask.
+class NumaBinding {
+ public:
+  NumaBinding(const std::filesystem::path& sysfs_root, std::optional<int> node) {
+    if (!node) return;
+    const auto cpus = numa_node_cpus(sysfs_root, *node);
+    if (cpus.empty() || sched_getaffinity(0, sizeof(saved_), &saved_) != 0) return;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    for (const int cpu : cpus) {
+      if (cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
+    }
+    bound_ = sched_setaffinity(0, sizeof(mask), &mask) == 0;
+  }
+  ~NumaBinding() {
+    if (bound_) sched_setaffinity(0, sizeof(saved_), &saved_);
+  }
+  NumaBinding(const NumaBinding&) = delete;
+  NumaBinding& operator=(const NumaBinding&) = delete;
+
+ private:
+  cpu_set_t saved_{};
+  bool bound_ = false;
+};
+
+}  // namespace
+
+MembwRun measure_device_memory(const MembwSettings& s, const std::vector<GpuDescription>& gpus,
+                               const std::function<void(double)>& progress) {
+  auto settings = std::make_shared<MembwSettings>(s);
+  auto described = std::make_shared<std::vector<GpuDescription>>(gpus);
+  std::vector<std::shared_ptr<Worker>> workers;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    auto worker = std::make_shared<Worker>();
+    worker->outcome.gpu = gpus[i].identity;
+    worker->thread = std::thread([worker, settings, described, i] {
+      const GpuDescription& gpu = (*described)[i];
+      try {
+        DeviceMemoryTest(*settings, gpu, worker->outcome, worker->steps_done).run();
+      } catch (const DeviceTimeout& error) {
+        worker->outcome.status = RecordStatus::kTimeout;
+        worker->outcome.reason = fmt::format("GPU {}: {}", gpu.identity.index, error.what());
+      } catch (const std::exception& error) {
+        worker->outcome.status = RecordStatus::kError;
+        worker->outcome.reason = fmt::format("GPU {}: {}", gpu.identity.index, error.what());
+      }
+      worker->done = true;
+    });
+    workers.push_back(std::move(worker));
+  }
+  const int steps_per_gpu = kBandwidthSteps + (s.memtest_fraction > 0 ? kMemoryPatternCount : 0);
+  const double total = static_cast<double>(steps_per_gpu) * static_cast<double>(gpus.size());
+  // Each step is bounded by the timeout; a thread past all of them is stuck in the driver.
+  const Deadline give_up = Deadline::after_seconds((steps_per_gpu + 2) * s.timeout_s);
+  for (;;) {
+    bool all_done = true;
+    int steps = 0;
+    for (const auto& worker : workers) {
+      all_done = all_done && worker->done.load();
+      steps += worker->steps_done.load();
+    }
+    if (progress) progress(total > 0 ? steps / total : 1.0);
+    if (all_done || give_up.expired()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  MembwRun run;
+  for (auto& worker : workers) {
+    if (worker->done.load()) {
+      worker->thread.join();
+      run.outcomes.push_back(worker->outcome);
+      continue;
+    }
+    worker->thread.detach();
+    run.abandoned = true;
+    MembwOutcome stuck;
+    stuck.gpu = worker->outcome.gpu;
+    stuck.status = RecordStatus::kTimeout;
+    stuck.reason = fmt::format("GPU {}: the memory test thread did not return within the timeout",
+                               stuck.gpu.index);
+    run.outcomes.push_back(std::move(stuck));
+  }
+  return run;
+}
+
+HostTransfer measure_host_transfer(const MembwSettings& s, const GpuDescription& gpu) {
+  HostTransfer result;
+  result.numa_node = pci_numa_node(s.sysfs_root, gpu.identity.pci_bus_id);
+  check_cuda(cudaSetDevice(gpu.identity.index), "cudaSetDevice");
+  // Pages of a pinned buffer are placed by the allocating thread's NUMA policy: allocate (and
+  // copy) from the GPU's own node, as nvbandwidth does.
+  NumaBinding binding(s.sysfs_root, result.numa_node);
+  const std::uint64_t bytes = s.host_bytes - s.host_bytes % 16;
+  PinnedMemory host(bytes);
+  DeviceMemory device(bytes);
+  CudaStream stream;
+  const Deadline deadline = Deadline::after_seconds(s.timeout_s);
+  const double b = static_cast<double>(bytes);
+  const auto h2d =
+      time_samples(stream.get(), 2, s.host_iterations, deadline, "host-to-device copy", [&] {
+        check_cuda(
+            cudaMemcpyAsync(device.get(), host.get(), bytes, cudaMemcpyHostToDevice, stream.get()),
+            "cudaMemcpyAsync(H2D)");
+      });
+  result.h2d_bytes_per_s = median_bandwidth(h2d, b);
+  const auto d2h =
+      time_samples(stream.get(), 2, s.host_iterations, deadline, "device-to-host copy", [&] {
+        check_cuda(
+            cudaMemcpyAsync(host.get(), device.get(), bytes, cudaMemcpyDeviceToHost, stream.get()),
+            "cudaMemcpyAsync(D2H)");
+      });
+  result.d2h_bytes_per_s = median_bandwidth(d2h, b);
+  result.pinned = true;
+  return result;
+}
+
+}  // namespace commcert

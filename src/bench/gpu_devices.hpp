@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/record.hpp"
+
+namespace commcert {
+
+// What a stage needs to know about a CUDA device before using it.
+struct GpuDescription {
+  GpuIdentity identity;        // index = CUDA ordinal as this process sees it
+  std::string model;           // name and SM count: GPUs that must compute bit-identical results
+  int compute_capability = 0;  // major * 10 + minor
+  int sm_count = 0;
+};
+
+// Describes the given CUDA devices. Throws RuntimeFailure when CUDA cannot (a build without CUDA
+// has no devices to describe).
+[[nodiscard]] std::vector<GpuDescription> describe_gpus(const std::vector<int>& devices);
+
+}  // namespace commcert

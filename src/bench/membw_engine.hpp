@@ -1,0 +1,31 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/gpu_devices.hpp"
+#include "bench/membw.hpp"
+
+namespace commcert {
+
+struct MembwRun {
+  std::vector<MembwOutcome> outcomes;  // one per GPU, in the order given
+  bool abandoned = false;              // a GPU thread is stuck in the driver (see BurnRun)
+};
+
+// HBM read/write/copy bandwidth, the cudaMemcpy reference and the pattern test, on every GPU at
+// once (one host thread each: they do not share a bus). `progress(fraction)` runs on the calling
+// thread about five times a second.
+[[nodiscard]] MembwRun measure_device_memory(const MembwSettings& settings,
+                                             const std::vector<GpuDescription>& gpus,
+                                             const std::function<void(double)>& progress);
+
+// Pinned host memory <-> one GPU through the copy engines, the host buffer allocated by a thread
+// bound to the GPU's NUMA node. Run one GPU at a time: GPUs share the host's memory and links.
+// Throws RuntimeFailure (DeviceTimeout past the timeout).
+[[nodiscard]] HostTransfer measure_host_transfer(const MembwSettings& settings,
+                                                 const GpuDescription& gpu);
+
+}  // namespace commcert

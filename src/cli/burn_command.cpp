@@ -1,0 +1,259 @@
+#include "cli/burn_command.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "bench/burn_engine.hpp"
+#include "bench/gpu_datasheet.hpp"
+#include "bench/peer_compare.hpp"
+#include "cli/gpu_slots.hpp"
+#include "cli/stage_session.hpp"
+#include "core/errors.hpp"
+#include "core/progress.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "health/nvml_library.hpp"
+#include "health/telemetry.hpp"
+
+namespace commcert {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+extern "C" void request_burn_stop(int /*signal*/) {
+  g_stop_requested.store(true);
+}
+
+// NVML telemetry for the GPUs that NVML can find by PCI address; the others get null.
+class BurnTelemetry {
+ public:
+  BurnTelemetry(const std::string& library, const std::vector<GpuDescription>& gpus,
+                double interval_s)
+      : slot_of_gpu_(gpus.size(), -1) {
+    auto opened = NvmlLibrary::open(library);
+    if (!opened.library) {
+      unavailable_ = opened.unavailable_reason;
+      return;
+    }
+    nvml_ = std::move(opened.library);
+    std::vector<nvml::Device> devices;
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      const auto device = nvml_->device_by_pci_bus_id(gpus[i].identity.pci_bus_id);
+      if (!device.ok()) continue;
+      slot_of_gpu_[i] = static_cast<int>(devices.size());
+      devices.push_back(*device.value);
+    }
+    sampler_ = std::make_unique<TelemetrySampler>(*nvml_, std::move(devices), interval_s);
+  }
+
+  [[nodiscard]] const std::string& unavailable_reason() const { return unavailable_; }
+  void start() {
+    if (sampler_) sampler_->start();
+  }
+  void stop() {
+    if (sampler_) sampler_->stop();
+  }
+  [[nodiscard]] Json json(std::size_t gpu) const {
+    if (!sampler_ || slot_of_gpu_[gpu] < 0) return nullptr;
+    return telemetry_json(sampler_->series(static_cast<std::size_t>(slot_of_gpu_[gpu])));
+  }
+
+ private:
+  std::unique_ptr<NvmlLibrary> nvml_;
+  std::unique_ptr<TelemetrySampler> sampler_;
+  std::vector<int> slot_of_gpu_;
+  std::string unavailable_;
+};
+
+}  // namespace
+
+void BurnCommand::configure(CLI::App& app) {
+  app.add_option("-D,--duration", flags_.duration, "Burn time: 90, 90s, 10m")
+      ->envname("COMMCERT_BURN_DURATION")
+      ->capture_default_str();
+  app.add_option("--kernel", flags_.kernel,
+                 "gemm_bf16, gemm_fp16, gemm_tf32, gemm_fp8, gemm_fp64 or power_fma")
+      ->capture_default_str();
+  app.add_option("--size", flags_.size, "GEMM dimension m = n = k (multiple of 64)")
+      ->check(CLI::Range(std::uint64_t{256}, std::uint64_t{65536}))
+      ->capture_default_str();
+  app.add_option("-g,--ngpus", flags_.gpus_per_process, "GPUs per process (0 = every visible GPU)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  app.add_option("--window", flags_.window, "TFLOP/s sampling window")->capture_default_str();
+  app.add_option("--check-every", flags_.check_every,
+                 "Check the result every N launches (0 = once per window)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--telemetry-interval", flags_.telemetry_interval, "NVML sampling interval")
+      ->capture_default_str();
+  app.add_option("--nvml-library", flags_.nvml_library, "NVML to load (soname or path)")
+      ->envname("COMMCERT_NVML_LIBRARY")
+      ->capture_default_str();
+  app.add_option("-T,--timeout", flags_.timeout,
+                 "Bound on any one wait for a GPU or a peer process")
+      ->envname("COMMCERT_TIMEOUT")
+      ->capture_default_str();
+  app.add_option("--seed", flags_.seed, "Seed of the input matrices");
+  add_stage_options(app, stage_);
+}
+
+BurnSettings BurnCommand::resolve_settings() const {
+  BurnSettings s;
+  s.kernel = parse_burn_kernel(flags_.kernel, "--kernel");
+  if (flags_.size % 64 != 0) {
+    throw UsageError(fmt::format("--size {}: must be a multiple of 64", flags_.size));
+  }
+  s.size = flags_.size;
+  s.duration_s = parse_duration_seconds(flags_.duration, "-D/--duration");
+  if (!(s.duration_s > 0)) throw UsageError("-D/--duration: must be longer than 0 s");
+  s.window_s = parse_duration_seconds(flags_.window, "--window");
+  if (!(s.window_s >= 0.01)) throw UsageError("--window: must be at least 10ms");
+  s.check_every = flags_.check_every;
+  s.timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
+  if (!(s.timeout_s > 0))
+    throw UsageError("-T/--timeout: must be longer than 0 s (a burn is always bounded)");
+  if (flags_.seed) s.seed = *flags_.seed;
+  return s;
+}
+
+int BurnCommand::run(Invocation& invocation) {
+  validate_stage_options(stage_);
+  const BurnSettings settings = resolve_settings();
+  const double telemetry_interval =
+      parse_duration_seconds(flags_.telemetry_interval, "--telemetry-interval");
+  if (!(telemetry_interval >= 0.01))
+    throw UsageError("--telemetry-interval: must be at least 10ms");
+
+  const GpuRuntimeInfo runtime = probe_gpu_runtime();
+  StageSession session(invocation, name(), "burn", stage_, settings.timeout_s);
+  const GpuSlots plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process);
+
+  std::unique_ptr<BurnTelemetry> telemetry;
+  std::vector<std::string> warnings;
+  if (!plan.gpus.empty()) {
+    telemetry = std::make_unique<BurnTelemetry>(flags_.nvml_library, plan.gpus, telemetry_interval);
+    if (!telemetry->unavailable_reason().empty()) {
+      warnings.push_back("no telemetry (clocks, power, throttling, Xids): " +
+                         telemetry->unavailable_reason());
+    }
+  }
+  Json parameters = {{"kernel", burn_kernel_name(settings.kernel)},
+                     {"size", settings.size},
+                     {"duration_s", settings.duration_s},
+                     {"window_s", settings.window_s},
+                     {"check_every", settings.check_every},
+                     {"gpus_per_process", flags_.gpus_per_process},
+                     {"telemetry_interval_s", telemetry_interval},
+                     {"nvml_library", flags_.nvml_library},
+                     {"timeout_s", settings.timeout_s},
+                     {"seed", settings.seed}};
+  session.start(plan.slots, runtime, std::move(parameters), warnings);
+  if (session.reporting() && !stage_.quiet) {
+    fmt::print(stderr, "commcert burn: {} for {} on {} rank(s)\n",
+               burn_kernel_name(settings.kernel), format_duration(settings.duration_s),
+               session.ranks().size());
+  }
+
+  BurnRun run;
+  if (!plan.gpus.empty()) {
+    ProgressReporter progress(session.show_progress(), "burn", settings.duration_s);
+    double shown = 0;
+    BurnHooks hooks;
+    hooks.ready = [&] {
+      session.barrier("burn: all GPUs ready to start");
+      telemetry->start();
+    };
+    hooks.tick = [&](double elapsed) {
+      progress.advance(elapsed - shown,
+                       fmt::format("{} on {} local GPU(s)", burn_kernel_name(settings.kernel),
+                                   plan.gpus.size()));
+      shown = elapsed;
+    };
+    hooks.stop = &g_stop_requested;
+    std::signal(SIGINT, request_burn_stop);
+    std::signal(SIGTERM, request_burn_stop);
+    run = run_burn(settings, plan.gpus, hooks);
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    telemetry->stop();
+    for (std::size_t i = 0; i < run.outcomes.size(); ++i)
+      run.outcomes[i].telemetry = telemetry->json(i);
+    std::string summary;
+    for (const auto& outcome : run.outcomes) {
+      summary += fmt::format("{}GPU {}: {}", summary.empty() ? "" : ", ", outcome.gpu.index,
+                             outcome.window_tflops.empty()
+                                 ? std::string("no result")
+                                 : fmt::format("{:.1f} TFLOP/s", median(outcome.window_tflops)));
+    }
+    progress.finish(summary);
+  } else {
+    // Every process takes part in the same exchanges: GPU processes meet at the start line.
+    session.barrier("burn: all GPUs ready to start");
+  }
+
+  // Same-model GPUs of a node must agree bit for bit: exchange every GPU's first-result
+  // fingerprint, one entry per rank, so entry i is rank i.
+  Json mine = Json::array();
+  for (std::size_t slot = 0; slot < plan.slots.size(); ++slot) {
+    const BurnOutcome* outcome = slot < run.outcomes.size() ? &run.outcomes[slot] : nullptr;
+    const bool usable = outcome && outcome->measured && outcome->status == RecordStatus::kOk;
+    mine.push_back({{"node", session.node()},
+                    {"model", outcome ? outcome->model : ""},
+                    {"fingerprint", usable && outcome->fingerprint ? Json(*outcome->fingerprint)
+                                                                   : Json(nullptr)}});
+  }
+  std::vector<PeerResult> everyone;
+  for (const auto& text : session.all_gather("burn: comparing results between GPUs", mine.dump())) {
+    for (const auto& entry : Json::parse(text)) {
+      PeerResult result;
+      result.node = entry.at("node").get<std::string>();
+      result.model = entry.at("model").get<std::string>();
+      if (!entry.at("fingerprint").is_null())
+        result.fingerprint = entry.at("fingerprint").get<std::uint64_t>();
+      everyone.push_back(std::move(result));
+    }
+  }
+  const auto verdicts = compare_with_peers(everyone);
+
+  std::vector<Json> records;
+  if (plan.gpus.empty()) {
+    Json record = make_record(session.origin(0), "burn", plan.unavailable_status);
+    record["reason"] = plan.unavailable_reason;
+    record["kernel"] = burn_kernel_name(settings.kernel);
+    records.push_back(std::move(record));
+  }
+  for (std::size_t slot = 0; slot < run.outcomes.size(); ++slot) {
+    const BurnOutcome& outcome = run.outcomes[slot];
+    const PeerVerdict& peers = verdicts.at(static_cast<std::size_t>(session.first_rank()) + slot);
+    RecordOrigin origin = session.origin(slot);
+    origin.gpu = outcome.gpu;
+    const RecordStatus status = burn_status(outcome, peers);
+    Json record = make_record(origin, "burn", status);
+    if (status != RecordStatus::kOk) record["reason"] = burn_reason(outcome, peers, session.node());
+    if (!outcome.measured) {
+      // Nothing ran on this GPU (skipped, or failed in set-up): no measurement fields.
+      record["kernel"] = burn_kernel_name(settings.kernel);
+      records.push_back(std::move(record));
+      continue;
+    }
+    const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);
+    record.update(burn_record_fields(
+        settings, outcome, peers,
+        sheet ? datasheet_peak_tflops(*sheet, burn_kernel_name(settings.kernel)) : std::nullopt));
+    records.push_back(std::move(record));
+  }
+  const int exit_code = session.finish(records, g_stop_requested.load());
+  if (run.abandoned) {
+    // A GPU thread is stuck in the driver; waiting for it at exit would hang. Records and
+    // meta.json are on disk (each append is fsynced).
+    std::fflush(nullptr);
+    std::_Exit(exit_code);
+  }
+  return exit_code;
+}
+
+}  // namespace commcert

@@ -1,0 +1,76 @@
+#include "cli/health_command.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "cli/stage_session.hpp"
+#include "core/errors.hpp"
+#include "core/progress.hpp"
+#include "core/units.hpp"
+#include "health/node_health.hpp"
+
+namespace commcert {
+
+void HealthCommand::configure(CLI::App& app) {
+  app.add_option("--sysfs-root", flags_.sysfs_root,
+                 "Where sysfs is (InfiniBand ports under <root>/class/infiniband)")
+      ->envname("COMMCERT_SYSFS_ROOT")
+      ->capture_default_str();
+  app.add_option("--nvml-library", flags_.nvml_library, "NVML to load (soname or path)")
+      ->envname("COMMCERT_NVML_LIBRARY")
+      ->capture_default_str();
+  app.add_option("--watch", flags_.watch, "Listen for Xid events this long before reporting")
+      ->capture_default_str();
+  app.add_option("-T,--timeout", flags_.timeout, "Bound on any one wait for a peer process")
+      ->envname("COMMCERT_TIMEOUT")
+      ->capture_default_str();
+  add_stage_options(app, stage_);
+}
+
+int HealthCommand::run(Invocation& invocation) {
+  validate_stage_options(stage_);
+  HealthOptions options;
+  std::error_code error;
+  if (!std::filesystem::is_directory(flags_.sysfs_root, error)) {
+    throw UsageError(fmt::format("--sysfs-root {}: not a directory", flags_.sysfs_root));
+  }
+  options.sysfs_root = flags_.sysfs_root;
+  options.nvml_library = flags_.nvml_library;
+  options.watch_seconds = parse_duration_seconds(flags_.watch, "--watch");
+  const double timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
+  if (!(timeout_s > 0)) throw UsageError("-T/--timeout: must be longer than 0 s");
+
+  const GpuRuntimeInfo runtime = probe_gpu_runtime();
+  // Waiting for Xids is part of the stage: peers wait at most the watch time plus the timeout.
+  StageSession session(invocation, name(), "health", stage_, timeout_s + options.watch_seconds);
+  Json parameters = {{"sysfs_root", options.sysfs_root.string()},
+                     {"nvml_library", options.nvml_library},
+                     {"watch_s", options.watch_seconds},
+                     {"timeout_s", timeout_s}};
+  session.start({StageSlot{}}, runtime, std::move(parameters), {});
+
+  std::vector<Json> records;
+  // One process speaks for each node: NVML and sysfs show the whole node to every process.
+  if (session.speaks_for_node()) {
+    ProgressReporter progress(session.show_progress() && options.watch_seconds > 0, "health",
+                              options.watch_seconds);
+    double shown = 0;
+    const NodeHealth health = collect_node_health(options, [&](double elapsed, double /*total*/) {
+      progress.advance(elapsed - shown, "listening for Xid events");
+      shown = elapsed;
+    });
+    records = node_health_records(health, session.origin(0));
+    if (session.reporting() && !stage_.quiet) {
+      fmt::print(stderr, "commcert health: {} GPU(s), {} IB port(s) on {}{}\n",
+                 health.gpu_count ? fmt::format("{}", *health.gpu_count) : std::string("no"),
+                 health.ib.ports.size(), session.node(),
+                 health.nvml_unavailable_reason.empty()
+                     ? ""
+                     : " (" + health.nvml_unavailable_reason + ")");
+    }
+  }
+  return session.finish(records, false);
+}
+
+}  // namespace commcert

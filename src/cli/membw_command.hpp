@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "bench/membw.hpp"
+#include "cli/command.hpp"
+#include "cli/run_setup.hpp"
+
+namespace commcert {
+
+// `commcert membw`: HBM read/write/copy bandwidth against the datasheet and cudaMemcpy, a
+// pattern test over most of device memory, and pinned host<->device bandwidth from the GPU's
+// NUMA node (docs/gpu-stages.md).
+class MembwCommand final : public Command {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "membw"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "GPU memory bandwidth, memory integrity patterns and host<->device bandwidth";
+  }
+  void configure(CLI::App& app) override;
+  int run(Invocation& invocation) override;
+
+  [[nodiscard]] MembwSettings resolve_settings() const;
+
+ private:
+  struct RawFlags {
+    std::string buffer_size = "1G";
+    int iterations = 20;
+    double memtest_fraction = 0.9;
+    std::string host_size = "256M";
+    int gpus_per_process = 1;
+    std::string timeout = "300";
+    std::string sysfs_root = "/sys";
+    std::optional<std::uint64_t> seed;
+  };
+  RawFlags flags_;
+  StageOptions stage_;
+};
+
+}  // namespace commcert

@@ -1,0 +1,210 @@
+#include "health/gpu_health.hpp"
+
+#include <fmt/format.h>
+
+#include "health/clock_event_reasons.hpp"
+#include "health/pci_address.hpp"
+
+namespace commcert {
+namespace {
+
+// Keeps a query's value; notes why there is none unless the GPU simply cannot tell.
+class Collector {
+ public:
+  Collector(const NvmlLibrary& nvml, GpuHealth& health) : nvml_(nvml), health_(health) {}
+
+  template <typename T>
+  std::optional<T> take(const NvmlResult<T>& result, const char* query) {
+    if (result.ok()) return result.value;
+    if (result.gpu_lost()) health_.lost = true;
+    // Unsupported is missing evidence, not a fault. An invalid argument is NVML's answer for a
+    // link index past the GPU's last link.
+    if (!result.unsupported() && result.code != nvml::kErrorInvalidArgument) {
+      health_.query_errors.push_back({query, nvml_.describe(result.code)});
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const NvmlLibrary& nvml_;
+  GpuHealth& health_;
+};
+
+template <typename T>
+Json or_null(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+Json ecc_counts_json(const EccCounts& counts) {
+  return {{"corrected", or_null(counts.corrected)}, {"uncorrected", or_null(counts.uncorrected)}};
+}
+
+}  // namespace
+
+GpuHealth probe_gpu_health(const NvmlLibrary& nvml, nvml::Device device, unsigned index) {
+  GpuHealth h;
+  h.index = index;
+  Collector c(nvml, h);
+  h.name = c.take(nvml.name(device), "name");
+  h.uuid = c.take(nvml.uuid(device), "uuid");
+  if (auto bus = c.take(nvml.pci_bus_id(device), "pci_bus_id")) {
+    h.pci_bus_id = normalize_pci_bus_id(*bus).value_or(*bus);
+  }
+  h.serial = c.take(nvml.serial(device), "serial");
+  h.vbios = c.take(nvml.vbios_version(device), "vbios");
+  h.driver_version = c.take(nvml.driver_version(), "driver_version");
+
+  if (auto enabled = c.take(nvml.ecc_enabled(device), "ecc.enabled")) {
+    GpuEcc ecc;
+    ecc.enabled = *enabled;
+    ecc.volatile_counts.corrected =
+        c.take(nvml.ecc_errors(device, nvml::kMemoryErrorCorrected, nvml::kVolatileEcc),
+               "ecc.volatile.corrected");
+    ecc.volatile_counts.uncorrected =
+        c.take(nvml.ecc_errors(device, nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc),
+               "ecc.volatile.uncorrected");
+    ecc.aggregate.corrected =
+        c.take(nvml.ecc_errors(device, nvml::kMemoryErrorCorrected, nvml::kAggregateEcc),
+               "ecc.aggregate.corrected");
+    ecc.aggregate.uncorrected =
+        c.take(nvml.ecc_errors(device, nvml::kMemoryErrorUncorrected, nvml::kAggregateEcc),
+               "ecc.aggregate.uncorrected");
+    h.ecc = ecc;
+  }
+
+  h.remapped_rows = c.take(nvml.remapped_rows(device), "remapped_rows");
+  GpuRetiredPages pages;
+  pages.single_bit = c.take(nvml.retired_pages(device, nvml::kRetiredMultipleSingleBit),
+                            "retired_pages.single_bit");
+  pages.double_bit =
+      c.take(nvml.retired_pages(device, nvml::kRetiredDoubleBit), "retired_pages.double_bit");
+  if (pages.single_bit || pages.double_bit) {
+    pages.pending = c.take(nvml.retired_pages_pending(device), "retired_pages.pending");
+    h.retired_pages = pages;
+  }
+
+  GpuPcie pcie;
+  pcie.gen_current = c.take(nvml.pcie_generation(device, false), "pcie.gen_current");
+  pcie.gen_max = c.take(nvml.pcie_generation(device, true), "pcie.gen_max");
+  pcie.width_current = c.take(nvml.pcie_width(device, false), "pcie.width_current");
+  pcie.width_max = c.take(nvml.pcie_width(device, true), "pcie.width_max");
+  pcie.replay_count = c.take(nvml.pcie_replay_counter(device), "pcie.replay_count");
+  if (pcie.gen_current || pcie.gen_max || pcie.width_current || pcie.width_max ||
+      pcie.replay_count) {
+    h.pcie = pcie;
+  }
+
+  std::vector<GpuNvLink> links;
+  for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
+    const auto active = c.take(nvml.nvlink_active(device, link), "nvlink.state");
+    if (!active) continue;
+    GpuNvLink entry;
+    entry.link = link;
+    entry.active = *active;
+    entry.replay_errors = c.take(nvml.nvlink_error_counter(device, link, nvml::kNvLinkErrorReplay),
+                                 "nvlink.replay_errors");
+    entry.recovery_errors =
+        c.take(nvml.nvlink_error_counter(device, link, nvml::kNvLinkErrorRecovery),
+               "nvlink.recovery_errors");
+    entry.crc_flit_errors =
+        c.take(nvml.nvlink_error_counter(device, link, nvml::kNvLinkErrorCrcFlit),
+               "nvlink.crc_flit_errors");
+    entry.crc_data_errors =
+        c.take(nvml.nvlink_error_counter(device, link, nvml::kNvLinkErrorCrcData),
+               "nvlink.crc_data_errors");
+    links.push_back(entry);
+  }
+  if (!links.empty()) h.nvlink = std::move(links);
+
+  h.temperature_c = c.take(nvml.temperature_c(device), "temperature_c");
+  if (auto power = c.take(nvml.power_mw(device), "power_w")) h.power_w = *power / 1000.0;
+  GpuClocks clocks;
+  clocks.sm = c.take(nvml.clock_mhz(device, nvml::kClockSm), "clocks.sm");
+  clocks.mem = c.take(nvml.clock_mhz(device, nvml::kClockMem), "clocks.mem");
+  clocks.sm_max = c.take(nvml.max_clock_mhz(device, nvml::kClockSm), "clocks.sm_max");
+  clocks.mem_max = c.take(nvml.max_clock_mhz(device, nvml::kClockMem), "clocks.mem_max");
+  if (clocks.sm || clocks.mem || clocks.sm_max || clocks.mem_max) h.clocks = clocks;
+  if (auto reasons = c.take(nvml.clock_event_reasons(device), "clock_event_reasons")) {
+    h.clock_event_reasons = clock_event_reason_names(*reasons);
+  }
+  h.persistence_mode = c.take(nvml.persistence_mode(device), "persistence_mode");
+  return h;
+}
+
+GpuIdentity gpu_identity_of(const GpuHealth& health) {
+  GpuIdentity gpu;
+  gpu.index = static_cast<int>(health.index);
+  gpu.uuid = health.uuid.value_or("");
+  gpu.pci_bus_id = health.pci_bus_id.value_or("");
+  gpu.name = health.name.value_or("");
+  return gpu;
+}
+
+Json gpu_health_fields(const GpuHealth& h) {
+  Json out;
+  out["component"] = "gpu";
+  out["name"] = or_null(h.name);
+  out["uuid"] = or_null(h.uuid);
+  out["pci_bus_id"] = or_null(h.pci_bus_id);
+  out["serial"] = or_null(h.serial);
+  out["vbios"] = or_null(h.vbios);
+  out["driver_version"] = or_null(h.driver_version);
+  out["ecc"] = h.ecc ? Json{{"enabled", h.ecc->enabled},
+                            {"volatile", ecc_counts_json(h.ecc->volatile_counts)},
+                            {"aggregate", ecc_counts_json(h.ecc->aggregate)}}
+                     : Json(nullptr);
+  out["remapped_rows"] = h.remapped_rows ? Json{{"correctable", h.remapped_rows->correctable},
+                                                {"uncorrectable", h.remapped_rows->uncorrectable},
+                                                {"pending", h.remapped_rows->pending},
+                                                {"failure", h.remapped_rows->failure}}
+                                         : Json(nullptr);
+  out["retired_pages"] = h.retired_pages
+                             ? Json{{"single_bit", or_null(h.retired_pages->single_bit)},
+                                    {"double_bit", or_null(h.retired_pages->double_bit)},
+                                    {"pending", or_null(h.retired_pages->pending)}}
+                             : Json(nullptr);
+  out["pcie"] = h.pcie ? Json{{"gen_current", or_null(h.pcie->gen_current)},
+                              {"gen_max", or_null(h.pcie->gen_max)},
+                              {"width_current", or_null(h.pcie->width_current)},
+                              {"width_max", or_null(h.pcie->width_max)},
+                              {"replay_count", or_null(h.pcie->replay_count)}}
+                       : Json(nullptr);
+  if (h.nvlink) {
+    Json links = Json::array();
+    for (const auto& link : *h.nvlink) {
+      links.push_back({{"link", link.link},
+                       {"active", link.active},
+                       {"replay_errors", or_null(link.replay_errors)},
+                       {"recovery_errors", or_null(link.recovery_errors)},
+                       {"crc_flit_errors", or_null(link.crc_flit_errors)},
+                       {"crc_data_errors", or_null(link.crc_data_errors)}});
+    }
+    out["nvlink"] = std::move(links);
+  } else {
+    out["nvlink"] = nullptr;
+  }
+  out["temperature_c"] = or_null(h.temperature_c);
+  out["power_w"] = or_null(h.power_w);
+  out["clocks_mhz"] = h.clocks ? Json{{"sm", or_null(h.clocks->sm)},
+                                      {"mem", or_null(h.clocks->mem)},
+                                      {"sm_max", or_null(h.clocks->sm_max)},
+                                      {"mem_max", or_null(h.clocks->mem_max)}}
+                               : Json(nullptr);
+  out["clock_event_reasons"] = h.clock_event_reasons ? Json(*h.clock_event_reasons) : Json(nullptr);
+  out["persistence_mode"] = or_null(h.persistence_mode);
+  if (h.xid_events) {
+    Json events = Json::array();
+    for (const auto& event : *h.xid_events)
+      events.push_back({{"xid", event.xid}, {"time", event.time}});
+    out["xid_events"] = std::move(events);
+  } else {
+    out["xid_events"] = nullptr;
+  }
+  Json errors = Json::array();
+  for (const auto& error : h.query_errors)
+    errors.push_back({{"query", error.query}, {"error", error.error}});
+  out["query_errors"] = std::move(errors);
+  return out;
+}
+
+}  // namespace commcert

@@ -1,0 +1,300 @@
+"""`commcert burn`, `membw` and `health` as a user runs them, on whatever machine runs the tests.
+
+Without a GPU (CI) the GPU stages must write `skipped` records and exit 0; with one they must
+write measurements. Either way every record must satisfy docs/schema/record.schema.json.
+`health` is driven against fixture sysfs trees and the fake NVML built in tests/fake_nvml.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import jsonschema
+
+BIN = os.environ["COMMCERT_BIN"]
+SOURCE = Path(os.environ["COMMCERT_SOURCE_DIR"])
+BINARY = Path(os.environ["COMMCERT_BINARY_DIR"])
+HAVE_MPI = os.environ.get("COMMCERT_HAVE_MPI", "0") in ("1", "ON", "TRUE", "true")
+HAVE_CUDA = os.environ.get("COMMCERT_HAVE_CUDA", "0") in ("1", "ON", "TRUE", "true")
+MPIEXEC = os.environ.get("COMMCERT_MPIEXEC", "mpiexec")
+FIXTURES = SOURCE / "tests" / "fixtures"
+FAKE_NVML = BINARY / "tests" / "fake_nvml" / "current" / "libnvidia-ml.so.1"
+SCHEMA = json.loads((SOURCE / "docs" / "schema" / "record.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+class Run:
+    def __init__(self, completed, directory):
+        self.returncode = completed.returncode
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr
+        self.directory = directory
+
+    def records(self):
+        path = self.directory / "records.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def meta(self):
+        return json.loads((self.directory / "meta.json").read_text())
+
+    def of_kind(self, kind):
+        return [r for r in self.records() if r["kind"] == kind]
+
+
+class StageTest(unittest.TestCase):
+    def setUp(self):
+        self.out = Path(tempfile.mkdtemp(prefix="commcert-gpu-stages-"))
+        self.addCleanup(shutil.rmtree, self.out, ignore_errors=True)
+        self.env = dict(os.environ)
+        for name in ("COMMCERT_NVML_LIBRARY", "COMMCERT_FAKE_NVML_SCRIPT", "HWLOC_XMLFILE", "COMMCERT_RUN_ID"):
+            self.env.pop(name, None)
+
+    def run_commcert(self, *args, run_id="run", launcher=(), env=None, timeout=600):
+        command = [*launcher, BIN, *args, "--out", str(self.out), "--run-id", run_id, "-q"]
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                   env={**self.env, **(env or {})})
+        return Run(completed, self.out / run_id)
+
+    def assert_valid_records(self, run):
+        records = run.records()
+        self.assertTrue(records, f"no records; stderr: {run.stderr}")
+        for record in records:
+            errors = sorted(VALIDATOR.iter_errors(record), key=lambda e: list(e.path))
+            self.assertFalse(errors, f"{record['kind']} record breaks the schema: "
+                                     f"{[e.message for e in errors[:3]]}\n{json.dumps(record)[:600]}")
+
+    def assert_usage_error(self, run, flag):
+        self.assertEqual(run.returncode, 2, run.stderr)
+        lines = run.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertIn(flag, lines[0])
+
+
+class GpuStagesTest(StageTest):
+    def test_burn_writes_a_record_per_gpu_or_says_why_it_could_not(self):
+        run = self.run_commcert("burn", "--duration", "2", "--size", "2048")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        burns = run.of_kind("burn")
+        self.assertTrue(burns)
+        for record in burns:
+            if record["status"] == "skipped":
+                self.assertIsNone(record["gpu"])
+                expected = "no usable GPU" if HAVE_CUDA else "this build has no CUDA support"
+                self.assertIn(expected, record["reason"])
+            else:
+                self.assertEqual(record["status"], "ok", record.get("reason"))
+                self.assertGreater(record["tflops"], 0)
+                self.assertEqual(record["miscompares"], 0)
+        self.assertEqual(run.meta()["status"], "ok")
+        self.assertEqual(run.meta()["exit_code"], 0)
+        self.assertEqual(run.of_kind("run")[0]["backend"], "none")
+
+    def test_membw_writes_a_record_per_gpu_or_says_why_it_could_not(self):
+        run = self.run_commcert("membw", "--buffer-size", "64M", "--memtest-fraction", "0.05",
+                                "--host-size", "16M", "-n", "5")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        for record in run.of_kind("membw"):
+            if record["status"] == "skipped":
+                expected = "no usable GPU" if HAVE_CUDA else "this build has no CUDA support"
+                self.assertIn(expected, record["reason"])
+            else:
+                self.assertEqual(record["status"], "ok", record.get("reason"))
+                self.assertEqual(record["integrity"]["errors"], 0)
+
+    def test_stages_append_to_one_run(self):
+        env = {"COMMCERT_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"}
+        for args in (["health", "--sysfs-root", str(FIXTURES / "sysfs/no_rdma")],
+                     ["burn", "-D", "1", "--size", "1024"],
+                     ["membw", "--buffer-size", "8M", "--memtest-fraction", "0.01", "--host-size", "1M"]):
+            self.assertEqual(self.run_commcert(*args, run_id="shared", env=env).returncode, 0)
+        run = Run(subprocess.CompletedProcess([], 0, "", ""), self.out / "shared")
+        self.assert_valid_records(run)
+        self.assertEqual([r["command"] for r in run.of_kind("run")], ["health", "burn", "membw"])
+        for kind in ("health", "burn", "membw"):
+            self.assertTrue(run.of_kind(kind), kind)
+
+
+class HealthTest(StageTest):
+    def test_without_driver_or_rdma_each_component_is_skipped_with_a_reason(self):
+        run = self.run_commcert("health", "--sysfs-root", str(FIXTURES / "sysfs/no_rdma"),
+                                "--nvml-library", "/nonexistent/libnvidia-ml.so.1")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        health = run.of_kind("health")
+        self.assertEqual([r["component"] for r in health], ["gpu", "ib_port", "node"])
+        self.assertEqual(health[0]["status"], "skipped")
+        self.assertTrue(health[0]["reason"].startswith("no NVIDIA driver: "), health[0]["reason"])
+        self.assertEqual(health[1]["status"], "skipped")
+        self.assertIn("no RDMA devices under " + str(FIXTURES / "sysfs/no_rdma/class/infiniband"), health[1]["reason"])
+        self.assertEqual(health[2]["status"], "ok")
+        self.assertIsNone(health[2]["gpu_count"])
+        self.assertEqual(health[2]["ib_port_count"], 0)
+
+    def test_reads_every_gpu_and_port_of_a_scripted_node(self):
+        run = self.run_commcert("health", "--sysfs-root", str(FIXTURES / "sysfs/healthy"), env={
+            "COMMCERT_NVML_LIBRARY": str(FAKE_NVML),
+            "COMMCERT_FAKE_NVML_SCRIPT": str(FIXTURES / "nvml/two_h200.json"),
+            "HWLOC_XMLFILE": str(FIXTURES / "hwloc/two_socket_gpu_nic.xml")})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        gpus = [r for r in run.of_kind("health") if r["component"] == "gpu"]
+        self.assertEqual(len(gpus), 2)
+        self.assertEqual(gpus[0]["gpu"], {"index": 0, "uuid": "GPU-8a1c2e3f-0000-4b5c-9d6e-0123456789ab",
+                                          "pci_bus_id": "0000:1b:00.0", "name": "NVIDIA H200"})
+        self.assertEqual(gpus[0]["xid_events"][0]["xid"], 79)
+        self.assertEqual(gpus[1]["pcie"]["gen_current"], 4)
+        self.assertEqual(gpus[1]["clock_event_reasons"], ["sw_power_cap", "hw_thermal"])
+        ports = [r for r in run.of_kind("health") if r["component"] == "ib_port"]
+        self.assertEqual([p["device"] for p in ports], ["mlx5_0", "mlx5_2", "mlx5_10", "mlx5_bond_0"])
+        node = [r for r in run.of_kind("health") if r["component"] == "node"][0]
+        self.assertEqual(node["gpu_count"], 2)
+        if node["topology_source"]:  # built with hwloc
+            self.assertEqual(node["affinity"][0]["nearest_ib_devices"], ["mlx5_0"])
+            self.assertEqual(node["affinity"][1]["numa_node"], 1)
+
+    def test_a_lost_gpu_makes_the_run_an_error(self):
+        run = self.run_commcert("health", "--sysfs-root", str(FIXTURES / "sysfs/errors"), env={
+            "COMMCERT_NVML_LIBRARY": str(FAKE_NVML),
+            "COMMCERT_FAKE_NVML_SCRIPT": str(FIXTURES / "nvml/lost_gpu.json")})
+        self.assertEqual(run.returncode, 3, run.stderr)
+        self.assert_valid_records(run)
+        self.assertEqual(run.meta()["status"], "error")
+        port = [r for r in run.of_kind("health") if r["component"] == "ib_port"][0]
+        self.assertEqual(port["counters"]["symbol_error"], 65535)
+
+    def test_on_this_machine(self):
+        run = self.run_commcert("health")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        self.assertEqual(run.of_kind("health")[-1]["component"], "node")
+
+
+class BadInputTest(StageTest):
+    def test_each_bad_flag_is_one_line_naming_it_with_status_2(self):
+        cases = [
+            (["burn", "--duration", "ten"], "--duration"),
+            (["burn", "--duration", "0"], "--duration"),
+            (["burn", "--kernel", "gemm_int4"], "--kernel"),
+            (["burn", "--size", "1000"], "--size"),
+            (["burn", "--window", "1us"], "--window"),
+            (["membw", "--buffer-size", "12Q"], "--buffer-size"),
+            (["membw", "--memtest-fraction", "2"], "--memtest-fraction"),
+            (["health", "--sysfs-root", "/nonexistent/sys"], "--sysfs-root"),
+            (["health", "--watch", "soon"], "--watch"),
+            (["health", "--no-such-flag"], "--no-such-flag"),
+            (["burn", "--node-name", "bad name;rm"], "bad name;rm"),
+            (["membw", "--node-name", "-x"], "-x"),
+        ]
+        for args, flag in cases:
+            with self.subTest(args=args):
+                self.assert_usage_error(self.run_commcert(*args), flag)
+
+
+class SchemaTest(unittest.TestCase):
+    def test_the_schema_rejects_an_incomplete_measurement(self):
+        record = {"schema": 1, "run_id": "r", "kind": "burn", "status": "ok", "time": "2026-11-22T00:00:00.000Z",
+                  "host": "n1", "rank": 0, "local_rank": 0, "gpu": None, "kernel": "gemm_bf16"}
+        self.assertTrue(list(VALIDATOR.iter_errors(record)))
+        record = {"schema": 1, "run_id": "r", "kind": "health", "status": "skipped", "time": "2026-11-22T00:00:00.000Z",
+                  "host": "n1", "rank": 0, "local_rank": 0, "gpu": None, "reason": "no NVIDIA driver"}
+        self.assertTrue(list(VALIDATOR.iter_errors(record)))  # which component was skipped?
+
+
+class SelftestReportTest(StageTest):
+    """scripts/gpu-selftest-report, which only runs on GPU machines otherwise, kept from rotting."""
+
+    def burn_record(self, index, tflops):
+        return {"schema": 1, "run_id": "selftest", "kind": "burn", "status": "ok", "time": "2026-11-22T00:00:00.000Z",
+                "host": "gpu01", "rank": index, "local_rank": index,
+                "gpu": {"index": index, "uuid": f"GPU-{index}", "pci_bus_id": f"0000:{index + 0x1b:02x}:00.0", "name": "NVIDIA H200"},
+                "kernel": "gemm_bf16", "matrix": {"m": 8192, "n": 8192, "k": 8192, "dtype": "bf16"},
+                "requested_duration_s": 60, "duration_s": 60.3, "iterations": 52000, "tflops": tflops,
+                "tflops_windows": {"count": 60, "min": tflops - 5, "p50": tflops, "max": tflops + 3},
+                "miscompares": 0, "peer_mismatch": False, "peer_gpus": 1,
+                "telemetry": {"samples": 600, "interval_s": 0.1,
+                              "sm_clock_mhz": {"min": 1755, "median": 1980, "max": 1980},
+                              "mem_clock_mhz": {"min": 3201, "median": 3201, "max": 3201},
+                              "power_w": {"median": 690, "max": 701}, "power_limit_w": 700,
+                              "temperature_c": {"median": 66, "max": 71},
+                              "throttle": [{"reason": "sw_power_cap", "seconds": 41.5}],
+                              "ecc_delta": {"corrected": 0, "uncorrected": 0}, "xid_events": []}}
+
+    def membw_record(self, index, copy, memcpy):
+        return {"schema": 1, "run_id": "selftest", "kind": "membw", "status": "ok", "time": "2026-11-22T00:00:00.000Z",
+                "host": "gpu01", "rank": index, "local_rank": index,
+                "gpu": {"index": index, "uuid": f"GPU-{index}", "pci_bus_id": None, "name": "NVIDIA H200"},
+                "bandwidth": {"read_bytes_per_s": 4.3e12, "write_bytes_per_s": 4.2e12, "copy_bytes_per_s": copy,
+                              "memcpy_d2d_bytes_per_s": memcpy, "datasheet_peak_bytes_per_s": 4.8e12},
+                "fraction_of_peak": 4.3 / 4.8, "fraction_of_memcpy": copy / memcpy,
+                "host_transfer": {"h2d_bytes_per_s": 55.4e9, "d2h_bytes_per_s": 55.1e9, "numa_node": 0, "pinned": True},
+                "integrity": {"bytes_tested": 120 << 30, "patterns": ["walking_ones"], "errors": 0, "first_errors": []}}
+
+    def test_report_compares_burn_with_plain_gemm_and_copy_with_memcpy(self):
+        run = self.run_commcert("health", "--sysfs-root", str(FIXTURES / "sysfs/healthy"), run_id="selftest", env={
+            "COMMCERT_NVML_LIBRARY": str(FAKE_NVML),
+            "COMMCERT_FAKE_NVML_SCRIPT": str(FIXTURES / "nvml/two_h200.json")})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        synthetic = [self.burn_record(0, 760.0), self.burn_record(1, 700.0),
+                     self.membw_record(0, 4.1e12, 4.2e12), self.membw_record(1, 3.6e12, 4.2e12)]
+        for record in synthetic:
+            self.assertFalse(list(VALIDATOR.iter_errors(record)), record["kind"])
+        with open(run.directory / "records.jsonl", "a") as f:
+            for record in synthetic:
+                f.write(json.dumps(record) + "\n")
+        (self.out / "gpus.csv").write_text("0, NVIDIA H200, 00000000:1B:00.0, 570.124.06, 9.0\n"
+                                           "1, NVIDIA H200, 00000000:1C:00.0, 570.124.06, 9.0\n")
+        (self.out / "plain_gemm.jsonl").write_text(
+            '{"device": 0, "name": "NVIDIA H200", "kernel": "gemm_bf16", "size": 8192, "tflops": 780.0, "windows": 20}\n'
+            '{"device": 1, "name": "NVIDIA H200", "kernel": "gemm_bf16", "size": 8192, "tflops": 780.0, "windows": 20}\n')
+        completed = subprocess.run(["/usr/bin/python3", str(SOURCE / "scripts/gpu-selftest-report"), str(run.directory),
+                                    str(self.out), "0", "0", "0", "0", "0", "gemm_bf16", "8192", "60"],
+                                   capture_output=True, text=True, check=True)
+        report = (self.out / "gpu-results.md").read_text()
+        self.assertEqual(completed.stdout.strip(), report.strip())
+        burn_rows = [l for l in report.splitlines() if l.startswith("| 0 | NVIDIA H200") or l.startswith("| 1 | NVIDIA H200")]
+        self.assertIn("| 0.974 | PASS |", burn_rows[0])          # 760 / 780
+        self.assertIn("| 0.897 | BELOW TARGET |", burn_rows[1])  # 700 / 780
+        self.assertIn("sw_power_cap 41.5", burn_rows[0])
+        self.assertIn("| 97.6% | PASS |", report)                 # copy 4.1 / memcpy 4.2
+        self.assertIn("| 85.7% | BELOW TARGET |", report)
+        self.assertIn('"component": "node"', report)              # the health records, verbatim
+
+
+@unittest.skipUnless(HAVE_MPI, "this build has no MPI")
+class MpiTest(StageTest):
+    def mpirun(self, n):
+        return (MPIEXEC, "-n", str(n))
+
+    def test_one_process_speaks_for_each_node(self):
+        run = self.run_commcert("health", "--sysfs-root", str(FIXTURES / "sysfs/no_rdma"),
+                                "--nvml-library", "/nonexistent/libnvidia-ml.so.1", launcher=self.mpirun(2))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        nodes = [r for r in run.of_kind("health") if r["component"] == "node"]
+        self.assertEqual(len(nodes), 1)
+        self.assertEqual(nodes[0]["rank"], 0)
+
+    def test_each_node_identity_gets_its_own_health_records(self):
+        run = self.run_commcert("health", "--sysfs-root", str(FIXTURES / "sysfs/no_rdma"),
+                                "--nvml-library", "/nonexistent/libnvidia-ml.so.1", "--node-name", "n{rank}",
+                                launcher=self.mpirun(2))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        nodes = [r for r in run.of_kind("health") if r["component"] == "node"]
+        self.assertEqual(sorted(r["host"] for r in nodes), ["n0", "n1"])
+
+    def test_every_rank_of_a_gpu_stage_is_recorded(self):
+        run = self.run_commcert("burn", "-D", "1", "--size", "1024", launcher=self.mpirun(2))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        self.assertEqual(sorted(r["rank"] for r in run.of_kind("burn")), [0, 1])
+        self.assertEqual(len(run.of_kind("run")[0]["ranks"]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
