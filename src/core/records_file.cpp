@@ -45,16 +45,27 @@ void RecordsFile::append(const Json& record) {
 }
 
 void write_json_file_atomically(const std::filesystem::path& path, const Json& value) {
+  write_text_file_atomically(path,
+                             value.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+}
+
+void write_text_file_atomically(const std::filesystem::path& path, std::string_view text) {
   const std::filesystem::path temporary = path.string() + fmt::format(".tmp.{}", ::getpid());
   {
     std::ofstream out(temporary, std::ios::trunc);
-    out << value.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+    out << text;
     out.flush();
-    if (!out) throw RuntimeFailure(fmt::format("cannot write {}", temporary.string()));
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      throw RuntimeFailure(fmt::format("cannot write {}", temporary.string()));
+    }
   }
   std::error_code error;
   std::filesystem::rename(temporary, path, error);
   if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
     throw RuntimeFailure(fmt::format("cannot rename {} to {}: {}", temporary.string(),
                                      path.string(), error.message()));
   }
