@@ -1,3 +1,5 @@
+#include "cli/baseline_command.hpp"
+#include "cli/certify_command.hpp"
 #include "cli/command.hpp"
 #include "cli/sweep_command.hpp"
 
@@ -6,6 +8,8 @@ namespace commcert {
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(std::make_unique<SweepCommand>());
+  commands.push_back(std::make_unique<CertifyCommand>());
+  commands.push_back(std::make_unique<BaselineCommand>());
   return commands;
 }
 

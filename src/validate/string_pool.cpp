@@ -1,0 +1,18 @@
+#include "validate/string_pool.hpp"
+
+namespace commcert {
+
+StringId StringPool::intern(std::string_view text) {
+  if (const auto it = ids_.find(text); it != ids_.end()) return it->second;
+  const auto id = static_cast<StringId>(strings_.size());
+  const std::string& stored = strings_.emplace_back(text);
+  ids_.emplace(stored, id);
+  return id;
+}
+
+std::optional<StringId> StringPool::find(std::string_view text) const {
+  if (const auto it = ids_.find(text); it != ids_.end()) return it->second;
+  return std::nullopt;
+}
+
+}  // namespace commcert
