@@ -32,6 +32,7 @@ class StringPool {
  private:
   std::deque<std::string> strings_;  // a deque never moves its elements
   std::unordered_map<std::string_view, StringId> ids_;
+  StringId last_ = kNoString;  // the last id returned
 };
 
 }  // namespace commcert

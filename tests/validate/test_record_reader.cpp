@@ -151,6 +151,22 @@ TEST(RecordReader, ReadsLinesLongerThanItsBuffer) {
   EXPECT_EQ(e.burns.size(), 1u);
 }
 
+// The reader works in 16 MiB chunks on a background thread: no line may be lost or split
+// where one chunk ends and the next begins.
+TEST(RecordReader, NoLineIsLostAcrossChunkBoundaries) {
+  TempDir dir;
+  std::string text;
+  constexpr int kRecords = 120000;  // about 30 MiB: two chunk boundaries
+  for (int i = 0; i < kRecords; ++i)
+    text += fixtures::burn("n" + std::to_string(i), i % 8, 700).dump() + "\n";
+  const Evidence e = read_text(dir, text);
+  EXPECT_EQ(e.files[0].records, static_cast<std::size_t>(kRecords));
+  EXPECT_EQ(e.files[0].lines, static_cast<std::size_t>(kRecords));
+  EXPECT_EQ(e.burns.size(), static_cast<std::size_t>(kRecords));
+  EXPECT_EQ(e.node_name(e.burns.back().node), "n" + std::to_string(kRecords - 1));
+  EXPECT_TRUE(e.issues.empty());
+}
+
 TEST(LoadInputs, ResolvesRunDirectoriesRootsAndFiles) {
   TempDir dir;
   dir.write("a/records.jsonl", fixtures::burn("n0", 0, 700).dump() + "\n");

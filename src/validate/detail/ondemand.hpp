@@ -17,6 +17,19 @@ namespace commcert::detail {
 
 namespace od = simdjson::ondemand;
 
+// A 32-bit FNV-1a of a key, for `switch`: a record has some thirty keys and a million records
+// are read, so a chain of string compares per key shows in the profile. Each case still
+// compares the key itself (an unknown key may share a hash); two known keys that collide are
+// duplicate case labels, a compile error.
+constexpr std::uint32_t key_id(std::string_view key) {
+  std::uint32_t hash = 2166136261u;
+  for (const char c : key) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 16777619u;
+  }
+  return hash;
+}
+
 [[noreturn]] void record_error(std::string_view field, std::string_view problem);
 
 template <typename T>

@@ -64,29 +64,49 @@ struct Common {
 
   // Returns false for a field that is not common.
   bool field(std::string_view key, od::value& value) {
-    if (key == "schema") {
-      schema = integer(value, key);
-    } else if (key == "run_id") {
-      run_id = string(value, key);
-    } else if (key == "status") {
-      status = parse_status(string(value, key));
-    } else if (key == "host") {
-      host = string(value, key);
-    } else if (key == "gpu") {
-      if (is_null(value, key)) return true;
-      for_each_field(object(value, key), "gpu", [&](std::string_view k, od::value& v) {
-        if (k == "index") {
-          gpu_index = small_int(v, "gpu.index");
-        } else if (k == "uuid") {
-          gpu_uuid = optional_string(v, "gpu.uuid").value_or("");
-        }
-      });
-    } else if (key == "reason") {
-      reason = string(value, key);
-    } else {
-      return key == "kind" || key == "time" || key == "rank" || key == "local_rank";
+    switch (key_id(key)) {
+      case key_id("schema"):
+        if (key != "schema") return false;
+        schema = integer(value, key);
+        return true;
+      case key_id("run_id"):
+        if (key != "run_id") return false;
+        run_id = string(value, key);
+        return true;
+      case key_id("status"):
+        if (key != "status") return false;
+        status = parse_status(string(value, key));
+        return true;
+      case key_id("host"):
+        if (key != "host") return false;
+        host = string(value, key);
+        return true;
+      case key_id("gpu"):
+        if (key != "gpu") return false;
+        if (is_null(value, key)) return true;
+        for_each_field(object(value, key), "gpu", [&](std::string_view k, od::value& v) {
+          if (k == "index") {
+            gpu_index = small_int(v, "gpu.index");
+          } else if (k == "uuid") {
+            gpu_uuid = optional_string(v, "gpu.uuid").value_or("");
+          }
+        });
+        return true;
+      case key_id("reason"):
+        if (key != "reason") return false;
+        reason = string(value, key);
+        return true;
+      case key_id("kind"):
+        return key == "kind";
+      case key_id("time"):
+        return key == "time";
+      case key_id("rank"):
+        return key == "rank";
+      case key_id("local_rank"):
+        return key == "local_rank";
+      default:
+        return false;
     }
-    return true;
   }
 
   void require() const {
@@ -175,6 +195,41 @@ struct RecordParser::Impl {
 
   static od::object object_of(od::value& value) { return object(value, "element"); }
 
+  void read_wrong_ranks(od::value& value) {
+    for_each_element(array(value, "wrong_ranks"), "wrong_ranks", [&](od::value& element) {
+      WrongRank w;
+      for_each_field(object_of(element), "wrong_ranks", [&](std::string_view k, od::value& v) {
+        if (k == "rank") {
+          w.rank = small_int(v, "wrong_ranks[].rank");
+        } else if (k == "host") {
+          w.node = evidence.nodes.intern(string(v, "wrong_ranks[].host"));
+        } else if (k == "wrong_elements") {
+          w.elements = integer(v, "wrong_ranks[].wrong_elements");
+        } else if (k == "wrong_iterations") {
+          w.iterations = integer(v, "wrong_ranks[].wrong_iterations");
+        }
+      });
+      if (w.node == kNoString) record_error("wrong_ranks[].host", "missing");
+      wrong.push_back(w);
+    });
+  }
+
+  void read_not_arrived(od::value& value, TimeoutEvidence& timeout) {
+    for_each_element(array(value, "not_arrived"), "not_arrived", [&](od::value& element) {
+      int rank = -1;
+      NodeId node = kNoString;
+      for_each_field(object_of(element), "not_arrived", [&](std::string_view k, od::value& v) {
+        if (k == "rank") {
+          rank = small_int(v, "not_arrived[].rank");
+        } else if (k == "host") {
+          node = evidence.nodes.intern(string(v, "not_arrived[].host"));
+        }
+      });
+      if (node == kNoString) record_error("not_arrived[].host", "missing");
+      timeout.not_arrived.emplace_back(rank, node);
+    });
+  }
+
   void parse_collective(od::object& object, EvidenceRef ref) {
     std::optional<std::string_view> collective;
     CollectiveScope scope = CollectiveScope::kCluster;
@@ -190,76 +245,69 @@ struct RecordParser::Impl {
     wrong.clear();
 
     const Common c = read(object, [&](std::string_view key, od::value& value) {
-      if (key == "collective") {
-        collective = string(value, key);
-      } else if (key == "scope") {
-        scope = parse_scope(string(value, key));
-      } else if (key == "in_place") {
-        in_place = boolean(value, key);
-      } else if (key == "check") {
-        check = boolean(value, key);
-      } else if (key == "bytes") {
-        bytes = take(value.get_uint64(), key);
-      } else if (key == "busbw_bytes_per_s") {
-        busbw = number(value, key);
-      } else if (key == "rank_time") {
-        for_each_field(this->object_of(value), key, [&](std::string_view k, od::value& v) {
-          if (k == "median_s") median_s = number(v, "rank_time.median_s");
-        });
-      } else if (key == "straggler") {
-        if (is_null(value, key)) return;
-        for_each_field(this->object_of(value), key, [&](std::string_view k, od::value& v) {
-          if (k == "rank") {
-            straggler_rank = small_int(v, "straggler.rank");
-          } else if (k == "host") {
-            straggler = evidence.nodes.intern(string(v, "straggler.host"));
-          } else if (k == "lead_s") {
-            lead_s = number(v, "straggler.lead_s");
-          }
-        });
-      } else if (key == "wrong_ranks") {
-        for_each_element(array(value, key), key, [&](od::value& element) {
-          WrongRank w;
-          for_each_field(this->object_of(element), key, [&](std::string_view k, od::value& v) {
+      // Only the fields the rules read; the rest (times, iteration statistics) are skipped.
+      switch (key_id(key)) {
+        case key_id("collective"):
+          if (key == "collective") collective = string(value, key);
+          break;
+        case key_id("scope"):
+          if (key == "scope") scope = parse_scope(string(value, key));
+          break;
+        case key_id("in_place"):
+          if (key == "in_place") in_place = boolean(value, key);
+          break;
+        case key_id("check"):
+          if (key == "check") check = boolean(value, key);
+          break;
+        case key_id("bytes"):
+          if (key == "bytes") bytes = take(value.get_uint64(), key);
+          break;
+        case key_id("busbw_bytes_per_s"):
+          if (key == "busbw_bytes_per_s") busbw = number(value, key);
+          break;
+        case key_id("rank_time"):
+          if (key != "rank_time") break;
+          for_each_field(this->object_of(value), key, [&](std::string_view k, od::value& v) {
+            if (k == "median_s") median_s = number(v, "rank_time.median_s");
+          });
+          break;
+        case key_id("straggler"):
+          if (key != "straggler" || is_null(value, key)) break;
+          for_each_field(this->object_of(value), key, [&](std::string_view k, od::value& v) {
             if (k == "rank") {
-              w.rank = small_int(v, "wrong_ranks[].rank");
+              straggler_rank = small_int(v, "straggler.rank");
             } else if (k == "host") {
-              w.node = evidence.nodes.intern(string(v, "wrong_ranks[].host"));
-            } else if (k == "wrong_elements") {
-              w.elements = integer(v, "wrong_ranks[].wrong_elements");
-            } else if (k == "wrong_iterations") {
-              w.iterations = integer(v, "wrong_ranks[].wrong_iterations");
+              straggler = evidence.nodes.intern(string(v, "straggler.host"));
+            } else if (k == "lead_s") {
+              lead_s = number(v, "straggler.lead_s");
             }
           });
-          if (w.node == kNoString) record_error("wrong_ranks[].host", "missing");
-          wrong.push_back(w);
-        });
-      } else if (key == "operation") {
-        timeout.operation = string(value, key);
-      } else if (key == "timeout_s") {
-        timeout.timeout_s = number(value, key);
-      } else if (key == "attributed") {
-        timeout.attributed = boolean(value, key);
-      } else if (key == "not_arrived") {
-        for_each_element(array(value, key), key, [&](od::value& element) {
-          int rank = -1;
-          NodeId node = kNoString;
-          for_each_field(this->object_of(element), key, [&](std::string_view k, od::value& v) {
-            if (k == "rank") {
-              rank = small_int(v, "not_arrived[].rank");
-            } else if (k == "host") {
-              node = evidence.nodes.intern(string(v, "not_arrived[].host"));
-            }
+          break;
+        case key_id("wrong_ranks"):
+          if (key == "wrong_ranks") read_wrong_ranks(value);
+          break;
+        case key_id("operation"):
+          if (key == "operation") timeout.operation = string(value, key);
+          break;
+        case key_id("timeout_s"):
+          if (key == "timeout_s") timeout.timeout_s = number(value, key);
+          break;
+        case key_id("attributed"):
+          if (key == "attributed") timeout.attributed = boolean(value, key);
+          break;
+        case key_id("not_arrived"):
+          if (key == "not_arrived") read_not_arrived(value, timeout);
+          break;
+        case key_id("rank_states"):
+          if (key != "rank_states") break;
+          for_each_element(array(value, key), key, [&](od::value& element) {
+            for_each_field(this->object_of(element), key, [&](std::string_view k, od::value& v) {
+              if (k == "host") timeout.members.push_back(evidence.nodes.intern(string(v, k)));
+            });
           });
-          if (node == kNoString) record_error("not_arrived[].host", "missing");
-          timeout.not_arrived.emplace_back(rank, node);
-        });
-      } else if (key == "rank_states") {
-        for_each_element(array(value, key), key, [&](od::value& element) {
-          for_each_field(this->object_of(element), key, [&](std::string_view k, od::value& v) {
-            if (k == "host") timeout.members.push_back(evidence.nodes.intern(string(v, k)));
-          });
-        });
+          break;
+        default:
+          break;
       }
     });
 
