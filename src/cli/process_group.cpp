@@ -3,6 +3,10 @@
 #if COMMCERT_HAVE_MPI
 #include "comm/mpi_control_plane.hpp"
 #include "comm/mpi_runtime.hpp"
+#else
+namespace commcert {
+class MpiRuntime {};  // never created without MPI; complete so unique_ptr can destroy it
+}  // namespace commcert
 #endif
 
 namespace commcert {

@@ -22,8 +22,23 @@ std::uint32_t Evidence::run_index(std::string_view run_id) {
 }
 
 std::span<const NodeId> Evidence::participants(const CollectiveEvidence& record) const {
+  if (record.group != kNoString) return groups[record.group];
   if (record.scope == CollectiveScope::kNode) return std::span(&record.writer, 1);
   return runs.at(record.run).nodes;
+}
+
+std::uint64_t Evidence::communicator(const CollectiveEvidence& record) {
+  if (record.group != kNoString) return (std::uint64_t{1} << 32) | record.group;
+  if (record.scope == CollectiveScope::kNode) return (std::uint64_t{2} << 32) | record.writer;
+  return 0;  // the run's: the caller groups by run too
+}
+
+std::uint32_t Evidence::group_index(std::vector<NodeId> members) {
+  sort_unique(members);
+  const auto [it, inserted] =
+      group_by_nodes_.try_emplace(std::move(members), static_cast<std::uint32_t>(groups.size()));
+  if (inserted) groups.push_back(it->first);
+  return it->second;
 }
 
 void Evidence::finish() {
@@ -31,6 +46,9 @@ void Evidence::finish() {
   // (fail closed: nodes nobody names get no evidence from it).
   std::vector<std::vector<NodeId>> observed(runs.size());
   for (const auto& c : collectives) {
+    if (c.group != kNoString) {
+      observed[c.run].insert(observed[c.run].end(), groups[c.group].begin(), groups[c.group].end());
+    }
     if (c.scope == CollectiveScope::kNode) continue;
     observed[c.run].push_back(c.writer);
     if (c.straggler != kNoString) observed[c.run].push_back(c.straggler);
@@ -59,13 +77,22 @@ void Evidence::finish() {
   }
   // A run's participants are added once per file, not once per record: a cluster-wide sweep
   // has thousands of records times thousands of nodes.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> file_runs;  // (file, run)
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> file_runs;    // (file, run)
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> file_groups;  // (file, group)
   for (const auto& c : collectives) {
-    if (c.scope == CollectiveScope::kNode) {
+    if (c.group != kNoString) {
+      file_groups.emplace_back(c.ref.file, c.group);
+    } else if (c.scope == CollectiveScope::kNode) {
       add(c.ref, c.writer);
     } else {
       file_runs.emplace_back(c.ref.file, c.run);
     }
+  }
+  std::sort(file_groups.begin(), file_groups.end());
+  file_groups.erase(std::unique(file_groups.begin(), file_groups.end()), file_groups.end());
+  for (const auto& [file, group] : file_groups) {
+    for (const NodeId node : groups[group])
+      file_nodes[file].push_back(node);
   }
   for (const auto& t : timeouts)
     file_runs.emplace_back(t.ref.file, t.run);

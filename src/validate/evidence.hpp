@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,6 +64,7 @@ struct CollectiveEvidence {
   float straggler_lead_fraction = 0;  // lead_s / median rank time
   std::uint32_t wrong_begin = 0;      // wrong ranks: Evidence::wrong_ranks[begin, begin + count)
   std::uint32_t wrong_count = 0;
+  std::uint32_t group = kNoString;  // the record's `group_nodes`, an index in Evidence::groups
   StringId reason = kNoString;
 
   [[nodiscard]] bool measured() const {
@@ -90,6 +92,7 @@ struct StageError {
   std::uint32_t run = 0;
   NodeId node = kNoString;
   std::string reason;
+  RecordStatus status = RecordStatus::kError;
 };
 
 struct ThrottleEvidence {
@@ -217,12 +220,22 @@ struct Evidence {
   std::vector<NodeHealthEvidence> node_health;
   std::vector<InputIssue> issues;
   std::vector<std::vector<NodeId>> file_nodes;  // per file: nodes it holds evidence about
+  // Distinct `group_nodes` lists of collective records (ascending node ids): a node-scope sweep
+  // has one per node, a cluster-wide one a single list of every node.
+  std::vector<std::vector<NodeId>> groups;
+  // Health records that name no component (a stage that timed out or failed before looking).
+  std::vector<StageError> health_failures;
 
   // The run with this id, created on first use.
   std::uint32_t run_index(std::string_view run_id);
-  // The nodes a collective measurement speaks for: its writer for scope `node`, the run's
-  // participants otherwise.
+  // The nodes a collective measurement speaks for: its `group_nodes` when the record has them,
+  // else its writer for scope `node`, else the run's participants (rank map).
   [[nodiscard]] std::span<const NodeId> participants(const CollectiveEvidence& record) const;
+  // One value per communicator a record was measured in (its group, else its writer for scope
+  // node, else its run's), for grouping records of one communicator within a run.
+  [[nodiscard]] static std::uint64_t communicator(const CollectiveEvidence& record);
+  // The index of a `group_nodes` list (sorted and deduplicated here), created on first use.
+  std::uint32_t group_index(std::vector<NodeId> members);
   [[nodiscard]] std::span<const WrongRank> wrong_ranks_of(const CollectiveEvidence& record) const {
     return std::span(wrong_ranks).subspan(record.wrong_begin, record.wrong_count);
   }
@@ -235,6 +248,7 @@ struct Evidence {
 
  private:
   std::unordered_map<StringId, std::uint32_t> run_by_id_;
+  std::map<std::vector<NodeId>, std::uint32_t> group_by_nodes_;
 };
 
 }  // namespace commcert

@@ -134,13 +134,13 @@ void collect_collectives(const Evidence& evidence, const Baseline& baseline, Col
   struct GroupKey {
     std::uint32_t run;
     StringId collective;
-    NodeId subject;  // the writer for scope node, none for a communicator-wide figure
+    std::uint64_t communicator;  // Evidence::communicator
     bool operator==(const GroupKey&) const = default;
   };
   struct GroupHash {
     std::size_t operator()(const GroupKey& k) const {
       return (std::size_t{k.run} * 0x9E3779B97F4A7C15ull ^ k.collective) * 0x9E3779B97F4A7C15ull ^
-             k.subject;
+             k.communicator;
     }
   };
   std::unordered_map<GroupKey, std::size_t, GroupHash> best;  // group -> record index
@@ -155,8 +155,7 @@ void collect_collectives(const Evidence& evidence, const Baseline& baseline, Col
       mb->second = spec ? spec->min_bytes : CollectiveSpec{}.min_bytes;
     }
     if (c.bytes < mb->second) continue;
-    const GroupKey key{c.run, c.collective,
-                       c.scope == CollectiveScope::kNode ? c.writer : kNoString};
+    const GroupKey key{c.run, c.collective, Evidence::communicator(c)};
     const auto [it, inserted] = best.emplace(key, i);
     if (!inserted && c.busbw_bytes_per_s > evidence.collectives[it->second].busbw_bytes_per_s) {
       it->second = i;
@@ -178,7 +177,11 @@ void collect_collectives(const Evidence& evidence, const Baseline& baseline, Col
     sample.run = c.run;
     sample.bytes = c.bytes;
     sample.peers = static_cast<std::uint32_t>(participants.size());
-    sample.attributable = participants.size() == 1;
+    // One node's own figure: a node-scope record, or a communicator the rank map shows to be
+    // one node. Without a rank map the participants are only those the records happen to name.
+    const bool known = c.group != kNoString || c.scope == CollectiveScope::kNode ||
+                       evidence.runs[c.run].has_rank_map;
+    sample.attributable = known && participants.size() == 1;
     for (const NodeId node : participants) {
       sample.node = node;
       out.offer(info, sample);

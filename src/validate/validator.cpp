@@ -61,8 +61,17 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
         {issue.code, evidence.files[issue.ref.file].path, issue.ref.line, issue.detail});
   }
   std::vector<bool> cluster_records(evidence.runs.size(), false);
+  std::vector<std::size_t> other_scope(evidence.runs.size(), 0);
   for (const auto& c : evidence.collectives) {
     if (c.scope != CollectiveScope::kNode) cluster_records[c.run] = true;
+    if (c.scope == CollectiveScope::kOther) ++other_scope[c.run];
+  }
+  for (std::size_t i = 0; i < evidence.runs.size(); ++i) {
+    if (other_scope[i] == 0) continue;
+    notes.push_back({"input.unknown_scope", "", 0,
+                     fmt::format("{} collective record(s) of run {} have a scope other than node "
+                                 "or cluster; they are not judged",
+                                 other_scope[i], evidence.text(evidence.runs[i].run_id))});
   }
   for (std::size_t i = 0; i < evidence.runs.size(); ++i) {
     if (evidence.runs[i].has_rank_map || !cluster_records[i]) continue;

@@ -278,8 +278,8 @@ class Generator {
       if (everywhere || (fault(FaultKind::kWrongData, node) && r % spec_.gpus_per_node == 0))
         wrong.push_back(r);
     }
-    Json c = origin(run, writer_node, -1, "collective",
-                    wrong.empty() ? RecordStatus::kOk : RecordStatus::kFail);
+    Json c =
+        origin(run, 0, -1, "collective", wrong.empty() ? RecordStatus::kOk : RecordStatus::kFail);
     c["rank"] = first_rank;
     c["backend"] = "nccl";
     c["collective"] = name;
@@ -291,6 +291,17 @@ class Generator {
     c["nranks"] = nranks;
     c["nodes"] = nodes_in_comm;
     c["scope"] = scope;
+    // As the sweep writes them: process 0 writes every group's record, which names its group.
+    Json group_nodes = Json::array();
+    Json group_ranks = Json::array();
+    for (int r = 0; r < nranks; ++r) {
+      group_ranks.push_back(first_rank + r);
+      const std::string member = node_name(spec_, rank_node[static_cast<std::size_t>(r)]);
+      if (group_nodes.empty() || group_nodes.back() != member) group_nodes.push_back(member);
+    }
+    c["round"] = nullptr;
+    c["group"] = scope == "node" ? writer_node : 0;
+    c["group_nodes"] = std::move(group_nodes);
     c["in_place"] = in_place;
     c["cycle"] = 0;
     c["check"] = true;
@@ -320,6 +331,7 @@ class Generator {
     std::vector<double> sorted = rank_times;
     std::sort(sorted.begin(), sorted.end());
     const double median = sorted[sorted.size() / 2];
+    c["group_ranks"] = std::move(group_ranks);
     c["rank_time_s"] = rank_times;
     c["rank_time"] = {{"min_s", sorted.front()}, {"median_s", median}, {"max_s", sorted.back()}};
     c["straggler"] = {

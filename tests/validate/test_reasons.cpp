@@ -1,8 +1,12 @@
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "support.hpp"
 #include "validate/reasons.hpp"
+#include "validate/rules/rule.hpp"
 
 namespace commcert {
 namespace {
@@ -59,6 +63,21 @@ TEST(Severity, NamesFollowDcgmVocabulary) {
   EXPECT_EQ(to_string(Severity::kUnknown), "unknown");
   EXPECT_LT(Severity::kMonitor, Severity::kTriage);
   EXPECT_LT(Severity::kReset, Severity::kIsolate);
+}
+
+// docs/validator.md is where operators look codes and rules up: it must list all of them.
+TEST(ReasonCatalogue, EveryCodeAndRuleIsDocumented) {
+  std::ifstream file(fixtures::source_path("docs/validator.md"));
+  std::ostringstream text;
+  text << file.rdbuf();
+  const std::string doc = text.str();
+  ASSERT_FALSE(doc.empty());
+  for (const auto& spec : reason_catalogue()) {
+    EXPECT_NE(doc.find("`" + std::string(spec.code) + "`"), std::string::npos) << spec.code;
+  }
+  for (const auto& rule : make_rules()) {
+    EXPECT_NE(doc.find("`" + std::string(rule->id()) + "`"), std::string::npos) << rule->id();
+  }
 }
 
 }  // namespace

@@ -139,6 +139,20 @@ TEST(RequiredEvidenceRule, PortsAndTheNodeRecordAreCounted) {
   EXPECT_EQ(healthy.count(NodeState::kCertified), 1u);
 }
 
+TEST(RequiredEvidenceRule, AHealthStageThatTimedOutExplainsItsGaps) {
+  auto records = healthy_node("n0");
+  records.pop_back();  // the node record
+  Json timeout = fixtures::record("health", "n0", "timeout");
+  timeout["reason"] = "process 3 (n0) never arrived";
+  timeout["operation"] = "health";
+  timeout["timeout_s"] = 60;
+  records.push_back(timeout);
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of(records), gpu_baseline());
+  EXPECT_EQ(first(v, "n0").code, "evidence.timeout");
+  EXPECT_EQ(first(v, "n0").message,
+            "health.node: no complete measurement: process 3 (n0) never arrived");
+}
+
 TEST(RequiredEvidenceRule, ChecksNobodyRequiresAreNotDemanded) {
   const FleetVerdict v = fixtures::certify(fixtures::evidence_of({fixtures::burn("n0", 0, 700)}),
                                            fixtures::baseline_of("required: [burn]\n"));

@@ -89,6 +89,39 @@ TEST(FloorRule, AOneNodeCommunicatorIsAttributable) {
               ElementsAre("n0:perf.below_floor"));
 }
 
+// The sweep's process 0 writes every group's record: `group_nodes`, not `host`, names the node.
+TEST(FloorRule, NodeScopeFiguresBelongToTheirGroupNotToTheWriter) {
+  Json slow = fixtures::collective(std::uint64_t{1} << 30, 400, "node", "n0");
+  slow["group_nodes"] = {"n7"};
+  Json fine = fixtures::collective(std::uint64_t{1} << 30, 480, "node", "n0");
+  fine["group_nodes"] = {"n0"};
+  const Evidence e = fixtures::evidence_of({slow, fine});
+  EXPECT_THAT(found(e, fixtures::run_rule("rule.floor", e, busbw_baseline("{floor: 460}"))),
+              ElementsAre("n7:perf.below_floor"));
+}
+
+TEST(FloorRule, WithoutARankMapASharedFigureIsNeverPinnedOnItsWriter) {
+  // The run record is missing: the record names only its writer, who is not the whole story.
+  const Evidence e = fixtures::evidence_of({fixtures::collective(std::uint64_t{1} << 30, 300)});
+  EXPECT_THAT(found(e, fixtures::run_rule("rule.floor", e, busbw_baseline("{floor: 355}"))),
+              ElementsAre("n0:perf.unattributed"));
+  const FleetVerdict v = fixtures::certify(e, busbw_baseline("{floor: 355}"));
+  std::vector<std::string> notes;
+  for (const auto& n : v.notes)
+    notes.push_back(n.code);
+  EXPECT_THAT(notes, ElementsAre("input.no_rank_map"));
+}
+
+TEST(MetricTable, ScopesItDoesNotKnowAreNotedNotJudged) {
+  const Evidence e =
+      fixtures::evidence_of({fixtures::run_record({"n0", "n1"}),
+                             fixtures::collective(std::uint64_t{1} << 30, 1, "pairs")});
+  const FleetVerdict v = fixtures::certify(e, busbw_baseline("{floor: 355}"));
+  EXPECT_EQ(v.count(NodeState::kInconclusive), 2u);  // no judgeable evidence
+  ASSERT_EQ(v.notes.size(), 1u);
+  EXPECT_EQ(v.notes[0].code, "input.unknown_scope");
+}
+
 TEST(CeilingAndEqualityRules, JudgeTemperatureAndPortRate) {
   Json hot = fixtures::gpu_health("n0", 1);
   hot["temperature_c"] = 91.0;

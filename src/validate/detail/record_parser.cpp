@@ -146,7 +146,8 @@ struct RecordParser::Impl {
 
   Evidence& evidence;
   od::parser parser;
-  std::vector<WrongRank> wrong;  // reused between records
+  std::vector<WrongRank> wrong;     // reused between records
+  std::vector<NodeId> group_nodes;  // reused between records
 
   GpuKey gpu_key(const Common& c) {
     GpuKey key;
@@ -242,6 +243,7 @@ struct RecordParser::Impl {
     NodeId straggler = kNoString;
     double lead_s = 0;
     TimeoutEvidence timeout;
+    bool has_group = false;
     wrong.clear();
 
     const Common c = read(object, [&](std::string_view key, od::value& value) {
@@ -298,6 +300,15 @@ struct RecordParser::Impl {
         case key_id("not_arrived"):
           if (key == "not_arrived") read_not_arrived(value, timeout);
           break;
+        case key_id("group_nodes"):
+          if (key != "group_nodes") break;
+          group_nodes.clear();
+          has_group = true;
+          for_each_element(array(value, key), key, [&](od::value& element) {
+            group_nodes.push_back(evidence.nodes.intern(string(element, "group_nodes[]")));
+          });
+          if (group_nodes.empty()) record_error("group_nodes", "empty");
+          break;
         case key_id("rank_states"):
           if (key != "rank_states") break;
           for_each_element(array(value, key), key, [&](od::value& element) {
@@ -326,7 +337,8 @@ struct RecordParser::Impl {
       return;
     }
     if (*c.status == RecordStatus::kError) {
-      evidence.collective_errors.push_back({ref, run, writer, std::string(c.reason)});
+      evidence.collective_errors.push_back(
+          {ref, run, writer, std::string(c.reason), RecordStatus::kError});
       return;
     }
     if (!collective) record_error("collective", "missing");
@@ -351,6 +363,7 @@ struct RecordParser::Impl {
       record.wrong_count = static_cast<std::uint32_t>(wrong.size());
       evidence.wrong_ranks.insert(evidence.wrong_ranks.end(), wrong.begin(), wrong.end());
     }
+    if (has_group) record.group = evidence.group_index(group_nodes);
     if (!c.reason.empty()) record.reason = evidence.strings.intern(c.reason);
     evidence.collectives.push_back(record);
   }
@@ -578,6 +591,10 @@ struct RecordParser::Impl {
       node.status = *c.status;
       node.reason = c.reason;
       evidence.node_health.push_back(std::move(node));
+    } else if (component.empty() && *c.status != RecordStatus::kOk) {
+      // A health stage that timed out or failed before it looked at any component.
+      evidence.health_failures.push_back(
+          {ref, evidence.run_index(*c.run_id), host, std::string(c.reason), *c.status});
     } else {
       record_error("component", fmt::format("unknown component '{}'", component));
     }

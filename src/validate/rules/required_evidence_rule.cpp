@@ -96,6 +96,15 @@ class RequiredEvidenceRule final : public Rule {
     return f;
   }
 
+  // A health stage that failed before it looked at any component explains every health gap.
+  static std::unordered_map<NodeId, Cause> health_failures(const Evidence& evidence) {
+    std::unordered_map<NodeId, Cause> out;
+    for (const auto& f : evidence.health_failures) {
+      out.try_emplace(f.node, cause_of(f.status, f.reason, f.ref));
+    }
+    return out;
+  }
+
   // Bounded metric groups of a check, with a label for messages.
   static std::map<std::string, std::string> bounded_groups(const JudgeContext& context,
                                                            std::string_view check) {
@@ -134,15 +143,15 @@ class RequiredEvidenceRule final : public Rule {
       std::optional<EvidenceRef> skipped_ref;
       std::string skipped;
     };
-    // Aggregate per group (run, node-scope writer) first: a cluster-wide run has thousands of
-    // records for the same participants.
-    std::map<std::pair<std::uint32_t, NodeId>, std::pair<Coverage, const CollectiveEvidence*>>
+    // Aggregate per communicator of a run first: a cluster-wide run has thousands of records
+    // for the same participants.
+    std::map<std::pair<std::uint32_t, std::uint64_t>,
+             std::pair<Coverage, const CollectiveEvidence*>>
         groups;
     if (collective_id) {
       for (const auto& c : evidence.collectives) {
         if (c.collective != *collective_id || c.scope == CollectiveScope::kOther) continue;
-        auto& [g, sample] =
-            groups[{c.run, c.scope == CollectiveScope::kNode ? c.writer : kNoString}];
+        auto& [g, sample] = groups[{c.run, Evidence::communicator(c)}];
         sample = &c;
         g.any = true;
         if (measured(c.status)) {
@@ -241,6 +250,7 @@ class RequiredEvidenceRule final : public Rule {
   void per_gpu(const JudgeContext& context, std::string_view check,
                const std::vector<Record>& records, std::vector<Finding>& out) const {
     const bool health = check == "health.gpu";
+    auto failures = health_failures(context.evidence);
     const auto positive = [&](RecordStatus s) {
       return health ? s == RecordStatus::kOk : measured(s);
     };
@@ -284,6 +294,9 @@ class RequiredEvidenceRule final : public Rule {
               cause = it->second;
             }
           }
+        }
+        if (health && cause.code == "evidence.missing" && failures.count(node)) {
+          cause = failures[node];
         }
         const std::string which =
             expected == 0 ? std::string(" (no record for this node)")
@@ -330,11 +343,13 @@ class RequiredEvidenceRule final : public Rule {
         rated.insert({s.node, s.device, s.port});
     }
     const int expected = context.baseline.ib_ports_per_node.value_or(0);
+    auto failures = health_failures(evidence);
     for (const NodeId node : context.nodes) {
       const NodeState n = nodes.count(node) ? nodes[node] : NodeState{};
       const auto have = static_cast<int>(n.good.size());
       if (have < std::max(expected, 1)) {
         Cause cause = n.cause.value_or(Cause{});
+        if (cause.code == "evidence.missing" && failures.count(node)) cause = failures[node];
         cause.detail =
             fmt::format(" ({} of {} ports reported){}", have, std::max(expected, 1), cause.detail);
         out.push_back(gap(context, node, "health.ib", cause));
@@ -356,6 +371,7 @@ class RequiredEvidenceRule final : public Rule {
   }
 
   void node_record(const JudgeContext& context, std::vector<Finding>& out) const {
+    auto failures = health_failures(context.evidence);
     std::unordered_map<NodeId, std::optional<Cause>> nodes;  // nullopt: a good record exists
     for (const auto& r : context.evidence.node_health) {
       auto [it, inserted] = nodes.try_emplace(r.node, cause_of(r.status, r.reason, r.ref));
@@ -365,6 +381,7 @@ class RequiredEvidenceRule final : public Rule {
       const auto it = nodes.find(node);
       if (it != nodes.end() && !it->second) continue;
       Cause cause = it != nodes.end() ? *it->second : Cause{};
+      if (cause.code == "evidence.missing" && failures.count(node)) cause = failures[node];
       if (cause.code == "evidence.missing") cause.detail = " (no node health record)";
       out.push_back(gap(context, node, "health.node", cause));
     }

@@ -27,15 +27,14 @@ class StragglerRule final : public Rule {
       std::map<std::pair<NodeId, int>, std::vector<float>> leads;  // (node, rank) -> leads
       std::vector<EvidenceRef> refs;
     };
-    std::map<std::tuple<std::uint32_t, StringId, NodeId>, Group> groups;
+    std::map<std::tuple<std::uint32_t, StringId, std::uint64_t>, Group> groups;
     for (const auto& c : evidence.collectives) {
       if (!c.measured() || c.straggler == kNoString) continue;
       const std::string_view name = evidence.text(c.collective);
       if (is_rooted_collective(name)) continue;
       const CollectiveSpec* spec = context.baseline.collective(collective_check(name));
       if (!spec || !spec->straggler) continue;
-      Group& g =
-          groups[{c.run, c.collective, c.scope == CollectiveScope::kNode ? c.writer : kNoString}];
+      Group& g = groups[{c.run, c.collective, Evidence::communicator(c)}];
       ++g.total;
       if (c.straggler_lead_fraction * 100.0 >= spec->straggler->min_lead_pct) {
         g.leads[{c.straggler, c.straggler_rank}].push_back(c.straggler_lead_fraction);
@@ -43,7 +42,7 @@ class StragglerRule final : public Rule {
       }
     }
     for (auto& [key, g] : groups) {
-      const auto& [run, collective, writer] = key;
+      const auto& [run, collective, communicator] = key;
       const std::string name(evidence.text(collective));
       const StragglerSpec& spec = *context.baseline.collective(collective_check(name))->straggler;
       for (auto& [who, leads] : g.leads) {
