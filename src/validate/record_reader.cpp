@@ -1,7 +1,5 @@
 #include "validate/record_reader.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <map>
 
 #include <fmt/format.h>
@@ -64,11 +62,11 @@ struct RecordReader::Impl {
   }
 
   // A line whose evidence is lost: attribute it as narrowly as its text allows.
-  void lost(EvidenceRef ref, std::string_view text, std::string code, std::string detail) {
+  void lost(EvidenceRef ref, std::string_view text, std::string code, std::string what) {
     auto& summary = evidence.files[ref.file];
     ++summary.unreadable;
     if (code == "input.truncated") summary.truncated = true;
-    InputIssue issue{std::move(code), ref, std::move(detail)};
+    InputIssue issue{std::move(code), ref, std::move(what)};
     const std::string kind = detail::sniff_string_field(text, "kind");
     const std::string host = detail::sniff_string_field(text, "host");
     const std::string run_id = detail::sniff_string_field(text, "run_id");

@@ -7,11 +7,12 @@
 
 namespace commcert {
 
-// Reads records.jsonl files into Evidence, one line at a time through a fixed-size buffer, so
-// memory does not grow with the file. Nothing is dropped silently: a line that is not a record
-// becomes an InputIssue (input.unparsable, or input.truncated for an unterminated last line),
-// an exact repeat of an earlier line (a file copied twice) is counted and noted, a record of a
-// kind this validator does not judge is noted.
+// Reads records.jsonl files into Evidence: a background thread splits lines and finds repeats
+// (detail/line_source.hpp) while this thread parses, in bounded memory whatever the file size.
+// Nothing is dropped silently: a line that is not a record becomes an InputIssue
+// (input.unparsable, or input.truncated for an unterminated last line), an exact repeat of an
+// earlier line (a file copied twice) is counted and noted, a record of a kind this validator
+// does not judge is noted.
 class RecordReader {
  public:
   explicit RecordReader(Evidence& evidence);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -31,8 +32,10 @@ class StringPool {
 
  private:
   std::deque<std::string> strings_;  // a deque never moves its elements
+  StringId remember(StringId id);
+
   std::unordered_map<std::string_view, StringId> ids_;
-  StringId last_ = kNoString;  // the last id returned
+  std::array<StringId, 2> recent_ = {kNoString, kNoString};  // the ids returned last
 };
 
 }  // namespace commcert

@@ -1,5 +1,7 @@
 // Synthetic fleets judged against the shipped H100 baseline: each fault class is caught and
 // pinned on the right node (and GPU or link); healthy fleets with a few % of spread are not.
+#include <ostream>
+
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -36,6 +38,11 @@ struct Case {
   int gpu = -1;           // the GPU the reason must name
   std::string link = "";  // "nvlink 5", "mlx5_2 port 1"
 };
+
+// Test names and failure messages show the case's name, not its bytes.
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class FaultClass : public ::testing::TestWithParam<Case> {};
 

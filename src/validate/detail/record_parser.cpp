@@ -148,6 +148,8 @@ struct RecordParser::Impl {
   od::parser parser;
   std::vector<WrongRank> wrong;     // reused between records
   std::vector<NodeId> group_nodes;  // reused between records
+  std::vector<NodeId> last_group_nodes;
+  std::uint32_t last_group = kNoString;
 
   GpuKey gpu_key(const Common& c) {
     GpuKey key;
@@ -363,7 +365,14 @@ struct RecordParser::Impl {
       record.wrong_count = static_cast<std::uint32_t>(wrong.size());
       evidence.wrong_ranks.insert(evidence.wrong_ranks.end(), wrong.begin(), wrong.end());
     }
-    if (has_group) record.group = evidence.group_index(group_nodes);
+    if (has_group) {
+      // The records of one group follow each other: skip the lookup while it repeats.
+      if (group_nodes != last_group_nodes) {
+        last_group_nodes = group_nodes;
+        last_group = evidence.group_index(group_nodes);
+      }
+      record.group = last_group;
+    }
     if (!c.reason.empty()) record.reason = evidence.strings.intern(c.reason);
     evidence.collectives.push_back(record);
   }

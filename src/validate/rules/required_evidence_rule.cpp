@@ -83,8 +83,7 @@ class RequiredEvidenceRule final : public Rule {
   }
 
  private:
-  Finding gap(const JudgeContext& context, NodeId node, std::string_view check,
-              const Cause& cause) const {
+  Finding gap(NodeId node, std::string_view check, const Cause& cause) const {
     Finding f;
     f.code = cause.code;
     f.node = node;
@@ -92,7 +91,6 @@ class RequiredEvidenceRule final : public Rule {
     f.rule = std::string(id());
     if (cause.ref) f.evidence.push_back(*cause.ref);
     f.fields = {{"where", ""}, {"check", std::string(check)}, {"detail", cause.detail}};
-    (void)context;
     return f;
   }
 
@@ -242,7 +240,7 @@ class RequiredEvidenceRule final : public Rule {
         cause = {"evidence.missing",
                  fmt::format(" (no {} record names this node)", info.collective), std::nullopt};
       }
-      out.push_back(gap(context, node, check, cause));
+      out.push_back(gap(node, check, cause));
     }
   }
 
@@ -304,7 +302,7 @@ class RequiredEvidenceRule final : public Rule {
                 ? fmt::format(" for all {} GPUs", expected)
                 : fmt::format(" for gpu {} (of {})", index_list(missing), expected);
         cause.detail = which + cause.detail;
-        out.push_back(gap(context, node, check, cause));
+        out.push_back(gap(node, check, cause));
       }
       for (const auto& [group, label] : groups) {
         std::vector<int> lacking;
@@ -313,7 +311,7 @@ class RequiredEvidenceRule final : public Rule {
         }
         if (lacking.empty()) continue;
         Finding f = gap(
-            context, node, check,
+            node, check,
             {"evidence.no_figure", fmt::format(" for gpu {}", index_list(lacking)), std::nullopt});
         f.fields.emplace_back("metric", label);
         out.push_back(std::move(f));
@@ -352,7 +350,7 @@ class RequiredEvidenceRule final : public Rule {
         if (cause.code == "evidence.missing" && failures.count(node)) cause = failures[node];
         cause.detail =
             fmt::format(" ({} of {} ports reported){}", have, std::max(expected, 1), cause.detail);
-        out.push_back(gap(context, node, "health.ib", cause));
+        out.push_back(gap(node, "health.ib", cause));
       }
       if (groups.count("health.ib.rate")) {
         std::vector<std::string> lacking;
@@ -361,8 +359,8 @@ class RequiredEvidenceRule final : public Rule {
             lacking.push_back(fmt::format("{} port {}", evidence.text(device), port));
         }
         if (!lacking.empty()) {
-          Finding f = gap(context, node, "health.ib",
-                          {"evidence.no_figure", " for " + join(lacking), std::nullopt});
+          Finding f =
+              gap(node, "health.ib", {"evidence.no_figure", " for " + join(lacking), std::nullopt});
           f.fields.emplace_back("metric", "port rate");
           out.push_back(std::move(f));
         }
@@ -383,7 +381,7 @@ class RequiredEvidenceRule final : public Rule {
       Cause cause = it != nodes.end() ? *it->second : Cause{};
       if (cause.code == "evidence.missing" && failures.count(node)) cause = failures[node];
       if (cause.code == "evidence.missing") cause.detail = " (no node health record)";
-      out.push_back(gap(context, node, "health.node", cause));
+      out.push_back(gap(node, "health.node", cause));
     }
   }
 };

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "validate/checks.hpp"
 #include "validate/rules/rules.hpp"
@@ -28,15 +29,22 @@ class StragglerRule final : public Rule {
       std::vector<EvidenceRef> refs;
     };
     std::map<std::tuple<std::uint32_t, StringId, std::uint64_t>, Group> groups;
+    // Per collective name: its straggler settings, nullptr when not judged (looked up once, not
+    // once per record of a million).
+    std::unordered_map<StringId, const StragglerSpec*> specs;
     for (const auto& c : evidence.collectives) {
       if (!c.measured() || c.straggler == kNoString) continue;
-      const std::string_view name = evidence.text(c.collective);
-      if (is_rooted_collective(name)) continue;
-      const CollectiveSpec* spec = context.baseline.collective(collective_check(name));
-      if (!spec || !spec->straggler) continue;
+      auto [it, fresh] = specs.try_emplace(c.collective, nullptr);
+      if (fresh) {
+        const std::string_view name = evidence.text(c.collective);
+        const CollectiveSpec* spec = context.baseline.collective(collective_check(name));
+        if (!is_rooted_collective(name) && spec && spec->straggler) it->second = &*spec->straggler;
+      }
+      const StragglerSpec* spec = it->second;
+      if (!spec) continue;
       Group& g = groups[{c.run, c.collective, Evidence::communicator(c)}];
       ++g.total;
-      if (c.straggler_lead_fraction * 100.0 >= spec->straggler->min_lead_pct) {
+      if (c.straggler_lead_fraction * 100.0 >= spec->min_lead_pct) {
         g.leads[{c.straggler, c.straggler_rank}].push_back(c.straggler_lead_fraction);
         if (g.refs.size() < 3) g.refs.push_back(c.ref);
       }
