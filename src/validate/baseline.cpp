@@ -1,5 +1,6 @@
 #include "validate/baseline.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -238,9 +239,12 @@ std::map<std::string, std::int64_t> counter_limits(const YamlInput& in, const YA
 void parse_ib_health(const YamlInput& in, const YAML::Node& node, const std::string& path,
                      Baseline& out) {
   in.allow_keys(node, path,
-                with_metric_keys("health.ib", {"up_states", "up_phys_states", "fail_counters",
-                                               "warn_counters"}));
+                with_metric_keys("health.ib", {"link_layers", "up_states", "up_phys_states",
+                                               "fail_counters", "warn_counters"}));
   auto& l = out.ib_health;
+  if (node["link_layers"]) {
+    l.link_layers = in.strings(node["link_layers"], join_path(path, "link_layers"));
+  }
   if (node["up_states"]) l.up_states = in.strings(node["up_states"], join_path(path, "up_states"));
   if (node["up_phys_states"]) {
     l.up_phys_states = in.strings(node["up_phys_states"], join_path(path, "up_phys_states"));
@@ -294,6 +298,11 @@ void parse_check(const YamlInput& in, const YAML::Node& key, const YAML::Node& n
 const CollectiveSpec* Baseline::collective(std::string_view check) const {
   const auto it = collectives.find(std::string(check));
   return it == collectives.end() ? nullptr : &it->second;
+}
+
+bool IbHealthLimits::judges(std::string_view link_layer) const {
+  return link_layers.empty() || link_layer.empty() ||
+         std::find(link_layers.begin(), link_layers.end(), link_layer) != link_layers.end();
 }
 
 const Bound* Baseline::bound(std::string_view metric) const {

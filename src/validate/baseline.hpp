@@ -75,6 +75,9 @@ struct GpuHealthLimits {
 };
 
 struct IbHealthLimits {
+  // Ports of these link layers are judged (empty: all). An InfiniBand fabric's baseline leaves
+  // out the Ethernet ports of a front-end network, which run at another rate.
+  std::vector<std::string> link_layers;
   std::vector<std::string> up_states = {"ACTIVE"};
   std::vector<std::string> up_phys_states = {"LinkUp"};
   // Counter above its limit quarantines (AzNHC: >= 5 link flaps fail) / warns.
@@ -86,6 +89,8 @@ struct IbHealthLimits {
                                                        {"excessive_buffer_overrun_errors", 0}};
 
   [[nodiscard]] bool operator==(const IbHealthLimits&) const = default;
+  // Whether a port of this link layer is judged (an unknown link layer is).
+  [[nodiscard]] bool judges(std::string_view link_layer) const;
 };
 
 // One SKU's expectations (docs/validator.md "Baselines"). Every node judged against a baseline

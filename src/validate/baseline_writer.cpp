@@ -115,6 +115,7 @@ void health_gpu(Writer& w, const GpuHealthLimits& l) {
 }
 
 void health_ib(Writer& w, const IbHealthLimits& l) {
+  if (!l.link_layers.empty()) list(w.out, "link_layers", l.link_layers);
   list(w.out, "up_states", l.up_states);
   list(w.out, "up_phys_states", l.up_phys_states);
   counters(w.out, "fail_counters", l.fail_counters);

@@ -157,6 +157,7 @@ struct GpuHealthEvidence {
   std::optional<double> temperature_c;
   std::vector<StringId> clock_events;
   std::vector<XidEvidence> xids;
+  bool lost = false;  // NVML: the GPU fell off the bus
   std::string reason;
 };
 
@@ -169,6 +170,7 @@ struct IbPortEvidence {
   int port = 0;
   StringId state = kNoString;
   StringId phys_state = kNoString;
+  StringId link_layer = kNoString;
   std::optional<double> rate_gbps;
   std::vector<std::pair<StringId, std::int64_t>> counters;
   std::string reason;

@@ -296,6 +296,7 @@ MetricTable::MetricTable(const Evidence& evidence, const Baseline& baseline) {
   }
   for (const auto& r : evidence.ib_ports) {
     if (r.status != RecordStatus::kOk || !r.rate_gbps) continue;
+    if (!baseline.ib_health.judges(evidence.text(r.link_layer))) continue;
     MetricSample sample;
     sample.node = r.node;
     sample.device = r.device;

@@ -133,6 +133,8 @@ constexpr ReasonSpec kCatalogue[] = {
      "look up XID {xid}; watch the node"},
     {"health.throttle", kWarn, kMonitor, "{where}clock events other than power capping: {reasons}",
      "check cooling and power delivery"},
+    {"health.gpu_lost", kQuarantine, kReset, "{where}the GPU is lost (fell off the bus){detail}",
+     "drain; reset the node and read dmesg (XID 79); reseat or replace the GPU if it recurs"},
     {"health.gpu_count", kQuarantine, kIsolate,
      "{found} GPUs visible, the baseline expects {limit}",
      "drain; find the missing GPU (nvidia-smi -L, dmesg), reseat or replace it"},

@@ -70,7 +70,8 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
     if (other_scope[i] == 0) continue;
     notes.push_back({"input.unknown_scope", "", 0,
                      fmt::format("{} collective record(s) of run {} have a scope other than node "
-                                 "or cluster; they are not judged",
+                                 "or cluster: their wrong data and timeouts are judged, their "
+                                 "bandwidth is not and they are no evidence for a check",
                                  other_scope[i], evidence.text(evidence.runs[i].run_id))});
   }
   for (std::size_t i = 0; i < evidence.runs.size(); ++i) {

@@ -178,6 +178,29 @@ TEST(IbPortRule, DownPortsAndFlapsQuarantineErrorCountersWarn) {
   EXPECT_EQ(findings[0].link->index, 1);
 }
 
+TEST(IbPortRule, OnlyPortsOfTheJudgedLinkLayersCount) {
+  Json ethernet = ib_port("n0", 9, "ACTIVE", 0, 50);
+  ethernet["device"] = "mlx5_bond_0";
+  ethernet["link_layer"] = "Ethernet";
+  ethernet["rate_gbps"] = 200;
+  ethernet["state"] = "DOWN";
+  const Evidence e = fixtures::evidence_of({ib_port("n0", 0), ib_port("n0", 1), ethernet});
+  const Baseline ib_only = fixtures::baseline_of(
+      "required: [health.ib]\nnode: {ib_ports: 2}\nchecks:\n  health.ib:\n    link_layers: "
+      "[InfiniBand]\n"
+      "    rate_gbit_per_s: {equals: 400}\n");
+  const FleetVerdict v = fixtures::certify(e, ib_only);
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kCertified)
+      << fixtures::codes(fixtures::node(v, "n0")).size();
+  const Baseline all = fixtures::baseline_of(
+      "required: [health.ib]\nnode: {ib_ports: 2}\nchecks:\n  health.ib:\n    rate_gbit_per_s: "
+      "{equals: 400}\n");
+  const FleetVerdict judged = fixtures::certify(e, all);
+  EXPECT_EQ(fixtures::node(judged, "n0").state, NodeState::kQuarantined);
+  EXPECT_TRUE(fixtures::has_code(fixtures::node(judged, "n0"), "health.ib_port_down"));
+  EXPECT_TRUE(fixtures::has_code(fixtures::node(judged, "n0"), "perf.not_equal"));
+}
+
 TEST(NodeInventoryRule, MissingGpusAndPortsQuarantine) {
   Json node = fixtures::record("health", "n0");
   node["component"] = "node";
@@ -191,6 +214,25 @@ TEST(NodeInventoryRule, MissingGpusAndPortsQuarantine) {
   const FleetVerdict v = fixtures::certify(e, health_baseline());
   EXPECT_EQ(fixtures::node(v, "n0").first_reason()->message,
             "0 GPUs visible, the baseline expects 1");
+}
+
+TEST(GpuLostRule, AGpuThatFellOffTheBusIsAFaultNotMissingEvidence) {
+  Json lost = fixtures::record("health", "n0", "error", 0);
+  lost["component"] = "gpu";
+  lost["reason"] = "GPU 0 is lost: NVML answered 'GPU is lost'";
+  lost["lost"] = true;
+  Json unreadable = lost;
+  unreadable.erase("lost");  // an error without the flag: evidence missing, no more
+  unreadable["host"] = "n1";
+  const FleetVerdict v =
+      fixtures::certify(fixtures::evidence_of({lost, unreadable}), health_baseline());
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
+  EXPECT_EQ(fixtures::node(v, "n0").severity, Severity::kReset);
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->message,
+            "gpu 0 (GPU-n0-0): the GPU is lost (fell off the bus): GPU 0 is lost: NVML answered "
+            "'GPU is lost'");
+  EXPECT_EQ(fixtures::node(v, "n1").state, NodeState::kInconclusive);
+  EXPECT_EQ(fixtures::node(v, "n1").first_reason()->code, "evidence.error");
 }
 
 TEST(HealthStageFailRule, AFailingHealthRecordIsNeverAPass) {

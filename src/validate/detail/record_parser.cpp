@@ -569,6 +569,10 @@ struct RecordParser::Impl {
         port.state = evidence.strings.intern(optional_string(value, key).value_or(""));
       } else if (key == "phys_state") {
         port.phys_state = evidence.strings.intern(optional_string(value, key).value_or(""));
+      } else if (key == "lost") {
+        gpu.lost = optional_boolean(value, key).value_or(false);
+      } else if (key == "link_layer") {
+        port.link_layer = evidence.strings.intern(optional_string(value, key).value_or(""));
       } else if (key == "rate_gbps") {
         port.rate_gbps = optional_number(value, key);
       } else if (key == "counters") {

@@ -25,7 +25,7 @@ class IbPortRule final : public Rule {
       return std::find(list.begin(), list.end(), value) != list.end();
     };
     for (const auto& r : evidence.ib_ports) {
-      if (r.status != RecordStatus::kOk) continue;
+      if (r.status != RecordStatus::kOk || !limits.judges(evidence.text(r.link_layer))) continue;
       const std::string device(evidence.text(r.device));
       const auto make = [&](std::string_view code) {
         Finding f = gpu_finding(evidence, code, id(), "health.ib", r.node, {}, r.ref);

@@ -13,6 +13,7 @@ std::vector<std::unique_ptr<Rule>> make_rules() {
       &rules::make_burn_correctness_rule,
       &rules::make_membw_integrity_rule,
       &rules::make_health_stage_fail_rule,
+      &rules::make_gpu_lost_rule,
       &rules::make_gpu_ecc_rule,
       &rules::make_row_remap_rule,
       &rules::make_retired_pages_rule,

@@ -327,6 +327,7 @@ class RequiredEvidenceRule final : public Rule {
     };
     std::unordered_map<NodeId, NodeState> nodes;
     for (const auto& r : evidence.ib_ports) {
+      if (!context.baseline.ib_health.judges(evidence.text(r.link_layer))) continue;
       NodeState& n = nodes[r.node];
       if (r.status == RecordStatus::kOk) {
         n.good.insert({r.device, r.port});

@@ -18,6 +18,7 @@ std::unique_ptr<Rule> make_burn_correctness_rule();
 std::unique_ptr<Rule> make_membw_integrity_rule();
 std::unique_ptr<Rule> make_health_stage_fail_rule();
 // Hardware state.
+std::unique_ptr<Rule> make_gpu_lost_rule();
 std::unique_ptr<Rule> make_gpu_ecc_rule();
 std::unique_ptr<Rule> make_row_remap_rule();
 std::unique_ptr<Rule> make_retired_pages_rule();
