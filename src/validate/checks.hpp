@@ -14,7 +14,6 @@ struct CheckInfo {
   std::string_view id;
   CheckKind kind;
   std::string_view collective;  // the record's `collective` value for kCollective, else empty
-  std::string_view evidence;    // what a node must show, for docs and messages
 };
 
 // Every check, in the order verdicts list them (checks.cpp).

@@ -62,7 +62,7 @@ TEST(FloorRule, BelowTheFloorQuarantinesTheNodeWithFigures) {
   EXPECT_DOUBLE_EQ(*findings[0].limit, 460);
   const FleetVerdict v = fixtures::certify(e, b);
   EXPECT_EQ(fixtures::node(v, "n1").first_reason()->message,
-            "allreduce busbw (node scope) 455 GB/s below the floor 460 GB/s");
+            "allreduce busbw (node scope, 1 GiB) 455 GB/s below the floor 460 GB/s");
   EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kCertified);
 }
 
@@ -74,9 +74,10 @@ TEST(FloorRule, ASharedFigureBelowTheFloorBlamesNobody) {
               ElementsAre("n0:perf.unattributed", "n1:perf.unattributed", "n2:perf.unattributed"));
   const FleetVerdict v = fixtures::certify(e, b);
   EXPECT_EQ(v.count(NodeState::kInconclusive), 3u);
-  EXPECT_THAT(fixtures::node(v, "n0").first_reason()->message,
-              HasSubstr("allreduce busbw (cluster scope) 300 GB/s fails the floor (355 GB/s) in "
-                        "the 3-node run run1"));
+  EXPECT_THAT(
+      fixtures::node(v, "n0").first_reason()->message,
+      HasSubstr("allreduce busbw (cluster scope, 1 GiB) 300 GB/s fails the floor (355 GB/s) in "
+                "the 3-node run run1"));
   ASSERT_TRUE(fixtures::node(v, "n0").first_reason()->link);
   EXPECT_EQ(fixtures::node(v, "n0").first_reason()->link->hosts,
             (std::vector<std::string>{"n0", "n1", "n2"}));
@@ -153,9 +154,9 @@ TEST(RegressionRule, FlagsFiguresTooFarBelowExpected) {
   const auto findings = fixtures::run_rule("rule.regression", e, b);
   ASSERT_THAT(found(e, findings), ElementsAre("n2:perf.regression"));
   const FleetVerdict v = fixtures::certify(e, b);
-  EXPECT_EQ(
-      fixtures::node(v, "n2").first_reason()->message,
-      "allreduce busbw (node scope) 450 GB/s is 6.25% below the expected 480 GB/s (allowed 5%)");
+  EXPECT_EQ(fixtures::node(v, "n2").first_reason()->message,
+            "allreduce busbw (node scope, 1 GiB) 450 GB/s is 6.25% below the expected 480 GB/s "
+            "(allowed 5%)");
 }
 
 TEST(WarnBandRule, JustAboveTheFloorIsAWarningNotAQuarantine) {

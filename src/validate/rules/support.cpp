@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/units.hpp"
 #include "validate/checks.hpp"
 
 namespace commcert::rules {
@@ -27,12 +28,15 @@ Finding metric_finding(const JudgeContext& context, std::string_view code, std::
     f.link = LinkRef{"ib_port", std::string(evidence.text(sample.device)), sample.port, {}};
     where = fmt::format("{} port {}: ", evidence.text(sample.device), sample.port);
   }
-  f.fields = {{"where", where},
-              {"check", series.info.check},
-              {"metric", series.info.label},
-              {"measured", format_figure(sample.value)},
-              {"unit", series.info.unit},
-              {"limit", limit ? format_figure(*limit) : std::string("?")}};
+  // Collective figures say at which size they were measured.
+  std::string metric = series.info.label;
+  if (sample.bytes > 0) {
+    metric.insert(metric.size() - 1, fmt::format(", {}", format_bytes(sample.bytes)));
+  }
+  f.fields = {
+      {"where", where},           {"check", series.info.check},
+      {"metric", metric},         {"measured", format_figure(sample.value)},
+      {"unit", series.info.unit}, {"limit", limit ? format_figure(*limit) : std::string("?")}};
   if (sample.run != kNoString) {
     f.fields.emplace_back("run", std::string(evidence.text(evidence.runs[sample.run].run_id)));
     f.fields.emplace_back("peers", std::to_string(sample.peers));
@@ -85,12 +89,7 @@ void set_field(Finding& finding, std::string_view name, std::string value) {
 }
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (const auto& part : parts) {
-    if (!out.empty()) out += separator;
-    out += part;
-  }
-  return out;
+  return fmt::format("{}", fmt::join(parts, separator));
 }
 
 std::string collective_check(std::string_view collective) {
