@@ -3,6 +3,9 @@ find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+# The validator: baselines are YAML, records are read with simdjson (1 M records in seconds).
+find_package(yaml-cpp REQUIRED)
+find_package(simdjson REQUIRED)
 
 # Optional components: AUTO follows what is installed, ON insists, OFF skips the probe.
 function(commcert_resolve_option name found)

@@ -1,4 +1,6 @@
+#include "cli/baseline_command.hpp"
 #include "cli/burn_command.hpp"
+#include "cli/certify_command.hpp"
 #include "cli/command.hpp"
 #include "cli/health_command.hpp"
 #include "cli/membw_command.hpp"
@@ -12,6 +14,8 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(std::make_unique<HealthCommand>());
   commands.push_back(std::make_unique<BurnCommand>());
   commands.push_back(std::make_unique<MembwCommand>());
+  commands.push_back(std::make_unique<CertifyCommand>());
+  commands.push_back(std::make_unique<BaselineCommand>());
   return commands;
 }
 

@@ -9,9 +9,12 @@ namespace commcert {
 // docs/cli.md lists which subcommand uses which.
 enum class ExitCode : int {
   kOk = 0,
-  kFailed = 1,   // the run completed and found a fault (wrong data, quarantined node)
-  kUsage = 2,    // unknown flag, bad value, malformed input file
-  kError = 3,    // the run could not complete (MPI/CUDA/NCCL error, I/O error)
+  kFailed = 1,  // the run completed and found a fault (wrong data, quarantined node)
+  kUsage = 2,   // unknown flag, bad value, malformed input file
+  kError = 3,   // the run could not complete (MPI/CUDA/NCCL error, I/O error)
+  // certify: no node quarantined, but some node lacks the evidence to be certified. Shares 3
+  // with kError on purpose: to a scheduler both mean "not proven healthy, look again".
+  kInconclusive = 3,
   kTimeout = 4,  // an operation did not complete within its timeout
 };
 

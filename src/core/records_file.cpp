@@ -44,9 +44,12 @@ void RecordsFile::append(const Json& record) {
 }
 
 void write_json_file_atomically(const std::filesystem::path& path, const Json& value) {
+  write_text_file_atomically(path,
+                             value.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+}
+
+void write_text_file_atomically(const std::filesystem::path& path, std::string_view text) {
   const std::filesystem::path temporary = path.string() + fmt::format(".tmp.{}", ::getpid());
-  std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
-  text.push_back('\n');
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw RuntimeFailure(
@@ -65,6 +68,8 @@ void write_json_file_atomically(const std::filesystem::path& path, const Json& v
   std::error_code error;
   std::filesystem::rename(temporary, path, error);
   if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
     throw RuntimeFailure(fmt::format("cannot rename {} to {}: {}", temporary.string(),
                                      path.string(), error.message()));
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string_view>
 
 #include "core/json.hpp"
 
@@ -27,5 +28,8 @@ class RecordsFile {
 // Writes `value` to `path` through a temporary file and rename, so readers never see a partial
 // meta.json even if we die while writing it.
 void write_json_file_atomically(const std::filesystem::path& path, const Json& value);
+
+// The same for any text (a derived baseline): the old file stays whole until the new one is.
+void write_text_file_atomically(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace commcert

@@ -1,0 +1,102 @@
+#include "cli/certify_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "core/records_file.hpp"
+#include "report/verdict_reporter.hpp"
+#include "validate/baseline.hpp"
+#include "validate/inputs.hpp"
+#include "validate/suite.hpp"
+#include "validate/validator.hpp"
+
+namespace commcert {
+namespace {
+
+// The verdict restricted to the nodes asked about. A node asked about that has no evidence at
+// all is inconclusive, not certified and not an error: it is how a node whose stages never ran
+// looks from the inside (NHC mode).
+FleetVerdict restrict_to(const FleetVerdict& verdict, const std::vector<std::string>& names) {
+  if (names.empty()) return verdict;
+  FleetVerdict shown = verdict;
+  shown.nodes.clear();
+  for (const auto& name : names) {
+    const auto it = std::find_if(verdict.nodes.begin(), verdict.nodes.end(),
+                                 [&](const NodeVerdict& n) { return n.node == name; });
+    if (it != verdict.nodes.end()) {
+      shown.nodes.push_back(*it);
+      continue;
+    }
+    NodeVerdict absent;
+    absent.node = name;
+    Reason reason;
+    const ReasonSpec& spec = reason_spec("evidence.missing");
+    reason.code = std::string(spec.code);
+    reason.effect = spec.effect;
+    reason.severity = spec.severity;
+    reason.check = "all";
+    reason.rule = "rule.required_evidence";
+    reason.message = render_template(
+        spec.message, {{"check", "all checks"}, {"detail", " (no record names this node)"}});
+    reason.action = std::string(spec.action);
+    absent.reasons.push_back(std::move(reason));
+    for (const auto& check : verdict.required)
+      absent.checks.emplace_back(check, "inconclusive");
+    shown.nodes.push_back(std::move(absent));
+  }
+  return shown;
+}
+
+}  // namespace
+
+void CertifyCommand::configure(CLI::App& app) {
+  app.add_option("results", flags_.inputs,
+                 "Results directories (results/<run-id>), results roots or records.jsonl files")
+      ->required();
+  app.add_option("--baseline", flags_.baseline,
+                 "Baseline YAML of the nodes' SKU (suites/baselines/)")
+      ->envname("COMMCERT_BASELINE")
+      ->required();
+  app.add_option("--suite", flags_.suite,
+                 "Suite YAML naming the required checks (default: the baseline's)")
+      ->envname("COMMCERT_SUITE");
+  app.add_option("--verdict", flags_.verdict,
+                 "Where to write verdict.json (default: in the first results directory)");
+  app.add_option("--format", flags_.format, "stdout format: text, json or nhc")
+      ->check(CLI::IsMember({"text", "json", "nhc"}))
+      ->capture_default_str();
+  app.add_option("--node", flags_.nodes,
+                 "Report (and set the exit status) for this node only; repeatable");
+}
+
+int CertifyCommand::run(Invocation& /*invocation*/) {
+  // Everything that can be wrong with the command line is found before anything is written.
+  const Baseline baseline = load_baseline(flags_.baseline);
+  const std::optional<Suite> suite =
+      flags_.suite ? std::optional<Suite>(load_suite(*flags_.suite)) : std::nullopt;
+  const auto reporter = make_verdict_reporter(flags_.format);
+  LoadedInputs inputs = load_inputs(flags_.inputs);
+
+  const FleetVerdict verdict =
+      judge(inputs.evidence, baseline, suite ? &*suite : nullptr, std::move(inputs.notes));
+  const std::filesystem::path verdict_path = flags_.verdict
+                                                 ? std::filesystem::path(*flags_.verdict)
+                                                 : inputs.first_directory / "verdict.json";
+  try {
+    write_json_file_atomically(verdict_path, to_json(verdict));
+  } catch (const RuntimeFailure& error) {
+    throw UsageError(fmt::format("{} (choose another place with --verdict)", error.what()));
+  }
+
+  const FleetVerdict shown = restrict_to(verdict, flags_.nodes);
+  const std::string report = reporter->render(shown);
+  std::fwrite(report.data(), 1, report.size(), stdout);
+  std::fflush(stdout);
+  fmt::print(stderr, "commcert certify: verdict written to {}\n", verdict_path.string());
+  return shown.exit_status();
+}
+
+}  // namespace commcert

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+
+namespace commcert {
+
+// `commcert certify <results>... --baseline FILE [--suite FILE] [--verdict FILE]
+// [--format text|json|nhc] [--node NAME]...`: judges records and decides per node.
+// Exit status: 0 all certified, 1 some quarantined, 3 some inconclusive (none quarantined),
+// 2 usage or input error (docs/validator.md "Exit status").
+class CertifyCommand final : public Command {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "certify"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "Judge records against a baseline: certified, quarantined or inconclusive per node";
+  }
+  void configure(CLI::App& app) override;
+  int run(Invocation& invocation) override;
+
+ private:
+  struct Flags {
+    std::vector<std::string> inputs;
+    std::string baseline;
+    std::optional<std::string> suite;
+    std::optional<std::string> verdict;
+    std::string format = "text";
+    std::vector<std::string> nodes;
+  };
+  Flags flags_;
+};
+
+}  // namespace commcert

@@ -1,0 +1,45 @@
+#include <fmt/format.h>
+
+#include "report/verdict_reporter.hpp"
+
+namespace commcert {
+namespace {
+
+// A single line, so a wrapper can hand it to `scontrol ... Reason=` as it is.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return text;
+}
+
+// LBNL NHC's output convention, for use as (or under) Slurm's HealthCheckProgram: one
+// "ERROR: commcert: ..." line per node that is not certified; one SUCCESS line when all are.
+class NhcReporter final : public VerdictReporter {
+ public:
+  std::string_view format() const override { return "nhc"; }
+  std::string render(const FleetVerdict& v) const override {
+    std::string out;
+    for (const auto& node : v.nodes) {
+      const Reason* first = node.first_reason();
+      if (!first) continue;
+      out += one_line(fmt::format("ERROR: commcert: {}: {} ({}): {} [{}]", node.node,
+                                  to_string(node.state), to_string(node.severity), first->message,
+                                  first->code));
+      out += '\n';
+    }
+    if (out.empty()) {
+      out = fmt::format("SUCCESS: commcert: {} node(s) certified against {}\n", v.nodes.size(),
+                        v.sku);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<VerdictReporter> make_nhc_reporter() {
+  return std::make_unique<NhcReporter>();
+}
+
+}  // namespace commcert

@@ -1,0 +1,72 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "report/verdict_reporter.hpp"
+
+namespace commcert {
+namespace {
+
+// The human summary: counts, then one line per node that is not certified with the reason to
+// act on first, then what was odd about the input.
+class TextReporter final : public VerdictReporter {
+ public:
+  std::string_view format() const override { return "text"; }
+
+  std::string render(const FleetVerdict& v) const override {
+    std::string out;
+    const std::string suite =
+        v.suite_name.empty() ? "the baseline's" : "suite " + v.suite_name + "'s";
+    out += fmt::format(
+        "commcert certify: {} node(s) against baseline {} ({}), {} required checks: {}\n",
+        v.nodes.size(), v.sku, v.baseline_path, suite, fmt::join(v.required, ", "));
+    out += fmt::format("certified {}, quarantined {}, inconclusive {}\n",
+                       v.count(NodeState::kCertified), v.count(NodeState::kQuarantined),
+                       v.count(NodeState::kInconclusive));
+    std::size_t width = 4;
+    for (const auto& node : v.nodes) {
+      if (node.state != NodeState::kCertified)
+        width = std::max(width, std::min<std::size_t>(node.node.size(), 32));
+    }
+    std::size_t warned = 0;
+    for (const auto& node : v.nodes) {
+      const Reason* first = node.first_reason();
+      if (!first) {
+        warned += node.reasons.empty() ? 0 : 1;
+        continue;
+      }
+      const std::size_t more = node.reasons.size() - 1;
+      out += fmt::format("  {:<{}}  {:<12}  {:<7}  {}{}\n", node.node, width, to_string(node.state),
+                         to_string(node.severity), first->message,
+                         more > 0 ? fmt::format(" (+{} more)", more) : "");
+    }
+    if (warned > 0) {
+      out +=
+          fmt::format("{} certified node(s) carry warnings (monitor); see verdict.json\n", warned);
+    }
+    std::size_t records = 0, duplicates = 0, unreadable = 0;
+    for (const auto& input : v.inputs) {
+      records += input.records;
+      duplicates += input.duplicates;
+      unreadable += input.unreadable;
+    }
+    out += fmt::format(
+        "input: {} file(s), {} record(s), {} duplicate line(s), {} unreadable line(s)\n",
+        v.inputs.size(), records, duplicates, unreadable);
+    for (const auto& note : v.notes) {
+      const std::string where = note.file.empty() ? std::string()
+                                : note.line > 0   ? fmt::format("{}:{}: ", note.file, note.line)
+                                                  : fmt::format("{}: ", note.file);
+      out += fmt::format("note: {}{} [{}]\n", where, note.message, note.code);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<VerdictReporter> make_text_reporter() {
+  return std::make_unique<TextReporter>();
+}
+
+}  // namespace commcert

@@ -1,0 +1,126 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace commcert {
+
+// Fleet-relative judgement of one metric: robust outliers among nodes of the same SKU (all
+// nodes judged against one baseline), median and MAD based.
+struct FleetSpec {
+  bool enabled = true;
+  int min_nodes = 8;             // fewer nodes: no fleet judgement (MAD means little)
+  double max_deficit_pct = 6.0;  // flagged only when this far below the fleet median ...
+  double min_robust_z = 3.5;     // ... and this many robust standard deviations away
+
+  [[nodiscard]] bool operator==(const FleetSpec&) const = default;
+};
+
+// The bounds of one metric, in the unit its baseline key names (GB/s, TFLOP/s, Gb/s, C).
+struct Bound {
+  std::optional<double> floor;
+  std::optional<double> ceiling;
+  std::optional<double> equals;
+  std::optional<double> expected;            // a healthy node's value; regressions are from it
+  std::optional<double> warn_band_pct;       // within this % of floor/ceiling: a warning
+  std::optional<double> max_regression_pct;  // further below `expected`: quarantine
+  FleetSpec fleet;
+  std::string source;  // "file:line" where it was declared
+
+  [[nodiscard]] bool operator==(const Bound&) const = default;
+};
+
+// A collective is judged on sizes large enough to reach bus bandwidth, and optionally for a
+// rank that keeps the others waiting.
+struct StragglerSpec {
+  double min_lead_pct = 25.0;   // lead over the median rank time that counts as waiting for it
+  double min_share_pct = 80.0;  // of the records of one run and collective
+  int min_records = 4;          // fewer records than this prove nothing
+
+  [[nodiscard]] bool operator==(const StragglerSpec&) const = default;
+};
+
+struct CollectiveSpec {
+  std::uint64_t min_bytes = std::uint64_t{1} << 30;
+  bool require_check = true;
+  std::optional<StragglerSpec> straggler;
+
+  [[nodiscard]] bool operator==(const CollectiveSpec&) const = default;
+};
+
+// Hardware-state limits. The defaults are DCGM's health-watch and AzNHC's limits
+// (../shared/reference/validation-anchors.md §2, §3); a baseline may override each.
+struct GpuHealthLimits {
+  std::int64_t max_uncorrectable_ecc = 0;           // volatile, since the last reset
+  std::optional<std::int64_t> max_correctable_ecc;  // warning only
+  std::int64_t remapped_rows_warn = 512;            // DCGM: uncorrectable remaps >= 512 warn
+  std::int64_t max_retired_pages = 62;              // DCGM: >= 63 retired pages fail
+  bool pcie_at_max = true;                          // current gen/width must equal the maximum
+  std::optional<int> pcie_min_gen;
+  std::optional<int> pcie_min_width;
+  std::optional<std::int64_t> max_pcie_replays;  // warning only (counters since boot)
+  std::int64_t max_nvlink_replay_errors = 0;     // DCGM: any replay/recovery error fails
+  std::int64_t max_nvlink_recovery_errors = 0;
+  std::int64_t max_nvlink_crc_errors = 0;  // warning only: DCGM judges CRC by rate
+  std::vector<int> xid_fatal = {48, 63, 64, 74, 79, 94, 95, 119, 120, 140};
+  std::vector<int> xid_ignored = {13, 31, 43, 45, 68};  // application XIDs
+  std::vector<std::string> allowed_clock_events = {"sw_power_cap", "gpu_idle"};
+
+  [[nodiscard]] bool operator==(const GpuHealthLimits&) const = default;
+};
+
+struct IbHealthLimits {
+  // Ports of these link layers are judged (empty: all). An InfiniBand fabric's baseline leaves
+  // out the Ethernet ports of a front-end network, which run at another rate.
+  std::vector<std::string> link_layers;
+  std::vector<std::string> up_states = {"ACTIVE"};
+  std::vector<std::string> up_phys_states = {"LinkUp"};
+  // Counter above its limit quarantines (AzNHC: >= 5 link flaps fail) / warns.
+  std::map<std::string, std::int64_t> fail_counters = {{"link_downed", 4}};
+  std::map<std::string, std::int64_t> warn_counters = {{"symbol_error", 0},
+                                                       {"link_error_recovery", 0},
+                                                       {"port_rcv_errors", 0},
+                                                       {"local_link_integrity_errors", 0},
+                                                       {"excessive_buffer_overrun_errors", 0}};
+
+  [[nodiscard]] bool operator==(const IbHealthLimits&) const = default;
+  // Whether a port of this link layer is judged (an unknown link layer is).
+  [[nodiscard]] bool judges(std::string_view link_layer) const;
+};
+
+// One SKU's expectations (docs/validator.md "Baselines"). Every node judged against a baseline
+// belongs to its fleet.
+struct Baseline {
+  std::string path;  // where it was read from
+  std::string sku;
+  std::string description;
+  std::optional<int> gpus_per_node;
+  std::optional<int> ib_ports_per_node;
+  std::optional<int> nvlinks_per_gpu;
+  std::vector<std::string> required;  // check ids a node needs positive evidence for
+  FleetSpec fleet;                    // defaults for every bound
+  std::map<std::string, CollectiveSpec> collectives;  // by check id
+  std::map<std::string, Bound> bounds;                // by metric id (metrics.hpp)
+  GpuHealthLimits gpu_health;
+  IbHealthLimits ib_health;
+
+  [[nodiscard]] const CollectiveSpec* collective(std::string_view check) const;
+  [[nodiscard]] const Bound* bound(std::string_view metric) const;
+};
+
+// Throws UsageError "FILE:LINE:COLUMN: key.path: problem" for anything it cannot read: YAML
+// syntax, wrong types, unknown keys or checks, inconsistent bounds.
+[[nodiscard]] Baseline load_baseline(const std::filesystem::path& path);
+[[nodiscard]] Baseline parse_baseline(std::string_view text, std::string_view origin);
+
+// The YAML form load_baseline reads back to an equal Baseline (minus sources); `comments` are
+// written above the matching keys ("checks.burn" -> text).
+[[nodiscard]] std::string baseline_to_yaml(const Baseline& baseline,
+                                           const std::map<std::string, std::string>& comments = {});
+
+}  // namespace commcert

@@ -1,0 +1,160 @@
+#include "validate/detail/line_source.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "validate/detail/record_parser.hpp"
+
+namespace commcert::detail {
+namespace {
+
+constexpr std::size_t kChunkBytes = std::size_t{16} << 20;
+constexpr std::size_t kChunks = 3;  // one being filled, one queued, one being parsed
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
+  return text;
+}
+
+}  // namespace
+
+LineSource::LineSource(const std::filesystem::path& path, std::uint32_t file, LineSet& seen)
+    : path_(path), file_(file), seen_(seen) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    throw UsageError(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  }
+  for (std::size_t i = 0; i < kChunks; ++i)
+    free_.push_back(std::make_unique<Chunk>());
+  thread_ = std::thread([this] { produce(); });
+}
+
+LineSource::~LineSource() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+  ::close(fd_);
+}
+
+std::unique_ptr<LineSource::Chunk> LineSource::take_free() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [this] { return stop_ || !free_.empty(); });
+  if (stop_) return nullptr;
+  auto chunk = std::move(free_.front());
+  free_.pop_front();
+  return chunk;
+}
+
+void LineSource::push_ready(std::unique_ptr<Chunk> chunk) {
+  {
+    std::lock_guard lock(mutex_);
+    ready_.push_back(std::move(chunk));
+  }
+  changed_.notify_all();
+}
+
+void LineSource::produce() {
+  try {
+    produce_chunks();
+  } catch (const std::exception& error) {  // out of memory: report it, do not terminate
+    auto chunk = std::make_unique<Chunk>();
+    chunk->error = fmt::format("cannot read {}: {}", path_.string(), error.what());
+    chunk->end = true;
+    push_ready(std::move(chunk));
+  }
+}
+
+void LineSource::produce_chunks() {
+  const std::size_t padding = parser_padding();
+  std::string carry;  // a partial line from the previous chunk
+  std::uint32_t number = 0;
+  bool eof = false;
+  while (!eof) {
+    auto chunk = take_free();
+    if (!chunk) return;
+    chunk->lines.clear();
+    chunk->lines_read = 0;
+    // A line longer than a chunk: make room for it and as much again.
+    const std::size_t room = std::max(kChunkBytes, 2 * carry.size());
+    if (chunk->data.size() < room + padding) chunk->data.resize(room + padding);
+    char* data = chunk->data.data();
+    std::memcpy(data, carry.data(), carry.size());
+    std::size_t filled = carry.size();
+    const std::size_t limit = chunk->data.size() - padding;
+    while (filled < limit) {
+      const ssize_t got = ::read(fd_, data + filled, limit - filled);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        chunk->error = fmt::format("cannot read {}: {}", path_.string(), std::strerror(errno));
+        chunk->end = true;
+        push_ready(std::move(chunk));
+        return;
+      }
+      if (got == 0) {
+        eof = true;
+        break;
+      }
+      filled += static_cast<std::size_t>(got);
+    }
+    const auto add = [&](std::size_t begin, std::size_t end, bool terminated) {
+      ++number;
+      ++chunk->lines_read;
+      const std::string_view text = trim(std::string_view(data + begin, end - begin));
+      if (text.empty()) return;
+      SourceLine line;
+      line.data = text.data();
+      line.length = text.size();
+      line.capacity = chunk->data.size() - static_cast<std::size_t>(text.data() - data);
+      line.number = number;
+      line.terminated = terminated;
+      line.duplicate_of = seen_.insert(text, {file_, number});
+      chunk->lines.push_back(line);
+    };
+    std::size_t start = 0;
+    while (start < filled) {
+      const void* newline = std::memchr(data + start, '\n', filled - start);
+      if (newline == nullptr) break;
+      const auto end = static_cast<std::size_t>(static_cast<const char*>(newline) - data);
+      add(start, end, true);
+      start = end + 1;
+    }
+    if (eof && start < filled) {
+      add(start, filled, false);
+      start = filled;
+    }
+    carry.assign(data + start, filled - start);
+    chunk->end = eof;
+    push_ready(std::move(chunk));
+  }
+}
+
+bool LineSource::next(Batch& batch) {
+  std::unique_lock lock(mutex_);
+  if (current_) {
+    free_.push_back(std::move(current_));
+    changed_.notify_all();
+  }
+  if (finished_) return false;
+  changed_.wait(lock, [this] { return !ready_.empty(); });
+  current_ = std::move(ready_.front());
+  ready_.pop_front();
+  if (!current_->error.empty()) throw UsageError(current_->error);
+  finished_ = current_->end;
+  batch.lines = current_->lines;
+  batch.lines_read = current_->lines_read;
+  return true;
+}
+
+}  // namespace commcert::detail

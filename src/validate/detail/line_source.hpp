@@ -1,0 +1,77 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "validate/detail/line_set.hpp"
+#include "validate/evidence.hpp"
+
+namespace commcert::detail {
+
+// One non-blank line of a records file, trimmed.
+struct SourceLine {
+  const char* data = nullptr;
+  std::size_t length = 0;
+  std::size_t capacity = 0;  // readable bytes from `data` on (>= length + parser padding)
+  std::uint32_t number = 0;  // 1-based
+  bool terminated = true;    // false: the file ended without a newline after it
+  std::optional<EvidenceRef> duplicate_of;  // an identical line was read before, there
+};
+
+// Reads a records file on a background thread: read(2), line splitting and duplicate
+// detection take about as long as parsing, so on two cores they overlap with it. Memory stays
+// bounded: three chunks of 16 MiB (more only for a line longer than a chunk).
+class LineSource {
+ public:
+  // Throws UsageError when the file cannot be opened. `seen` is used by the background
+  // thread until this object is destroyed.
+  LineSource(const std::filesystem::path& path, std::uint32_t file, LineSet& seen);
+  ~LineSource();
+  LineSource(const LineSource&) = delete;
+  LineSource& operator=(const LineSource&) = delete;
+
+  struct Batch {
+    std::span<const SourceLine> lines;  // valid until the next call of next()
+    std::size_t lines_read = 0;         // blank lines included
+  };
+  // The next batch of lines; false after the last. Throws UsageError on a read error.
+  bool next(Batch& batch);
+
+ private:
+  struct Chunk {
+    std::vector<char> data;
+    std::vector<SourceLine> lines;
+    std::size_t lines_read = 0;
+    bool end = false;
+    std::string error;
+  };
+
+  void produce();
+  void produce_chunks();
+  std::unique_ptr<Chunk> take_free();
+  void push_ready(std::unique_ptr<Chunk> chunk);
+
+  std::filesystem::path path_;
+  std::uint32_t file_;
+  LineSet& seen_;
+  int fd_ = -1;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::unique_ptr<Chunk>> ready_;
+  std::deque<std::unique_ptr<Chunk>> free_;
+  std::unique_ptr<Chunk> current_;  // the batch the consumer holds
+  bool stop_ = false;
+  bool finished_ = false;  // the consumer has taken the last chunk
+  std::thread thread_;
+};
+
+}  // namespace commcert::detail

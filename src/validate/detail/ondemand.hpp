@@ -1,0 +1,103 @@
+#pragma once
+
+// Thin helpers over simdjson's On-Demand API: every read names the field it was reading, so a
+// bad record is reported as "busbw_bytes_per_s: INCORRECT_TYPE" rather than a bare error code.
+// Only the record reader includes this (simdjson.h is large).
+
+#include <cstdint>
+#include <optional>
+#include <simdjson.h>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "validate/detail/record_parser.hpp"
+
+namespace commcert::detail {
+
+namespace od = simdjson::ondemand;
+
+// A 32-bit FNV-1a of a key, for `switch`: a record has some thirty keys and a million records
+// are read, so a chain of string compares per key shows in the profile. Each case still
+// compares the key itself (an unknown key may share a hash); two known keys that collide are
+// duplicate case labels, a compile error.
+constexpr std::uint32_t key_id(std::string_view key) {
+  std::uint32_t hash = 2166136261u;
+  for (const char c : key) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 16777619u;
+  }
+  return hash;
+}
+
+[[noreturn]] void record_error(std::string_view field, std::string_view problem);
+
+template <typename T>
+T take(simdjson::simdjson_result<T>&& result, std::string_view field) {
+  T value{};
+  if (const auto error = std::move(result).get(value)) {
+    record_error(field, simdjson::error_message(error));
+  }
+  return value;
+}
+
+inline bool is_null(od::value& value, std::string_view field) {
+  return take(value.is_null(), field);
+}
+inline double number(od::value& value, std::string_view field) {
+  return take(value.get_double(), field);
+}
+inline std::int64_t integer(od::value& value, std::string_view field) {
+  return take(value.get_int64(), field);
+}
+inline bool boolean(od::value& value, std::string_view field) {
+  return take(value.get_bool(), field);
+}
+inline std::string_view string(od::value& value, std::string_view field) {
+  return take(value.get_string(), field);
+}
+inline od::object object(od::value& value, std::string_view field) {
+  return take(value.get_object(), field);
+}
+inline od::array array(od::value& value, std::string_view field) {
+  return take(value.get_array(), field);
+}
+
+// Missing evidence is null (docs/records.md): these return nullopt for null.
+inline std::optional<double> optional_number(od::value& value, std::string_view field) {
+  if (is_null(value, field)) return std::nullopt;
+  return number(value, field);
+}
+inline std::optional<std::int64_t> optional_integer(od::value& value, std::string_view field) {
+  if (is_null(value, field)) return std::nullopt;
+  return integer(value, field);
+}
+inline std::optional<bool> optional_boolean(od::value& value, std::string_view field) {
+  if (is_null(value, field)) return std::nullopt;
+  return boolean(value, field);
+}
+inline std::optional<std::string_view> optional_string(od::value& value, std::string_view field) {
+  if (is_null(value, field)) return std::nullopt;
+  return string(value, field);
+}
+
+// Calls f(key, value) for every field, in document order.
+template <typename F>
+void for_each_field(od::object object, std::string_view where, F&& f) {
+  for (auto result : object) {
+    od::field field = take(std::move(result), where);
+    const std::string_view key = take(field.unescaped_key(), where);
+    f(key, field.value());
+  }
+}
+
+// Calls f(value) for every element.
+template <typename F>
+void for_each_element(od::array array, std::string_view where, F&& f) {
+  for (auto result : array) {
+    od::value element = take(std::move(result), where);
+    f(element);
+  }
+}
+
+}  // namespace commcert::detail

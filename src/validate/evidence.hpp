@@ -1,0 +1,256 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/record.hpp"
+#include "validate/string_pool.hpp"
+
+namespace commcert {
+
+// The records, reduced to what rules read. A million records must fit in well under a GiB, so
+// names are interned ids and only failing or non-ok records keep their text.
+using NodeId = StringId;  // an id in Evidence::nodes
+
+// Where a record came from: the index of its file in Evidence::files and its 1-based line.
+struct EvidenceRef {
+  std::uint32_t file = 0;
+  std::uint32_t line = 0;
+};
+
+struct GpuKey {
+  int index = -1;             // -1: the record names no GPU (host backend, skipped stage)
+  StringId uuid = kNoString;  // in Evidence::strings
+};
+
+// kind `run`: the rank map that names every rank's node.
+struct RunEvidence {
+  StringId run_id = kNoString;
+  std::vector<NodeId> rank_nodes;  // global rank -> node; empty without a run record
+  std::vector<NodeId> nodes;       // distinct participants, ascending
+  bool has_rank_map = false;
+  EvidenceRef ref;
+};
+
+enum class CollectiveScope : std::uint8_t { kCluster, kNode, kOther };
+
+struct WrongRank {
+  int rank = 0;
+  NodeId node = kNoString;
+  std::int64_t elements = 0;
+  std::int64_t iterations = 0;
+};
+
+// kind `collective` with status ok, fail or skipped.
+struct CollectiveEvidence {
+  EvidenceRef ref;
+  std::uint32_t run = 0;  // index in Evidence::runs
+  NodeId writer = kNoString;
+  StringId collective = kNoString;
+  RecordStatus status = RecordStatus::kOk;
+  CollectiveScope scope = CollectiveScope::kCluster;
+  bool in_place = false;
+  bool checked = false;
+  std::uint64_t bytes = 0;
+  double busbw_bytes_per_s = 0;  // meaningful when measured()
+  NodeId straggler = kNoString;
+  int straggler_rank = -1;
+  float straggler_lead_fraction = 0;  // lead_s / median rank time
+  std::uint32_t wrong_begin = 0;      // wrong ranks: Evidence::wrong_ranks[begin, begin + count)
+  std::uint32_t wrong_count = 0;
+  std::uint32_t group = kNoString;  // the record's `group_nodes`, an index in Evidence::groups
+  StringId reason = kNoString;
+
+  [[nodiscard]] bool measured() const {
+    return status == RecordStatus::kOk || status == RecordStatus::kFail;
+  }
+};
+
+// kind `collective`, status `timeout`.
+struct TimeoutEvidence {
+  EvidenceRef ref;
+  std::uint32_t run = 0;
+  NodeId writer = kNoString;
+  CollectiveScope scope = CollectiveScope::kCluster;
+  std::string operation;
+  double timeout_s = 0;
+  bool attributed = false;
+  std::vector<std::pair<int, NodeId>> not_arrived;  // (rank, node)
+  std::vector<NodeId> members;                      // nodes of rank_states, ascending
+  std::string reason;
+};
+
+// A record with status error (or an unmeasured fail) that names no measurement.
+struct StageError {
+  EvidenceRef ref;
+  std::uint32_t run = 0;
+  NodeId node = kNoString;
+  std::string reason;
+  RecordStatus status = RecordStatus::kError;
+};
+
+struct ThrottleEvidence {
+  StringId reason = kNoString;
+  double seconds = 0;
+};
+
+struct XidEvidence {
+  int xid = 0;
+  StringId time = kNoString;
+};
+
+// kind `burn`, one per GPU.
+struct BurnEvidence {
+  EvidenceRef ref;
+  NodeId node = kNoString;
+  GpuKey gpu;
+  RecordStatus status = RecordStatus::kOk;
+  StringId kernel = kNoString;
+  std::optional<double> tflops;
+  std::int64_t miscompares = 0;
+  std::optional<bool> peer_mismatch;
+  int peer_gpus = 0;
+  std::vector<ThrottleEvidence> throttle;
+  std::vector<XidEvidence> xids;
+  std::string reason;
+};
+
+// kind `membw`, one per GPU. Bandwidths in bytes/s.
+struct MembwEvidence {
+  EvidenceRef ref;
+  NodeId node = kNoString;
+  GpuKey gpu;
+  RecordStatus status = RecordStatus::kOk;
+  std::optional<double> read, write, copy, memcpy_d2d, h2d, d2h;
+  std::optional<std::int64_t> integrity_errors;
+  std::optional<std::int64_t> bytes_tested;
+  std::string first_error;  // "offset 0x1000 pattern walking_ones" for the message
+  std::string reason;
+};
+
+struct NvlinkEvidence {
+  int link = 0;
+  std::optional<bool> active;
+  std::optional<std::int64_t> replay_errors, recovery_errors, crc_flit_errors, crc_data_errors;
+};
+
+// kind `health`, component `gpu`.
+struct GpuHealthEvidence {
+  EvidenceRef ref;
+  NodeId node = kNoString;
+  GpuKey gpu;
+  RecordStatus status = RecordStatus::kOk;
+  std::optional<std::int64_t> ecc_volatile_uncorrected, ecc_volatile_corrected;
+  std::optional<std::int64_t> remap_correctable, remap_uncorrectable;
+  std::optional<bool> remap_pending, remap_failure;
+  std::optional<std::int64_t> retired_single_bit, retired_double_bit;
+  std::optional<bool> retired_pending;
+  std::optional<int> pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+  std::optional<std::int64_t> pcie_replays;
+  std::optional<std::vector<NvlinkEvidence>> nvlinks;  // nullopt: the record had no NVLink data
+  std::optional<double> temperature_c;
+  std::vector<StringId> clock_events;
+  std::vector<XidEvidence> xids;
+  bool lost = false;  // NVML: the GPU fell off the bus
+  std::string reason;
+};
+
+// kind `health`, component `ib_port`.
+struct IbPortEvidence {
+  EvidenceRef ref;
+  NodeId node = kNoString;
+  RecordStatus status = RecordStatus::kOk;
+  StringId device = kNoString;
+  int port = 0;
+  StringId state = kNoString;
+  StringId phys_state = kNoString;
+  StringId link_layer = kNoString;
+  std::optional<double> rate_gbps;
+  std::vector<std::pair<StringId, std::int64_t>> counters;
+  std::string reason;
+};
+
+// kind `health`, component `node`.
+struct NodeHealthEvidence {
+  EvidenceRef ref;
+  NodeId node = kNoString;
+  RecordStatus status = RecordStatus::kOk;
+  std::optional<int> gpu_count;
+  std::optional<int> ib_port_count;
+  std::string reason;
+};
+
+// Something about the input itself. Issues whose code is in the reason catalogue
+// (input.unparsable, input.truncated, input.unsupported_schema) make the nodes they touch
+// inconclusive; the others are notes in the verdict.
+struct InputIssue {
+  std::string code;
+  EvidenceRef ref;
+  std::string detail;
+  NodeId node = kNoString;        // the node the lost record was about, when readable
+  std::uint32_t run = kNoString;  // else the run it belonged to, when readable
+};
+
+struct InputFileSummary {
+  std::string path;
+  std::size_t lines = 0;
+  std::size_t records = 0;
+  std::size_t duplicates = 0;
+  std::size_t unreadable = 0;
+  bool truncated = false;
+};
+
+struct Evidence {
+  StringPool nodes;    // node identities
+  StringPool strings;  // run ids, collective and kernel names, uuids, states, reasons
+  std::vector<InputFileSummary> files;
+  std::vector<RunEvidence> runs;
+  std::vector<CollectiveEvidence> collectives;
+  std::vector<WrongRank> wrong_ranks;
+  std::vector<TimeoutEvidence> timeouts;
+  std::vector<StageError> collective_errors;
+  std::vector<BurnEvidence> burns;
+  std::vector<MembwEvidence> membws;
+  std::vector<GpuHealthEvidence> gpu_health;
+  std::vector<IbPortEvidence> ib_ports;
+  std::vector<NodeHealthEvidence> node_health;
+  std::vector<InputIssue> issues;
+  std::vector<std::vector<NodeId>> file_nodes;  // per file: nodes it holds evidence about
+  // Distinct `group_nodes` lists of collective records (ascending node ids): a node-scope sweep
+  // has one per node, a cluster-wide one a single list of every node.
+  std::vector<std::vector<NodeId>> groups;
+  // Health records that name no component (a stage that timed out or failed before looking).
+  std::vector<StageError> health_failures;
+
+  // The run with this id, created on first use.
+  std::uint32_t run_index(std::string_view run_id);
+  // The nodes a collective measurement speaks for: its `group_nodes` when the record has them,
+  // else its writer for scope `node`, else the run's participants (rank map).
+  [[nodiscard]] std::span<const NodeId> participants(const CollectiveEvidence& record) const;
+  // One value per communicator a record was measured in (its group, else its writer for scope
+  // node, else its run's), for grouping records of one communicator within a run.
+  [[nodiscard]] static std::uint64_t communicator(const CollectiveEvidence& record);
+  // The index of a `group_nodes` list (sorted and deduplicated here), created on first use.
+  std::uint32_t group_index(std::vector<NodeId> members);
+  [[nodiscard]] std::span<const WrongRank> wrong_ranks_of(const CollectiveEvidence& record) const {
+    return std::span(wrong_ranks).subspan(record.wrong_begin, record.wrong_count);
+  }
+  [[nodiscard]] const std::string& node_name(NodeId id) const { return nodes.at(id); }
+  [[nodiscard]] std::string_view text(StringId id) const {
+    return id == kNoString ? std::string_view() : std::string_view(strings.at(id));
+  }
+  // Completes participant lists and per-file node lists once every file is read.
+  void finish();
+
+ private:
+  std::unordered_map<StringId, std::uint32_t> run_by_id_;
+  std::map<std::vector<NodeId>, std::uint32_t> group_by_nodes_;
+};
+
+}  // namespace commcert

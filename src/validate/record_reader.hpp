@@ -1,0 +1,31 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "validate/evidence.hpp"
+
+namespace commcert {
+
+// Reads records.jsonl files into Evidence: a background thread splits lines and finds repeats
+// (detail/line_source.hpp) while this thread parses, in bounded memory whatever the file size.
+// Nothing is dropped silently: a line that is not a record becomes an InputIssue
+// (input.unparsable, or input.truncated for an unterminated last line), an exact repeat of an
+// earlier line (a file copied twice) is counted and noted, a record of a kind this validator
+// does not judge is noted.
+class RecordReader {
+ public:
+  explicit RecordReader(Evidence& evidence);
+  ~RecordReader();
+  RecordReader(const RecordReader&) = delete;
+  RecordReader& operator=(const RecordReader&) = delete;
+
+  // Throws UsageError when the file cannot be opened or read.
+  void read_file(const std::filesystem::path& path);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace commcert

@@ -1,0 +1,126 @@
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+#include "validate/rules/rules.hpp"
+#include "validate/rules/support.hpp"
+
+namespace commcert::rules {
+namespace {
+
+// Wrong output is never noise: the node whose rank returned it is quarantined. When every node
+// of the communicator returned wrong data the corruption travelled through the reduction and
+// the record cannot say where it started, so the nodes are inconclusive instead.
+class CollectiveWrongDataRule final : public Rule {
+ public:
+  std::string_view id() const override { return "rule.collective_wrong_data"; }
+  std::string_view summary() const override {
+    return "wrong elements quarantine the node of the rank that returned them";
+  }
+
+  void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
+    const Evidence& evidence = context.evidence;
+    struct Tally {
+      std::int64_t elements = 0;
+      std::size_t records = 0;
+      std::set<int> ranks;
+      const CollectiveEvidence* first = nullptr;
+      std::vector<EvidenceRef> refs;  // the first few, for the reason
+      const CollectiveEvidence* last = nullptr;
+    };
+    // (node, run, collective) -> what that node's ranks returned wrong.
+    std::map<std::tuple<NodeId, std::uint32_t, StringId>, Tally> wrong;
+    // (run, collective) -> a record that could not be attributed.
+    std::map<std::pair<std::uint32_t, StringId>, std::pair<const CollectiveEvidence*, std::string>>
+        unattributed;
+
+    for (const auto& c : evidence.collectives) {
+      if (!c.measured()) continue;
+      const auto ranks = evidence.wrong_ranks_of(c);
+      if (ranks.empty()) {
+        if (c.status == RecordStatus::kFail) {
+          unattributed.try_emplace({c.run, c.collective}, &c, "a failure with no wrong rank named");
+        }
+        continue;
+      }
+      const auto participants = evidence.participants(c);
+      std::set<NodeId> wrong_nodes;
+      for (const auto& w : ranks)
+        wrong_nodes.insert(w.node);
+      const bool everywhere = participants.size() > 1 &&
+                              std::all_of(participants.begin(), participants.end(),
+                                          [&](NodeId n) { return wrong_nodes.count(n) > 0; });
+      if (everywhere) {
+        unattributed.try_emplace({c.run, c.collective}, &c, "");
+        continue;
+      }
+      for (const auto& w : ranks) {
+        Tally& t = wrong[{w.node, c.run, c.collective}];
+        t.elements += w.elements;
+        t.ranks.insert(w.rank);
+        if (t.last != &c) {  // several wrong ranks of one node count one record
+          ++t.records;
+          if (t.refs.size() < 3) t.refs.push_back(c.ref);
+          t.last = &c;
+        }
+        if (!t.first) t.first = &c;
+      }
+    }
+
+    for (const auto& [key, t] : wrong) {
+      const auto& [node, run, collective] = key;
+      std::vector<std::string> ranks;
+      for (const int r : t.ranks)
+        ranks.push_back(std::to_string(r));
+      Finding f;
+      f.code = "collective.wrong_data";
+      f.node = node;
+      f.check = collective_check(evidence.text(collective));
+      f.rule = std::string(id());
+      f.measured = static_cast<double>(t.elements);
+      f.limit = 0;
+      f.unit = "elements";
+      f.evidence = t.refs;
+      f.fields = {{"collective", std::string(evidence.text(collective))},
+                  {"elements", std::to_string(t.elements)},
+                  {"ranks", join(ranks)},
+                  {"records", std::to_string(t.records)},
+                  {"size", format_bytes(t.first->bytes)},
+                  {"placement", t.first->in_place ? "in-place" : "out-of-place"},
+                  {"run", std::string(evidence.text(evidence.runs[run].run_id))}};
+      out.push_back(std::move(f));
+    }
+
+    for (const auto& [key, value] : unattributed) {
+      const auto& [record, detail] = value;
+      const std::string collective(evidence.text(record->collective));
+      for (const NodeId node : evidence.participants(*record)) {
+        Finding f;
+        f.code =
+            detail.empty() ? "collective.wrong_data_everywhere" : "collective.fail_unattributed";
+        f.node = node;
+        f.check = collective_check(collective);
+        f.rule = std::string(id());
+        f.evidence.push_back(record->ref);
+        f.fields = {
+            {"collective", collective},
+            {"nodes", std::to_string(evidence.participants(*record).size())},
+            {"run", std::string(evidence.text(evidence.runs[record->run].run_id))},
+            {"detail",
+             record->reason != kNoString ? std::string(evidence.text(record->reason)) : detail}};
+        out.push_back(std::move(f));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_collective_wrong_data_rule() {
+  return std::make_unique<CollectiveWrongDataRule>();
+}
+
+}  // namespace commcert::rules

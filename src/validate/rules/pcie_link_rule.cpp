@@ -1,0 +1,56 @@
+#include "validate/rules/rules.hpp"
+#include "validate/rules/support.hpp"
+
+namespace commcert::rules {
+namespace {
+
+// A GPU that trained its PCIe link below its maximum generation or width moves host data at a
+// fraction of the rate (DCGM's pcie plugin fails on gen/width below the SKU's minimum).
+class PcieLinkRule final : public Rule {
+ public:
+  std::string_view id() const override { return "rule.pcie_link"; }
+  std::string_view summary() const override {
+    return "a PCIe link below its maximum (or the baseline's minimum) generation or width "
+           "quarantines the node; many replays are a warning";
+  }
+  void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
+    const auto& limits = context.baseline.gpu_health;
+    for (const auto& r : context.evidence.gpu_health) {
+      if (r.status != RecordStatus::kOk) continue;
+      int gen_expected = limits.pcie_min_gen.value_or(0);
+      int width_expected = limits.pcie_min_width.value_or(0);
+      if (limits.pcie_at_max) {
+        gen_expected = std::max(gen_expected, r.pcie_gen_max.value_or(0));
+        width_expected = std::max(width_expected, r.pcie_width_max.value_or(0));
+      }
+      const bool gen_low = r.pcie_gen && *r.pcie_gen < gen_expected;
+      const bool width_low = r.pcie_width && *r.pcie_width < width_expected;
+      if (gen_low || width_low) {
+        Finding f = gpu_finding(context.evidence, "health.pcie_degraded", id(), "health.gpu",
+                                r.node, r.gpu, r.ref);
+        f.fields.emplace_back("gen", std::to_string(r.pcie_gen.value_or(0)));
+        f.fields.emplace_back("width", std::to_string(r.pcie_width.value_or(0)));
+        f.fields.emplace_back("gen_expected", std::to_string(gen_expected));
+        f.fields.emplace_back("width_expected", std::to_string(width_expected));
+        out.push_back(std::move(f));
+      }
+      if (limits.max_pcie_replays && r.pcie_replays && *r.pcie_replays > *limits.max_pcie_replays) {
+        Finding f = gpu_finding(context.evidence, "health.pcie_replays", id(), "health.gpu", r.node,
+                                r.gpu, r.ref);
+        f.measured = static_cast<double>(*r.pcie_replays);
+        f.limit = static_cast<double>(*limits.max_pcie_replays);
+        f.fields.emplace_back("count", std::to_string(*r.pcie_replays));
+        f.fields.emplace_back("limit", std::to_string(*limits.max_pcie_replays));
+        out.push_back(std::move(f));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_pcie_link_rule() {
+  return std::make_unique<PcieLinkRule>();
+}
+
+}  // namespace commcert::rules

@@ -1,0 +1,396 @@
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+#include "validate/checks.hpp"
+#include "validate/rules/rules.hpp"
+#include "validate/rules/support.hpp"
+
+namespace commcert::rules {
+namespace {
+
+bool measured(RecordStatus status) {
+  return status == RecordStatus::kOk || status == RecordStatus::kFail;
+}
+
+// Why a subject has no positive evidence, in the order a technician should read it.
+struct Cause {
+  std::string code = "evidence.missing";
+  std::string detail;
+  std::optional<EvidenceRef> ref;
+};
+
+Cause cause_of(RecordStatus status, const std::string& reason, EvidenceRef ref) {
+  switch (status) {
+    case RecordStatus::kError:
+      return {"evidence.error", ": " + reason, ref};
+    case RecordStatus::kSkipped:
+      return {"evidence.skipped", ": " + reason, ref};
+    case RecordStatus::kTimeout:
+      return {"evidence.timeout", ": " + reason, ref};
+    default:
+      return {};
+  }
+}
+
+std::string index_list(const std::vector<int>& indices) {
+  std::vector<std::string> parts;
+  for (const int i : indices)
+    parts.push_back(std::to_string(i));
+  return join(parts);
+}
+
+// Fail closed: a node is certified only with positive evidence for every check its suite
+// requires. This rule names what is missing and, where a record says so, why (an error, a
+// skipped stage, a timeout). Evidence must also be judgeable: a size and scope the baseline
+// bounds, verified outputs, and a figure for every metric group the baseline bounds.
+class RequiredEvidenceRule final : public Rule {
+ public:
+  std::string_view id() const override { return "rule.required_evidence"; }
+  std::string_view summary() const override {
+    return "a required check without positive, judgeable evidence makes the node inconclusive";
+  }
+
+  void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
+    for (const auto& check : context.required) {
+      const CheckInfo* info = find_check(check);
+      if (!info) continue;
+      switch (info->kind) {
+        case CheckKind::kCollective:
+          collective(context, *info, out);
+          break;
+        case CheckKind::kBurn:
+          per_gpu(context, check, context.evidence.burns, out);
+          break;
+        case CheckKind::kMembw:
+          per_gpu(context, check, context.evidence.membws, out);
+          break;
+        case CheckKind::kHealthGpu:
+          per_gpu(context, check, context.evidence.gpu_health, out);
+          break;
+        case CheckKind::kHealthIb:
+          ib_ports(context, out);
+          break;
+        case CheckKind::kHealthNode:
+          node_record(context, out);
+          break;
+      }
+    }
+  }
+
+ private:
+  Finding gap(NodeId node, std::string_view check, const Cause& cause) const {
+    Finding f;
+    f.code = cause.code;
+    f.node = node;
+    f.check = std::string(check);
+    f.rule = std::string(id());
+    if (cause.ref) f.evidence.push_back(*cause.ref);
+    f.fields = {{"where", ""}, {"check", std::string(check)}, {"detail", cause.detail}};
+    return f;
+  }
+
+  // A health stage that failed before it looked at any component explains every health gap.
+  static std::unordered_map<NodeId, Cause> health_failures(const Evidence& evidence) {
+    std::unordered_map<NodeId, Cause> out;
+    for (const auto& f : evidence.health_failures) {
+      out.try_emplace(f.node, cause_of(f.status, f.reason, f.ref));
+    }
+    return out;
+  }
+
+  // Bounded metric groups of a check, with a label for messages.
+  static std::map<std::string, std::string> bounded_groups(const JudgeContext& context,
+                                                           std::string_view check) {
+    std::map<std::string, std::vector<std::string>> labels;
+    for (const auto& [metric, bound] : context.baseline.bounds) {
+      const auto info = metric_info(metric);
+      if (info && info->check == check) labels[info->group].push_back(info->label);
+    }
+    std::map<std::string, std::string> groups;
+    for (const auto& [group, list] : labels) {
+      groups[group] = list.size() == 1 ? list.front() : fmt::format("one of: {}", join(list));
+    }
+    return groups;
+  }
+
+  void collective(const JudgeContext& context, const CheckInfo& info,
+                  std::vector<Finding>& out) const {
+    const Evidence& evidence = context.evidence;
+    const std::string check(info.id);
+    const CollectiveSpec* spec = context.baseline.collective(check);
+    const bool require_check = spec ? spec->require_check : true;
+    const std::uint64_t min_bytes = spec ? spec->min_bytes : CollectiveSpec{}.min_bytes;
+    std::set<CollectiveScope> bounded;
+    for (const auto scope : {CollectiveScope::kNode, CollectiveScope::kCluster}) {
+      const auto name = scope == CollectiveScope::kNode ? "node" : "cluster";
+      if (context.baseline.bound(fmt::format("{}.busbw.{}", check, name))) bounded.insert(scope);
+    }
+    const auto judgeable_size = [&](const CollectiveEvidence& c) {
+      return bounded.empty() || (bounded.count(c.scope) > 0 && c.bytes >= min_bytes);
+    };
+    const auto collective_id = evidence.strings.find(info.collective);
+
+    struct Coverage {
+      bool any = false, measured = false, checked = false, judgeable = false;
+      std::uint64_t largest = 0;
+      std::optional<EvidenceRef> skipped_ref;
+      std::string skipped;
+    };
+    // Aggregate per communicator of a run first: a cluster-wide run has thousands of records
+    // for the same participants.
+    std::map<std::pair<std::uint32_t, std::uint64_t>,
+             std::pair<Coverage, const CollectiveEvidence*>>
+        groups;
+    if (collective_id) {
+      for (const auto& c : evidence.collectives) {
+        if (c.collective != *collective_id || c.scope == CollectiveScope::kOther) continue;
+        auto& [g, sample] = groups[{c.run, Evidence::communicator(c)}];
+        sample = &c;
+        g.any = true;
+        if (measured(c.status)) {
+          g.measured = true;
+          if (c.checked || !require_check) {
+            g.checked = true;
+            g.largest = std::max(g.largest, c.bytes);
+            if (judgeable_size(c)) g.judgeable = true;
+          }
+        } else if (g.skipped.empty() && c.reason != kNoString) {
+          g.skipped = std::string(evidence.text(c.reason));
+          g.skipped_ref = c.ref;
+        }
+      }
+    }
+    std::unordered_map<NodeId, Coverage> nodes;
+    std::unordered_map<NodeId, std::set<std::uint32_t>> runs_of;
+    for (const auto& [key, value] : groups) {
+      const auto& [g, sample] = value;
+      for (const NodeId node : evidence.participants(*sample)) {
+        Coverage& n = nodes[node];
+        n.any |= g.any;
+        n.measured |= g.measured;
+        n.checked |= g.checked;
+        n.judgeable |= g.judgeable;
+        n.largest = std::max(n.largest, g.largest);
+        if (n.skipped.empty()) {
+          n.skipped = g.skipped;
+          n.skipped_ref = g.skipped_ref;
+        }
+        runs_of[node].insert(key.first);
+      }
+    }
+    // Timeouts and errors of runs that involve a node explain its gaps best.
+    std::unordered_map<std::uint32_t, const TimeoutEvidence*> timeout_of_run;
+    for (const auto& t : evidence.timeouts) {
+      if (check_of_operation(t.operation) == check ||
+          check_of_operation(t.operation) == "collective") {
+        timeout_of_run.try_emplace(t.run, &t);
+        for (const NodeId node : evidence.runs[t.run].nodes)
+          runs_of[node].insert(t.run);
+      }
+    }
+    std::unordered_map<std::uint32_t, const StageError*> error_of_run;
+    for (const auto& e : evidence.collective_errors) {
+      error_of_run.try_emplace(e.run, &e);
+      for (const NodeId node : evidence.runs[e.run].nodes)
+        runs_of[node].insert(e.run);
+      runs_of[e.node].insert(e.run);
+    }
+
+    for (const NodeId node : context.nodes) {
+      const Coverage n = nodes.count(node) ? nodes[node] : Coverage{};
+      if (n.judgeable) continue;
+      Cause cause;
+      const TimeoutEvidence* timeout = nullptr;
+      const StageError* error = nullptr;
+      for (const std::uint32_t run : runs_of[node]) {
+        if (!timeout && timeout_of_run.count(run)) timeout = timeout_of_run[run];
+        if (!error && error_of_run.count(run)) error = error_of_run[run];
+      }
+      const auto run_name = [&](std::uint32_t run) {
+        return std::string(evidence.text(evidence.runs[run].run_id));
+      };
+      if (timeout) {
+        cause = {"evidence.timeout",
+                 fmt::format("; run {} timed out: {}", run_name(timeout->run), timeout->reason),
+                 timeout->ref};
+      } else if (error) {
+        cause = {"evidence.error",
+                 fmt::format(" (run {}): {}", run_name(error->run), error->reason), error->ref};
+      } else if (n.measured && !n.checked) {
+        cause = {"evidence.unchecked", " (the sweep ran with -c 0)", std::nullopt};
+      } else if (n.checked) {
+        std::vector<std::string> scopes;
+        for (const auto scope : bounded)
+          scopes.emplace_back(scope == CollectiveScope::kNode ? "node" : "cluster");
+        cause = {
+            "evidence.not_judgeable",
+            fmt::format(": the baseline judges busbw at >= {} in scope {}; the largest "
+                        "checked measurement here is {}",
+                        format_bytes(min_bytes), join(scopes, " or "), format_bytes(n.largest)),
+            std::nullopt};
+      } else if (n.any) {
+        cause = {"evidence.skipped", n.skipped.empty() ? std::string() : ": " + n.skipped,
+                 n.skipped_ref};
+      } else {
+        cause = {"evidence.missing",
+                 fmt::format(" (no {} record names this node)", info.collective), std::nullopt};
+      }
+      out.push_back(gap(node, check, cause));
+    }
+  }
+
+  template <typename Record>
+  void per_gpu(const JudgeContext& context, std::string_view check,
+               const std::vector<Record>& records, std::vector<Finding>& out) const {
+    const bool health = check == "health.gpu";
+    auto failures = health_failures(context.evidence);
+    const auto positive = [&](RecordStatus s) {
+      return health ? s == RecordStatus::kOk : measured(s);
+    };
+    struct NodeState {
+      std::set<int> good;
+      std::map<int, Cause> causes;  // by GPU index; -1 for records naming no GPU
+    };
+    std::unordered_map<NodeId, NodeState> nodes;
+    for (const auto& r : records) {
+      NodeState& n = nodes[r.node];
+      if (positive(r.status) && r.gpu.index >= 0) {
+        n.good.insert(r.gpu.index);
+      } else if (!positive(r.status)) {
+        n.causes.try_emplace(r.gpu.index, cause_of(r.status, r.reason, r.ref));
+      }
+    }
+    // Which bounded figure groups each (node, GPU) has.
+    const auto groups = bounded_groups(context, check);
+    std::map<std::tuple<NodeId, int, std::string>, bool> figures;
+    for (const auto& series : context.metrics.series()) {
+      if (series.info.check != check || !groups.count(series.info.group)) continue;
+      if (!context.baseline.bound(series.info.id)) continue;
+      for (const auto& s : series.samples)
+        figures[{s.node, s.gpu.index, series.info.group}] = true;
+    }
+
+    const int expected = context.baseline.gpus_per_node.value_or(0);
+    for (const NodeId node : context.nodes) {
+      const NodeState n = nodes.count(node) ? nodes[node] : NodeState{};
+      std::vector<int> missing;
+      for (int i = 0; i < expected; ++i) {
+        if (!n.good.count(i)) missing.push_back(i);
+      }
+      if (expected == 0 && n.good.empty()) missing.push_back(-1);
+      if (!missing.empty()) {
+        Cause cause;
+        for (const int i : missing) {
+          for (const int key : {i, -1}) {
+            if (const auto it = n.causes.find(key);
+                it != n.causes.end() && cause.code == "evidence.missing") {
+              cause = it->second;
+            }
+          }
+        }
+        if (health && cause.code == "evidence.missing" && failures.count(node)) {
+          cause = failures[node];
+        }
+        const std::string which =
+            expected == 0 ? std::string(" (no record for this node)")
+            : missing.size() == static_cast<std::size_t>(expected)
+                ? fmt::format(" for all {} GPUs", expected)
+                : fmt::format(" for gpu {} (of {})", index_list(missing), expected);
+        cause.detail = which + cause.detail;
+        out.push_back(gap(node, check, cause));
+      }
+      for (const auto& [group, label] : groups) {
+        std::vector<int> lacking;
+        for (const int i : n.good) {
+          if (!figures.count({node, i, group})) lacking.push_back(i);
+        }
+        if (lacking.empty()) continue;
+        Finding f = gap(
+            node, check,
+            {"evidence.no_figure", fmt::format(" for gpu {}", index_list(lacking)), std::nullopt});
+        f.fields.emplace_back("metric", label);
+        out.push_back(std::move(f));
+      }
+    }
+  }
+
+  void ib_ports(const JudgeContext& context, std::vector<Finding>& out) const {
+    const Evidence& evidence = context.evidence;
+    struct NodeState {
+      std::set<std::pair<StringId, int>> good;
+      std::optional<Cause> cause;
+    };
+    std::unordered_map<NodeId, NodeState> nodes;
+    for (const auto& r : evidence.ib_ports) {
+      if (!context.baseline.ib_health.judges(evidence.text(r.link_layer))) continue;
+      NodeState& n = nodes[r.node];
+      if (r.status == RecordStatus::kOk) {
+        n.good.insert({r.device, r.port});
+      } else if (!n.cause) {
+        n.cause = cause_of(r.status, r.reason, r.ref);
+      }
+    }
+    const auto groups = bounded_groups(context, "health.ib");
+    std::set<std::tuple<NodeId, StringId, int>> rated;
+    if (const auto* series = context.metrics.find("health.ib.rate")) {
+      for (const auto& s : series->samples)
+        rated.insert({s.node, s.device, s.port});
+    }
+    const int expected = context.baseline.ib_ports_per_node.value_or(0);
+    auto failures = health_failures(evidence);
+    for (const NodeId node : context.nodes) {
+      const NodeState n = nodes.count(node) ? nodes[node] : NodeState{};
+      const auto have = static_cast<int>(n.good.size());
+      if (have < std::max(expected, 1)) {
+        Cause cause = n.cause.value_or(Cause{});
+        if (cause.code == "evidence.missing" && failures.count(node)) cause = failures[node];
+        cause.detail =
+            fmt::format(" ({} of {} ports reported){}", have, std::max(expected, 1), cause.detail);
+        out.push_back(gap(node, "health.ib", cause));
+      }
+      if (groups.count("health.ib.rate")) {
+        std::vector<std::string> lacking;
+        for (const auto& [device, port] : n.good) {
+          if (!rated.count({node, device, port}))
+            lacking.push_back(fmt::format("{} port {}", evidence.text(device), port));
+        }
+        if (!lacking.empty()) {
+          Finding f =
+              gap(node, "health.ib", {"evidence.no_figure", " for " + join(lacking), std::nullopt});
+          f.fields.emplace_back("metric", "port rate");
+          out.push_back(std::move(f));
+        }
+      }
+    }
+  }
+
+  void node_record(const JudgeContext& context, std::vector<Finding>& out) const {
+    auto failures = health_failures(context.evidence);
+    std::unordered_map<NodeId, std::optional<Cause>> nodes;  // nullopt: a good record exists
+    for (const auto& r : context.evidence.node_health) {
+      auto [it, inserted] = nodes.try_emplace(r.node, cause_of(r.status, r.reason, r.ref));
+      if (r.status == RecordStatus::kOk) it->second.reset();
+    }
+    for (const NodeId node : context.nodes) {
+      const auto it = nodes.find(node);
+      if (it != nodes.end() && !it->second) continue;
+      Cause cause = it != nodes.end() ? *it->second : Cause{};
+      if (cause.code == "evidence.missing" && failures.count(node)) cause = failures[node];
+      if (cause.code == "evidence.missing") cause.detail = " (no node health record)";
+      out.push_back(gap(node, "health.node", cause));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_required_evidence_rule() {
+  return std::make_unique<RequiredEvidenceRule>();
+}
+
+}  // namespace commcert::rules

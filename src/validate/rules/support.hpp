@@ -1,0 +1,53 @@
+#pragma once
+
+// Helpers shared by rules; each rule stays in its own file.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "validate/rules/rule.hpp"
+
+namespace commcert::rules {
+
+// Calls f(series, bound) for every metric the baseline bounds and the evidence has figures for.
+template <typename F>
+void for_each_bounded_series(const JudgeContext& context, F&& f) {
+  for (const auto& series : context.metrics.series()) {
+    if (const Bound* bound = context.baseline.bound(series.info.id)) f(series, *bound);
+  }
+}
+
+// A finding about one figure: node, GPU or port, measured value, limit, unit and evidence.
+[[nodiscard]] Finding metric_finding(const JudgeContext& context, std::string_view code,
+                                     std::string_view rule, const MetricSeries& series,
+                                     const MetricSample& sample, std::optional<double> limit);
+
+// A figure that fails `phrase` ("the floor") against `limit`: quarantines its node with `code`
+// when the figure is the node's own, makes it inconclusive (perf.unattributed) when several
+// nodes share it.
+void limit_violation(const JudgeContext& context, std::vector<Finding>& out, std::string_view code,
+                     std::string_view rule, std::string_view phrase, const MetricSeries& series,
+                     const MetricSample& sample, double limit);
+
+// A finding about one GPU (or, with index -1, the node): node, check, GPU, {where}, evidence.
+[[nodiscard]] Finding gpu_finding(const Evidence& evidence, std::string_view code,
+                                  std::string_view rule, std::string_view check, NodeId node,
+                                  const GpuKey& gpu, EvidenceRef ref);
+
+// Replaces (or adds) one template field.
+void set_field(Finding& finding, std::string_view name, std::string value);
+
+[[nodiscard]] std::string join(const std::vector<std::string>& parts,
+                               std::string_view separator = ", ");
+
+// "collective.allreduce" for "allreduce".
+[[nodiscard]] std::string collective_check(std::string_view collective);
+
+// The check a timed-out operation belongs to: "allreduce float sum 64 KiB" -> collective.allreduce.
+[[nodiscard]] std::string check_of_operation(std::string_view operation);
+
+[[nodiscard]] bool is_required(const JudgeContext& context, std::string_view check);
+
+}  // namespace commcert::rules

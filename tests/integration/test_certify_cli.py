@@ -1,0 +1,148 @@
+"""`commcert certify` and `commcert baseline` from the outside: exit statuses, one-line errors
+naming file and line, nothing overwritten on bad input. Runs in every configuration (no MPI)."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ["COMMCERT_BIN"]
+SOURCE = os.environ["COMMCERT_SOURCE_DIR"]
+BASELINE = os.path.join(SOURCE, "suites", "baselines", "cpu-mpi-ci.yaml")
+
+
+def record(kind, host, **fields):
+    r = {"schema": 1, "run_id": "r1", "kind": kind, "status": "ok", "time": "2026-11-21T10:00:00.000Z",
+         "host": host, "rank": 0, "local_rank": 0, "gpu": None}
+    r.update(fields)
+    return r
+
+
+def sweep_records(wrong_rank=None, nodes=4):
+    ranks = [{"rank": i, "process": i, "node": f"node{i}", "hostname": "vm", "local_rank": i,
+              "pid": 100 + i, "device": "host", "gpu": None} for i in range(nodes)]
+    wrong = [] if wrong_rank is None else [
+        {"rank": wrong_rank, "host": f"node{wrong_rank}", "wrong_elements": 7, "wrong_iterations": 1}]
+    coll = record("collective", "node0", status="fail" if wrong else "ok", backend="mpi",
+                  collective="allreduce", dtype="float", redop="sum", root=None, bytes=1 << 20,
+                  count=1 << 18, nranks=nodes, nodes=nodes, scope="cluster", in_place=False, cycle=0,
+                  check=True, busbw_bytes_per_s=2e8, rank_time={"median_s": 0.005},
+                  straggler={"rank": 1, "host": "node1", "time_s": 0.004, "lead_s": 0.001},
+                  wrong_elements=7 if wrong else 0, wrong_ranks=wrong)
+    if wrong:
+        coll["reason"] = "wrong elements"
+    return [record("run", "node0", command="sweep", backend="mpi", ranks=ranks), coll]
+
+
+class CertifyCli(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="commcert-certify-cli-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def run_dir(self, records, name="run", tail=""):
+        self.write(f"{name}/records.jsonl", "".join(json.dumps(r) + "\n" for r in records) + tail)
+        return os.path.join(self.tmp, name)
+
+    def commcert(self, *args):
+        return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60)
+
+    def test_exit_statuses_follow_the_verdict(self):
+        clean = self.run_dir(sweep_records(), "clean")
+        self.assertEqual(self.commcert("certify", clean, "--baseline", BASELINE).returncode, 0)
+        bad = self.run_dir(sweep_records(wrong_rank=3), "bad")
+        proc = self.commcert("certify", bad, "--baseline", BASELINE, "--format", "json")
+        self.assertEqual(proc.returncode, 1)
+        verdict = json.loads(proc.stdout)
+        self.assertEqual([n["node"] for n in verdict["nodes"] if n["state"] == "quarantined"], ["node3"])
+        # A truncated last line: that evidence is lost, so its nodes are inconclusive (3).
+        line = json.dumps(sweep_records()[1])
+        cut = self.run_dir(sweep_records()[:1], "cut", tail=line[: len(line) // 2])
+        proc = self.commcert("certify", cut, "--baseline", BASELINE)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("truncated last record", proc.stdout)
+
+    def test_quarantine_wins_over_inconclusive(self):
+        records = sweep_records(wrong_rank=2)
+        records[0]["ranks"].append(dict(records[0]["ranks"][0], rank=4, node="node4"))
+        both = self.run_dir(records + [record("burn", "node9", status="skipped", reason="no GPU")], "both")
+        proc = self.commcert("certify", both, "--baseline", BASELINE)
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertIn("quarantined 1, inconclusive 1", proc.stdout)
+
+    def assert_usage_error(self, proc, *fragments):
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, lines[0])
+
+    def test_malformed_baselines_name_file_and_line_and_write_nothing(self):
+        run = self.run_dir(sweep_records())
+        verdict = self.write("run/verdict.json", "previous verdict\n")
+        cases = {
+            "syntax.yaml": ("schema: 1\nsku: x\nrequired: [collective.allreduce\n", ":4:"),
+            "type.yaml": ("schema: 1\nsku: x\nrequired: [collective.allreduce]\nchecks:\n"
+                          "  collective.allreduce:\n    min_bytes: lots\n", "type.yaml:6:"),
+            "check.yaml": ("schema: 1\nsku: x\nrequired: [collective.allreduce]\nchecks:\n"
+                           "  collective.allreduse: {}\n", "check.yaml:5:"),
+        }
+        for name, (text, where) in cases.items():
+            with self.subTest(name):
+                path = self.write(name, text)
+                self.assert_usage_error(self.commcert("certify", run, "--baseline", path), path, where)
+        with open(verdict) as f:
+            self.assertEqual(f.read(), "previous verdict\n")
+
+    def test_empty_or_missing_results_are_errors_not_passes(self):
+        empty = self.run_dir([], "empty")
+        self.assert_usage_error(self.commcert("certify", empty, "--baseline", BASELINE), "nothing to certify")
+        self.assert_usage_error(self.commcert("certify", os.path.join(self.tmp, "nope"), "--baseline", BASELINE),
+                                "no such file or directory")
+        os.makedirs(os.path.join(self.tmp, "no-runs"))
+        self.assert_usage_error(self.commcert("certify", os.path.join(self.tmp, "no-runs"), "--baseline", BASELINE),
+                                "no records.jsonl")
+
+    def test_bad_flags_are_usage_errors(self):
+        run = self.run_dir(sweep_records())
+        self.assertEqual(self.commcert("certify", run, "--baseline", BASELINE, "--frobnicate").returncode, 2)
+        self.assertEqual(self.commcert("certify", run).returncode, 2)  # --baseline is required
+        self.assertEqual(self.commcert("certify", run, "--baseline", BASELINE, "--format", "xml").returncode, 2)
+
+    def test_suite_file_sets_the_required_checks(self):
+        run = self.run_dir(sweep_records())
+        suite = self.write("suite.yaml", "schema: 1\nname: gpu\nrequired: [collective.allreduce, burn]\n")
+        proc = self.commcert("certify", run, "--baseline", BASELINE, "--suite", suite)
+        self.assertEqual(proc.returncode, 3, proc.stdout)  # nobody ran burn
+        self.assertIn("burn: no evidence", proc.stdout)
+        bad = self.write("bad-suite.yaml", "schema: 1\nname: gpu\nrequired: [burnz]\n")
+        self.assert_usage_error(self.commcert("certify", run, "--baseline", BASELINE, "--suite", bad), "bad-suite.yaml:3:")
+
+    def test_baseline_derivation_writes_a_loadable_file_and_never_overwrites(self):
+        runs = [self.run_dir(sweep_records(), f"good{i}") for i in range(3)]
+        out = os.path.join(self.tmp, "derived.yaml")
+        proc = self.commcert("baseline", "--from", *runs, "--out", out, "--min-bytes", "1M", "--sku", "ci-derived")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("collective.allreduce.busbw.cluster", proc.stdout)
+        with open(out) as f:
+            text = f.read()
+        self.assertIn("sku: ci-derived", text)
+        self.assertIn("fix_threshold", text)
+        self.assertEqual(self.commcert("certify", runs[0], "--baseline", out).returncode, 0)
+        again = self.commcert("baseline", "--from", runs[0], "--out", out, "--min-bytes", "1M")
+        self.assert_usage_error(again, "exists")
+        with open(out) as f:
+            self.assertEqual(f.read(), text)
+
+
+if __name__ == "__main__":
+    unittest.main()

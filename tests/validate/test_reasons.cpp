@@ -1,0 +1,84 @@
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+#include "validate/reasons.hpp"
+#include "validate/rules/rule.hpp"
+
+namespace commcert {
+namespace {
+
+TEST(ReasonCatalogue, CodesAreUniqueAndEveryRowIsComplete) {
+  std::set<std::string_view> seen;
+  for (const auto& spec : reason_catalogue()) {
+    EXPECT_TRUE(seen.insert(spec.code).second) << "duplicate code " << spec.code;
+    EXPECT_FALSE(spec.message.empty()) << spec.code;
+    EXPECT_FALSE(spec.action.empty()) << spec.code;
+  }
+  EXPECT_GE(seen.size(), 40u);
+}
+
+// The fold derives a node's state from effect and its severity from severity: the two must
+// agree, or a quarantined node could carry severity "monitor".
+TEST(ReasonCatalogue, EffectAndSeverityAgree) {
+  for (const auto& spec : reason_catalogue()) {
+    switch (spec.effect) {
+      case Effect::kQuarantine:
+        EXPECT_GE(spec.severity, Severity::kTriage) << spec.code;
+        break;
+      case Effect::kInconclusive:
+        EXPECT_EQ(spec.severity, Severity::kUnknown) << spec.code;
+        break;
+      case Effect::kWarn:
+        EXPECT_EQ(spec.severity, Severity::kMonitor) << spec.code;
+        break;
+    }
+  }
+}
+
+TEST(ReasonCatalogue, LooksUpCodesAndRejectsUnknownOnes) {
+  EXPECT_EQ(reason_spec("collective.wrong_data").effect, Effect::kQuarantine);
+  EXPECT_EQ(reason_spec("collective.wrong_data").severity, Severity::kIsolate);
+  EXPECT_EQ(reason_spec("evidence.missing").effect, Effect::kInconclusive);
+  EXPECT_EQ(reason_spec("health.throttle").effect, Effect::kWarn);
+  EXPECT_THROW((void)reason_spec("no.such.code"), std::logic_error);
+}
+
+TEST(RenderTemplate, ReplacesKnownFieldsAndKeepsUnknownPlaceholders) {
+  const ReasonFields fields = {{"where", "gpu 3: "}, {"count", "12"}};
+  EXPECT_EQ(render_template("{where}{count} errors", fields), "gpu 3: 12 errors");
+  EXPECT_EQ(render_template("{count} of {total}", fields), "12 of {total}");
+  EXPECT_EQ(render_template("no fields", fields), "no fields");
+  EXPECT_EQ(render_template("unclosed {count", fields), "unclosed {count");
+}
+
+TEST(Severity, NamesFollowDcgmVocabulary) {
+  EXPECT_EQ(to_string(Severity::kIsolate), "isolate");
+  EXPECT_EQ(to_string(Severity::kReset), "reset");
+  EXPECT_EQ(to_string(Severity::kTriage), "triage");
+  EXPECT_EQ(to_string(Severity::kMonitor), "monitor");
+  EXPECT_EQ(to_string(Severity::kUnknown), "unknown");
+  EXPECT_LT(Severity::kMonitor, Severity::kTriage);
+  EXPECT_LT(Severity::kReset, Severity::kIsolate);
+}
+
+// docs/validator.md is where operators look codes and rules up: it must list all of them.
+TEST(ReasonCatalogue, EveryCodeAndRuleIsDocumented) {
+  std::ifstream file(fixtures::source_path("docs/validator.md"));
+  std::ostringstream text;
+  text << file.rdbuf();
+  const std::string doc = text.str();
+  ASSERT_FALSE(doc.empty());
+  for (const auto& spec : reason_catalogue()) {
+    EXPECT_NE(doc.find("`" + std::string(spec.code) + "`"), std::string::npos) << spec.code;
+  }
+  for (const auto& rule : make_rules()) {
+    EXPECT_NE(doc.find("`" + std::string(rule->id()) + "`"), std::string::npos) << rule->id();
+  }
+}
+
+}  // namespace
+}  // namespace commcert

@@ -1,0 +1,208 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "support.hpp"
+#include "validate/inputs.hpp"
+#include "validate/record_reader.hpp"
+
+namespace commcert {
+namespace {
+
+using fixtures::TempDir;
+using ::testing::HasSubstr;
+
+Evidence read_text(const TempDir& dir, const std::string& text) {
+  const auto file = dir.write("records.jsonl", text);
+  Evidence evidence;
+  RecordReader reader(evidence);
+  reader.read_file(file);
+  evidence.finish();
+  return evidence;
+}
+
+std::vector<std::string> issue_codes(const Evidence& evidence) {
+  std::vector<std::string> out;
+  for (const auto& issue : evidence.issues)
+    out.push_back(issue.code);
+  return out;
+}
+
+TEST(RecordReader, ReadsEveryKindTheValidatorJudges) {
+  TempDir dir;
+  std::string text;
+  for (const auto& r : {fixtures::run_record({"n0", "n1"}), fixtures::collective(1 << 20, 2.5),
+                        fixtures::burn("n0", 0, 700), fixtures::membw("n0", 0, 2500),
+                        fixtures::gpu_health("n1", 3)}) {
+    text += r.dump() + "\n";
+  }
+  const Evidence e = read_text(dir, text);
+  EXPECT_EQ(e.files[0].records, 5u);
+  ASSERT_EQ(e.collectives.size(), 1u);
+  EXPECT_DOUBLE_EQ(e.collectives[0].busbw_bytes_per_s, 2.5e9);
+  EXPECT_EQ(e.collectives[0].bytes, 1u << 20);
+  EXPECT_TRUE(e.collectives[0].checked);
+  EXPECT_EQ(e.participants(e.collectives[0]).size(), 2u);  // from the run record's rank map
+  ASSERT_EQ(e.burns.size(), 1u);
+  EXPECT_EQ(e.burns[0].tflops, 700);
+  EXPECT_EQ(e.burns[0].gpu.index, 0);
+  EXPECT_EQ(e.text(e.burns[0].gpu.uuid), "GPU-n0-0");
+  ASSERT_EQ(e.membws.size(), 1u);
+  EXPECT_EQ(e.membws[0].copy, 2500e9);
+  ASSERT_EQ(e.gpu_health.size(), 1u);
+  EXPECT_EQ(e.gpu_health[0].nvlinks->size(), 18u);
+  EXPECT_EQ(e.node_name(e.gpu_health[0].node), "n1");
+  EXPECT_TRUE(e.issues.empty());
+}
+
+TEST(RecordReader, TruncatedLastLineIsReportedAndAttributedToItsNode) {
+  TempDir dir;
+  const std::string good = fixtures::burn("n0", 0, 700).dump();
+  const std::string cut = fixtures::burn("n7", 1, 700).dump();
+  const Evidence e = read_text(dir, good + "\n" + cut.substr(0, cut.size() / 2));
+  EXPECT_EQ(e.files[0].records, 1u);
+  EXPECT_TRUE(e.files[0].truncated);
+  EXPECT_EQ(e.files[0].unreadable, 1u);
+  ASSERT_EQ(e.issues.size(), 1u);
+  EXPECT_EQ(e.issues[0].code, "input.truncated");
+  EXPECT_EQ(e.issues[0].ref.line, 2u);
+  ASSERT_NE(e.issues[0].node, kNoString);
+  EXPECT_EQ(e.node_name(e.issues[0].node), "n7");
+}
+
+TEST(RecordReader, GarbageInTheMiddleIsUnparsableNotTruncated) {
+  TempDir dir;
+  const Evidence e =
+      read_text(dir, fixtures::burn("n0", 0, 700).dump() + "\n{\"schema\":1,\"kind\":\n" +
+                         fixtures::burn("n0", 1, 700).dump() + "\n");
+  EXPECT_EQ(e.burns.size(), 2u);
+  EXPECT_EQ(issue_codes(e), std::vector<std::string>{"input.unparsable"});
+  EXPECT_EQ(e.issues[0].ref.line, 2u);
+  EXPECT_FALSE(e.files[0].truncated);
+}
+
+TEST(RecordReader, WrongFieldTypeLosesTheRecordLoudly) {
+  TempDir dir;
+  Json bad = fixtures::collective(1 << 20, 2.5);
+  bad["busbw_bytes_per_s"] = "fast";
+  const Evidence e = read_text(dir, bad.dump() + "\n");
+  EXPECT_TRUE(e.collectives.empty());
+  ASSERT_EQ(issue_codes(e), std::vector<std::string>{"input.unparsable"});
+  EXPECT_THAT(e.issues[0].detail, HasSubstr("busbw_bytes_per_s"));
+  ASSERT_NE(e.issues[0].run, kNoString);  // a collective: attributed to its run, not its writer
+}
+
+TEST(RecordReader, MissingEvidenceFieldsAreNullNotZero) {
+  TempDir dir;
+  Json r = fixtures::burn("n0", 0, 700);
+  r["tflops"] = nullptr;
+  r.erase("peer_mismatch");
+  const Evidence e = read_text(dir, r.dump() + "\n");
+  ASSERT_EQ(e.burns.size(), 1u);
+  EXPECT_FALSE(e.burns[0].tflops.has_value());
+  EXPECT_FALSE(e.burns[0].peer_mismatch.has_value());
+}
+
+TEST(RecordReader, ExactDuplicatesAreReadOnceAndCounted) {
+  TempDir dir;
+  const std::string line = fixtures::burn("n0", 0, 700).dump() + "\n";
+  const Evidence e = read_text(dir, line + line + line);
+  EXPECT_EQ(e.burns.size(), 1u);
+  EXPECT_EQ(e.files[0].duplicates, 2u);
+  EXPECT_EQ(issue_codes(e), std::vector<std::string>{"input.duplicate_records"});
+}
+
+TEST(RecordReader, NewerSchemaAndUnknownKindsAreReportedNotGuessed) {
+  TempDir dir;
+  Json newer = fixtures::burn("n0", 0, 700);
+  newer["schema"] = 2;
+  Json link = fixtures::record("link", "n0");
+  const Evidence e = read_text(dir, newer.dump() + "\n" + link.dump() + "\n");
+  EXPECT_TRUE(e.burns.empty());
+  EXPECT_EQ(issue_codes(e),
+            (std::vector<std::string>{"input.unsupported_schema", "input.unknown_kind"}));
+  EXPECT_THAT(e.issues[1].detail, HasSubstr("'link'"));
+}
+
+TEST(RecordReader, ToleratesBlankLinesAndCarriageReturns) {
+  TempDir dir;
+  const std::string line = fixtures::burn("n0", 0, 700).dump();
+  const Evidence e = read_text(dir, "\n" + line + "\r\n\n   \n");
+  EXPECT_EQ(e.burns.size(), 1u);
+  EXPECT_TRUE(e.issues.empty());
+}
+
+TEST(RecordReader, UnknownFieldsAreIgnored) {
+  TempDir dir;
+  Json r = fixtures::burn("n0", 0, 700);
+  r["added_in_a_later_version"] = {{"nested", Json::array({1, 2})}};
+  const Evidence e = read_text(dir, r.dump() + "\n");
+  EXPECT_EQ(e.burns.size(), 1u);
+  EXPECT_TRUE(e.issues.empty());
+}
+
+// Lines longer than the reader's buffer (a cluster-wide record with every rank's time).
+TEST(RecordReader, ReadsLinesLongerThanItsBuffer) {
+  TempDir dir;
+  Json c = fixtures::collective(1 << 20, 2.5);
+  c["rank_time_s"] = std::vector<double>(3'000'000, 0.123456789);
+  const Evidence e = read_text(dir, c.dump() + "\n" + fixtures::burn("n0", 0, 1).dump() + "\n");
+  EXPECT_EQ(e.collectives.size(), 1u);
+  EXPECT_EQ(e.burns.size(), 1u);
+}
+
+// The reader works in 16 MiB chunks on a background thread: no line may be lost or split
+// where one chunk ends and the next begins.
+TEST(RecordReader, NoLineIsLostAcrossChunkBoundaries) {
+  TempDir dir;
+  std::string text;
+  constexpr int kRecords = 120000;  // about 30 MiB: two chunk boundaries
+  for (int i = 0; i < kRecords; ++i)
+    text += fixtures::burn("n" + std::to_string(i), i % 8, 700).dump() + "\n";
+  const Evidence e = read_text(dir, text);
+  EXPECT_EQ(e.files[0].records, static_cast<std::size_t>(kRecords));
+  EXPECT_EQ(e.files[0].lines, static_cast<std::size_t>(kRecords));
+  EXPECT_EQ(e.burns.size(), static_cast<std::size_t>(kRecords));
+  EXPECT_EQ(e.node_name(e.burns.back().node), "n" + std::to_string(kRecords - 1));
+  EXPECT_TRUE(e.issues.empty());
+}
+
+TEST(LoadInputs, ResolvesRunDirectoriesRootsAndFiles) {
+  TempDir dir;
+  dir.write("a/records.jsonl", fixtures::burn("n0", 0, 700).dump() + "\n");
+  dir.write("b/records.jsonl", fixtures::burn("n1", 0, 700).dump() + "\n");
+  dir.write("b/meta.json",
+            R"({"run_id": "b", "status": "running", "fault_injection": "corrupt:2"})");
+  const LoadedInputs root = load_inputs({dir.path().string()});
+  EXPECT_EQ(root.evidence.files.size(), 2u);
+  EXPECT_EQ(root.evidence.burns.size(), 2u);
+  std::vector<std::string> notes;
+  for (const auto& n : root.notes)
+    notes.push_back(n.code);
+  EXPECT_EQ(notes, (std::vector<std::string>{"input.run_unfinished", "input.fault_injection"}));
+
+  const LoadedInputs twice =
+      load_inputs({(dir.path() / "a").string(), (dir.path() / "a/records.jsonl").string()});
+  EXPECT_EQ(twice.evidence.files.size(), 1u);
+  ASSERT_EQ(twice.notes.size(), 1u);
+  EXPECT_EQ(twice.notes[0].code, "input.duplicate_file");
+  EXPECT_EQ(twice.first_directory, dir.path() / "a");
+}
+
+TEST(LoadInputs, EmptyOrMissingResultsAreErrorsNotPasses) {
+  TempDir dir;
+  EXPECT_THROW((void)load_inputs({}), UsageError);
+  EXPECT_THROW((void)load_inputs({(dir.path() / "nope").string()}), UsageError);
+  std::filesystem::create_directories(dir.path() / "empty");
+  EXPECT_THROW((void)load_inputs({(dir.path() / "empty").string()}), UsageError);
+  dir.write("blank/records.jsonl", "");
+  try {
+    (void)load_inputs({(dir.path() / "blank").string()});
+    FAIL() << "an empty records file certified nothing and was accepted";
+  } catch (const UsageError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("nothing to certify"));
+  }
+}
+
+}  // namespace
+}  // namespace commcert

@@ -1,0 +1,151 @@
+// Golden tests of every verdict format. To accept a deliberate change of output, run the test
+// with COMMCERT_UPDATE_GOLDEN=1 and review the diff of tests/fixtures/golden/.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "report/verdict_reporter.hpp"
+#include "support.hpp"
+
+namespace commcert {
+namespace {
+
+using ::testing::HasSubstr;
+
+Reason make_reason(const std::string& code, const std::string& check, const std::string& message) {
+  const ReasonSpec& spec = reason_spec(code);
+  Reason r;
+  r.code = code;
+  r.effect = spec.effect;
+  r.severity = spec.severity;
+  r.check = check;
+  r.rule = "rule.test";
+  r.message = message;
+  r.action = std::string(spec.action);
+  r.evidence.push_back({"results/run1/records.jsonl", 12});
+  return r;
+}
+
+FleetVerdict sample_verdict() {
+  FleetVerdict v;
+  v.baseline_path = "suites/baselines/h100-sxm-8gpu-ndr400.yaml";
+  v.sku = "h100-sxm-8gpu-ndr400";
+  v.required = {"burn", "collective.allreduce"};
+  v.inputs.push_back({"results/run1/records.jsonl", 120, 118, 1, 1, true});
+  v.notes.push_back({"input.truncated", "results/run1/records.jsonl", 120, "unclosed object"});
+
+  NodeVerdict ok;
+  ok.node = "node1";
+  ok.state = NodeState::kCertified;
+  ok.severity = Severity::kNone;
+  ok.checks = {{"burn", "pass"}, {"collective.allreduce", "pass"}};
+
+  NodeVerdict warned = ok;
+  warned.node = "node2";
+  warned.severity = Severity::kMonitor;
+  warned.reasons.push_back(
+      make_reason("health.throttle", "health.gpu",
+                  "gpu 1: clock events other than power capping: hw_slowdown"));
+  warned.checks.emplace_back("health.gpu", "warn");
+
+  NodeVerdict bad;
+  bad.node = "node10";
+  bad.state = NodeState::kQuarantined;
+  bad.severity = Severity::kIsolate;
+  Reason wrong = make_reason("collective.wrong_data", "collective.allreduce",
+                             "allreduce: 512 wrong elements from rank 80 in 2 record(s), first at "
+                             "1 GiB out-of-place (run run1)");
+  wrong.measured = 512;
+  wrong.limit = 0;
+  wrong.unit = "elements";
+  bad.reasons.push_back(wrong);
+  Reason link = make_reason("health.nvlink_down", "health.gpu", "gpu 6 (GPU-6): NVLink 5 inactive");
+  link.gpu_index = 6;
+  link.gpu_uuid = "GPU-6";
+  link.link = LinkRef{"nvlink", {}, 5, {}};
+  bad.reasons.push_back(link);
+  bad.checks = {{"burn", "pass"}, {"collective.allreduce", "fail"}, {"health.gpu", "fail"}};
+
+  NodeVerdict missing;
+  missing.node = "node11";
+  missing.state = NodeState::kInconclusive;
+  missing.severity = Severity::kUnknown;
+  missing.reasons.push_back(
+      make_reason("evidence.missing", "burn", "burn: no evidence for gpu 3 (of 8)"));
+  missing.checks = {{"burn", "inconclusive"}, {"collective.allreduce", "pass"}};
+
+  v.nodes = {ok, warned, bad, missing};
+  v.fleet.push_back({"burn.tflops.gemm_bf16", "TFLOP/s", 32, 4, 731.5, 4.25, 700.1, 760.2});
+  return v;
+}
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const auto path = fixtures::source_path("tests/fixtures/golden/" + name);
+  if (const char* update = std::getenv("COMMCERT_UPDATE_GOLDEN");
+      update && std::string(update) == "1") {
+    std::ofstream(path, std::ios::trunc) << actual;
+  }
+  EXPECT_EQ(actual, read(path)) << "golden file " << path << " differs";
+}
+
+TEST(VerdictReporters, TextSummaryMatchesGolden) {
+  expect_golden("verdict.txt", make_verdict_reporter("text")->render(sample_verdict()));
+}
+
+TEST(VerdictReporters, NhcLinesMatchGolden) {
+  expect_golden("verdict.nhc", make_verdict_reporter("nhc")->render(sample_verdict()));
+}
+
+TEST(VerdictReporters, JsonMatchesGoldenApartFromTimeAndVersion) {
+  Json json = Json::parse(make_verdict_reporter("json")->render(sample_verdict()));
+  EXPECT_TRUE(json.contains("time"));
+  EXPECT_TRUE(json["commcert"].contains("version"));
+  json.erase("time");
+  json.erase("commcert");
+  expect_golden("verdict.json", json.dump(2) + "\n");
+}
+
+TEST(VerdictReporters, NhcSaysSuccessWhenAllAreCertified) {
+  FleetVerdict v = sample_verdict();
+  v.nodes.resize(2);
+  EXPECT_EQ(make_verdict_reporter("nhc")->render(v),
+            "SUCCESS: commcert: 2 node(s) certified against h100-sxm-8gpu-ndr400\n");
+}
+
+TEST(VerdictReporters, UnknownFormatIsAUsageError) {
+  EXPECT_THROW((void)make_verdict_reporter("html"), UsageError);
+  std::vector<std::string> formats;
+  for (const auto& r : make_verdict_reporters())
+    formats.emplace_back(r->format());
+  EXPECT_EQ(formats, (std::vector<std::string>{"text", "json", "nhc"}));
+}
+
+// What `--apply slurm` (issue 5) reads: per node state, severity, first reason, all reasons.
+TEST(VerdictJson, CarriesWhatPoolActionsNeed) {
+  const Json json = to_json(sample_verdict());
+  EXPECT_EQ(json["exit_status"], 1);
+  EXPECT_EQ(json["summary"]["quarantined"], 1);
+  const Json& bad = json["nodes"][2];
+  EXPECT_EQ(bad["node"], "node10");
+  EXPECT_EQ(bad["state"], "quarantined");
+  EXPECT_EQ(bad["severity"], "isolate");
+  EXPECT_EQ(bad["first_reason"]["code"], "collective.wrong_data");
+  EXPECT_EQ(bad["reasons"].size(), 2u);
+  EXPECT_EQ(bad["reasons"][1]["link"]["link"], 5);
+  EXPECT_EQ(bad["reasons"][1]["gpu"]["uuid"], "GPU-6");
+  EXPECT_TRUE(json["nodes"][0]["first_reason"].is_null());
+}
+
+}  // namespace
+}  // namespace commcert

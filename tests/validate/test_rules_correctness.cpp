@@ -1,0 +1,209 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace commcert {
+namespace {
+
+using fixtures::collective;
+using fixtures::run_record;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const Baseline& cpu_like() {
+  static const Baseline b = fixtures::baseline_of(
+      "required: [collective.allreduce]\nfleet: {enabled: false}\n"
+      "checks:\n  collective.allreduce:\n    min_bytes: 1M\n"
+      "    straggler: {min_lead_pct: 25, min_share_pct: 80, min_records: 4}\n"
+      "    busbw_gb_per_s:\n      cluster: {floor: 0.001}\n");
+  return b;
+}
+
+std::vector<std::string> finding_nodes(const Evidence& e, const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings)
+    out.push_back(e.node_name(f.node) + ":" + f.code);
+  return out;
+}
+
+TEST(CollectiveWrongDataRule, QuarantinesExactlyTheNodeOfTheWrongRank) {
+  const Evidence e = fixtures::evidence_of(
+      {run_record({"n0", "n1", "n2", "n3"}), collective(1 << 20, 1.0, "cluster", "n0", {{2, "n2"}}),
+       collective(2 << 20, 1.0, "cluster", "n0", {{2, "n2"}})});
+  const auto findings = fixtures::run_rule("rule.collective_wrong_data", e, cpu_like());
+  ASSERT_THAT(finding_nodes(e, findings), ElementsAre("n2:collective.wrong_data"));
+  const auto& f = findings[0];
+  EXPECT_EQ(f.check, "collective.allreduce");
+  EXPECT_EQ(f.measured, 200);  // summed over both records
+  EXPECT_EQ(f.evidence.size(), 2u);
+  const FleetVerdict v = fixtures::certify(e, cpu_like());
+  EXPECT_EQ(fixtures::nodes_in(v, NodeState::kQuarantined), std::vector<std::string>{"n2"});
+  EXPECT_EQ(fixtures::node(v, "n2").severity, Severity::kIsolate);
+  EXPECT_THAT(
+      fixtures::node(v, "n2").first_reason()->message,
+      HasSubstr(
+          "allreduce: 200 wrong elements from rank 2 in 2 record(s), first at 1 MiB out-of-place"));
+  EXPECT_EQ(fixtures::nodes_in(v, NodeState::kCertified),
+            (std::vector<std::string>{"n0", "n1", "n3"}));
+  EXPECT_EQ(v.exit_status(), 1);
+}
+
+TEST(CollectiveWrongDataRule, WrongDataOnEveryNodeCannotBeBlamedOnOne) {
+  const Evidence e =
+      fixtures::evidence_of({run_record({"n0", "n1"}),
+                             collective(1 << 20, 1.0, "cluster", "n0", {{0, "n0"}, {1, "n1"}})});
+  const auto findings = fixtures::run_rule("rule.collective_wrong_data", e, cpu_like());
+  EXPECT_THAT(finding_nodes(e, findings), ElementsAre("n0:collective.wrong_data_everywhere",
+                                                      "n1:collective.wrong_data_everywhere"));
+  const FleetVerdict v = fixtures::certify(e, cpu_like());
+  EXPECT_EQ(v.count(NodeState::kInconclusive), 2u);
+  EXPECT_EQ(v.exit_status(), 3);
+}
+
+TEST(CollectiveWrongDataRule, NodeScopeRecordsBlameTheirOwnNode) {
+  const Evidence e = fixtures::evidence_of({collective(1 << 20, 1.0, "node", "n5", {{40, "n5"}})});
+  EXPECT_THAT(finding_nodes(e, fixtures::run_rule("rule.collective_wrong_data", e, cpu_like())),
+              ElementsAre("n5:collective.wrong_data"));
+}
+
+TEST(CollectiveWrongDataRule, AFailWithoutAWrongRankIsInconclusiveForTheRun) {
+  Json c = collective(1 << 20, 1.0);
+  c["status"] = "fail";
+  c["reason"] = "mysterious";
+  const Evidence e = fixtures::evidence_of({run_record({"n0", "n1"}), c});
+  EXPECT_THAT(finding_nodes(e, fixtures::run_rule("rule.collective_wrong_data", e, cpu_like())),
+              ElementsAre("n0:collective.fail_unattributed", "n1:collective.fail_unattributed"));
+}
+
+Json timeout(const std::vector<std::pair<int, std::string>>& not_arrived, bool attributed = true) {
+  Json t = fixtures::record("collective", "n0", "timeout");
+  t["backend"] = "mpi";
+  t["scope"] = "cluster";
+  t["operation"] = "allreduce float sum 64 KiB out-of-place";
+  t["timeout_s"] = 30;
+  t["nranks"] = 3;
+  Json na = Json::array();
+  for (const auto& [rank, host] : not_arrived)
+    na.push_back({{"rank", rank}, {"host", host}});
+  t["not_arrived"] = na;
+  t["attributed"] = attributed;
+  t["rank_states"] = Json::array();
+  for (int r = 0; r < 3; ++r) {
+    t["rank_states"].push_back({{"rank", r},
+                                {"host", "n" + std::to_string(r)},
+                                {"responded", true},
+                                {"operations_begun", 3},
+                                {"inside_operation", true}});
+  }
+  return t;
+}
+
+TEST(CollectiveTimeoutRule, RanksThatDidNotArriveQuarantineTheirNode) {
+  const Evidence e = fixtures::evidence_of({run_record({"n0", "n1", "n2"}), timeout({{1, "n1"}})});
+  const auto findings = fixtures::run_rule("rule.collective_timeout", e, cpu_like());
+  ASSERT_THAT(finding_nodes(e, findings), ElementsAre("n1:collective.not_arrived"));
+  EXPECT_EQ(findings[0].check, "collective.allreduce");
+  const FleetVerdict v = fixtures::certify(e, cpu_like());
+  EXPECT_EQ(fixtures::node(v, "n1").state, NodeState::kQuarantined);
+  EXPECT_EQ(fixtures::node(v, "n1").severity, Severity::kTriage);
+  // The others lost their measurement to the hang: inconclusive, with the timeout as the reason.
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kInconclusive);
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->code, "evidence.timeout");
+  EXPECT_THAT(fixtures::node(v, "n0").first_reason()->message, HasSubstr("timed out"));
+  EXPECT_EQ(v.exit_status(), 1);
+}
+
+TEST(CollectiveTimeoutRule, ATimeoutNobodyCanBeBlamedForIsInconclusiveForAll) {
+  for (const bool attributed : {true, false}) {
+    SCOPED_TRACE(attributed);
+    const Evidence e =
+        fixtures::evidence_of({run_record({"n0", "n1", "n2"}), timeout({}, attributed)});
+    EXPECT_THAT(
+        finding_nodes(e, fixtures::run_rule("rule.collective_timeout", e, cpu_like())),
+        ElementsAre("n0:collective.timeout_unattributed", "n1:collective.timeout_unattributed",
+                    "n2:collective.timeout_unattributed"));
+    const FleetVerdict v = fixtures::certify(e, cpu_like());
+    EXPECT_EQ(v.count(NodeState::kInconclusive), 3u);
+    EXPECT_EQ(v.count(NodeState::kQuarantined), 0u);
+  }
+}
+
+std::vector<Json> sweep_with_straggler(const std::vector<int>& straggler_per_size, double lead) {
+  std::vector<Json> records = {run_record({"n0", "n1", "n2", "n3"})};
+  std::uint64_t bytes = 1 << 20;
+  for (const int s : straggler_per_size) {
+    Json c = collective(bytes, 1.0);
+    c["straggler"] = {
+        {"rank", s}, {"host", "n" + std::to_string(s)}, {"time_s", 1.0 - lead}, {"lead_s", lead}};
+    records.push_back(c);
+    bytes *= 2;
+  }
+  return records;
+}
+
+TEST(StragglerRule, FlagsARankThatIsTheStragglerAcrossSizes) {
+  const Evidence e = fixtures::evidence_of(sweep_with_straggler({1, 1, 1, 1, 1, 2}, 0.5));
+  const auto findings = fixtures::run_rule("rule.collective_straggler", e, cpu_like());
+  ASSERT_THAT(finding_nodes(e, findings), ElementsAre("n1:collective.straggler"));
+  EXPECT_NEAR(*findings[0].measured, 50, 1e-3);  // median lead in %
+}
+
+TEST(StragglerRule, IgnoresOccasionalSmallOrDisabledStragglers) {
+  // Different ranks lead: noise.
+  Evidence e = fixtures::evidence_of(sweep_with_straggler({0, 1, 2, 3, 0, 1}, 0.5));
+  EXPECT_TRUE(fixtures::run_rule("rule.collective_straggler", e, cpu_like()).empty());
+  // The same rank, but a lead too small to matter.
+  e = fixtures::evidence_of(sweep_with_straggler({1, 1, 1, 1, 1, 1}, 0.05));
+  EXPECT_TRUE(fixtures::run_rule("rule.collective_straggler", e, cpu_like()).empty());
+  // Too few records to call it consistent.
+  e = fixtures::evidence_of(sweep_with_straggler({1, 1, 1}, 0.5));
+  EXPECT_TRUE(fixtures::run_rule("rule.collective_straggler", e, cpu_like()).empty());
+  // A baseline that does not ask for straggler detection.
+  e = fixtures::evidence_of(sweep_with_straggler({1, 1, 1, 1, 1, 1}, 0.5));
+  const Baseline plain = fixtures::baseline_of("required: [collective.allreduce]\n");
+  EXPECT_TRUE(fixtures::run_rule("rule.collective_straggler", e, plain).empty());
+}
+
+TEST(BurnCorrectnessRule, MiscomparesAndPeerMismatchNameTheGpu) {
+  Json miscompare = fixtures::burn("n0", 3, 700);
+  miscompare["status"] = "fail";
+  miscompare["miscompares"] = 12;
+  Json peer = fixtures::burn("n1", 5, 700);
+  peer["status"] = "fail";
+  peer["peer_mismatch"] = true;
+  Json other = fixtures::burn("n2", 0, 700);
+  other["status"] = "fail";
+  other["reason"] = "NaN in results";
+  const Evidence e = fixtures::evidence_of({miscompare, peer, other, fixtures::burn("n3", 0, 700)});
+  const Baseline b = fixtures::baseline_of("required: [burn]\n");
+  const auto findings = fixtures::run_rule("rule.burn_correctness", e, b);
+  ASSERT_THAT(finding_nodes(e, findings),
+              ElementsAre("n0:burn.miscompare", "n1:burn.peer_mismatch", "n2:stage.fail"));
+  EXPECT_EQ(findings[0].gpu.index, 3);
+  const FleetVerdict v = fixtures::certify(e, b);
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->message,
+            "gpu 3 (GPU-n0-3): burn gemm_bf16: 12 miscompared elements");
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->gpu_uuid, "GPU-n0-3");
+  EXPECT_THAT(fixtures::node(v, "n2").first_reason()->message, HasSubstr("NaN in results"));
+  EXPECT_EQ(fixtures::node(v, "n3").state, NodeState::kCertified);
+}
+
+TEST(MembwIntegrityRule, PatternErrorsQuarantineAndNameTheFirstError) {
+  Json bad = fixtures::membw("n0", 2, 2500);
+  bad["status"] = "fail";
+  bad["integrity"]["errors"] = 3;
+  bad["integrity"]["first_errors"] = Json::array(
+      {{{"offset", 4096}, {"expected", "0x1"}, {"actual", "0x0"}, {"pattern", "walking_ones"}}});
+  const Evidence e = fixtures::evidence_of({bad, fixtures::membw("n1", 0, 2500)});
+  const Baseline b = fixtures::baseline_of("required: [membw]\n");
+  const FleetVerdict v = fixtures::certify(e, b);
+  const Reason& r = fixtures::reason(fixtures::node(v, "n0"), "membw.integrity");
+  EXPECT_EQ(r.gpu_index, 2);
+  EXPECT_THAT(r.message,
+              HasSubstr("3 errors in 1 GiB tested, first at offset 0x1000, pattern walking_ones"));
+  EXPECT_EQ(fixtures::node(v, "n1").state, NodeState::kCertified);
+}
+
+}  // namespace
+}  // namespace commcert

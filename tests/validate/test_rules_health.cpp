@@ -1,0 +1,249 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace commcert {
+namespace {
+
+using fixtures::gpu_health;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const Baseline& health_baseline() {
+  static const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1, ib_ports: 2, nvlinks_per_gpu: 18}\n"
+      "checks:\n  health.gpu: {max_correctable_ecc: 1000, max_pcie_replays: 100}\n");
+  return b;
+}
+
+// The codes a rule raises for one GPU health record changed by `edit`.
+template <typename Edit>
+std::vector<std::string> codes_for(const std::string& rule, Edit&& edit) {
+  Json r = gpu_health("n0", 0);
+  edit(r);
+  const Evidence e = fixtures::evidence_of({r});
+  std::vector<std::string> out;
+  for (const auto& f : fixtures::run_rule(rule, e, health_baseline()))
+    out.push_back(f.code);
+  return out;
+}
+
+TEST(HealthRules, AHealthyGpuRaisesNothing) {
+  const Evidence e = fixtures::evidence_of({gpu_health("n0", 0)});
+  const FleetVerdict v = fixtures::certify(e, health_baseline());
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kCertified);
+  EXPECT_TRUE(fixtures::node(v, "n0").reasons.empty());
+}
+
+TEST(GpuEccRule, UncorrectableQuarantinesManyCorrectableWarn) {
+  EXPECT_THAT(codes_for("rule.gpu_ecc", [](Json& r) { r["ecc"]["volatile"]["uncorrected"] = 1; }),
+              ElementsAre("health.ecc_uncorrectable"));
+  EXPECT_THAT(codes_for("rule.gpu_ecc", [](Json& r) { r["ecc"]["volatile"]["corrected"] = 5000; }),
+              ElementsAre("health.ecc_correctable"));
+  EXPECT_THAT(codes_for("rule.gpu_ecc", [](Json& r) { r["ecc"]["aggregate"]["uncorrected"] = 9; }),
+              ElementsAre());  // lifetime counts: remapped since, not a current fault
+}
+
+TEST(RowRemapRule, FailureIsolatesPendingResetsManyWarn) {
+  EXPECT_THAT(codes_for("rule.row_remap", [](Json& r) { r["remapped_rows"]["failure"] = true; }),
+              ElementsAre("health.remap_failure"));
+  EXPECT_THAT(codes_for("rule.row_remap", [](Json& r) { r["remapped_rows"]["pending"] = true; }),
+              ElementsAre("health.remap_pending"));
+  EXPECT_THAT(
+      codes_for("rule.row_remap", [](Json& r) { r["remapped_rows"]["uncorrectable"] = 512; }),
+      ElementsAre("health.remap_many"));
+  EXPECT_THAT(
+      codes_for("rule.row_remap", [](Json& r) { r["remapped_rows"]["uncorrectable"] = 511; }),
+      ElementsAre());
+}
+
+TEST(RetiredPagesRule, DcgmLimitAndPendingRetirement) {
+  EXPECT_THAT(
+      codes_for("rule.retired_pages",
+                [](Json& r) {
+                  r["retired_pages"] = {{"single_bit", 40}, {"double_bit", 23}, {"pending", false}};
+                }),
+      ElementsAre("health.retired_pages"));
+  EXPECT_THAT(
+      codes_for("rule.retired_pages",
+                [](Json& r) {
+                  r["retired_pages"] = {{"single_bit", 40}, {"double_bit", 22}, {"pending", true}};
+                }),
+      ElementsAre("health.retired_pending"));
+}
+
+TEST(PcieLinkRule, BelowMaximumWidthOrGenerationQuarantines) {
+  EXPECT_THAT(codes_for("rule.pcie_link", [](Json& r) { r["pcie"]["width_current"] = 8; }),
+              ElementsAre("health.pcie_degraded"));
+  EXPECT_THAT(codes_for("rule.pcie_link", [](Json& r) { r["pcie"]["gen_current"] = 4; }),
+              ElementsAre("health.pcie_degraded"));
+  EXPECT_THAT(codes_for("rule.pcie_link", [](Json& r) { r["pcie"]["replay_count"] = 101; }),
+              ElementsAre("health.pcie_replays"));
+  Json r = gpu_health("n0", 0);
+  r["pcie"]["width_current"] = 8;
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({r}), health_baseline());
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->message,
+            "gpu 0 (GPU-n0-0): PCIe link gen5 x8, expected gen5 x16");
+}
+
+TEST(NvlinkRule, InactiveMissingAndErroringLinks) {
+  EXPECT_THAT(codes_for("rule.nvlink", [](Json& r) { r["nvlink"][5]["active"] = false; }),
+              ElementsAre("health.nvlink_down"));
+  EXPECT_THAT(codes_for("rule.nvlink", [](Json& r) { r["nvlink"].erase(17); }),
+              ElementsAre("health.nvlink_down"));
+  EXPECT_THAT(codes_for("rule.nvlink", [](Json& r) { r["nvlink"][3]["recovery_errors"] = 1; }),
+              ElementsAre("health.nvlink_errors"));
+  EXPECT_THAT(codes_for("rule.nvlink", [](Json& r) { r["nvlink"][3]["crc_flit_errors"] = 7; }),
+              ElementsAre("health.nvlink_crc"));
+  Json r = gpu_health("n0", 0);
+  r["nvlink"][5]["active"] = false;
+  const auto findings =
+      fixtures::run_rule("rule.nvlink", fixtures::evidence_of({r}), health_baseline());
+  ASSERT_TRUE(findings[0].link);
+  EXPECT_EQ(findings[0].link->type, "nvlink");
+  EXPECT_EQ(findings[0].link->index, 5);
+}
+
+TEST(XidRule, FatalXidsQuarantineOthersWarnApplicationXidsAreIgnored) {
+  EXPECT_THAT(codes_for("rule.xid",
+                        [](Json& r) {
+                          r["xid_events"] = {{{"xid", 79}, {"time", "t"}}};
+                        }),
+              ElementsAre("health.xid_fatal"));
+  EXPECT_THAT(codes_for("rule.xid",
+                        [](Json& r) {
+                          r["xid_events"] = {{{"xid", 92}, {"time", "t"}}};
+                        }),
+              ElementsAre("health.xid"));
+  EXPECT_THAT(codes_for("rule.xid",
+                        [](Json& r) {
+                          r["xid_events"] = {{{"xid", 13}, {"time", "t"}}};
+                        }),
+              ElementsAre());
+  // Seen by the burn's telemetry too, and repeated: one reason with the count.
+  Json burn = fixtures::burn("n0", 0, 700);
+  burn["telemetry"] = {
+      {"xid_events", {{{"xid", 48}, {"time", "a"}}, {{"xid", 48}, {"time", "b"}}}}};
+  const FleetVerdict v =
+      fixtures::certify(fixtures::evidence_of({gpu_health("n0", 0), burn}), health_baseline());
+  const Reason& reason = fixtures::reason(fixtures::node(v, "n0"), "health.xid_fatal");
+  EXPECT_EQ(reason.severity, Severity::kReset);
+  EXPECT_THAT(reason.message, HasSubstr("XID 48 reported at a (2 events)"));
+}
+
+TEST(ThrottleRule, ThrottlingWarnsButNeverQuarantines) {
+  EXPECT_THAT(codes_for("rule.throttle",
+                        [](Json& r) {
+                          r["clock_event_reasons"] = {"sw_power_cap", "hw_thermal"};
+                        }),
+              ElementsAre("health.throttle"));
+  EXPECT_THAT(codes_for("rule.throttle",
+                        [](Json& r) {
+                          r["clock_event_reasons"] = {"sw_power_cap", "gpu_idle"};
+                        }),
+              ElementsAre());
+  Json r = gpu_health("n0", 0);
+  r["clock_event_reasons"] = {"hw_slowdown"};
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({r}), health_baseline());
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kCertified);
+  EXPECT_EQ(fixtures::node(v, "n0").severity, Severity::kMonitor);
+  EXPECT_EQ(fixtures::node(v, "n0").reasons.at(0).code, "health.throttle");
+}
+
+Json ib_port(const std::string& host, int index, const std::string& state = "ACTIVE",
+             int link_downed = 0, int symbol_errors = 0) {
+  Json r = fixtures::record("health", host);
+  r["component"] = "ib_port";
+  r["device"] = "mlx5_" + std::to_string(index);
+  r["port"] = 1;
+  r["state"] = state;
+  r["phys_state"] = state == "ACTIVE" ? "LinkUp" : "Polling";
+  r["rate_gbps"] = 400;
+  r["link_layer"] = "InfiniBand";
+  r["counters"] = {{"symbol_error", symbol_errors}, {"link_downed", link_downed}};
+  return r;
+}
+
+TEST(IbPortRule, DownPortsAndFlapsQuarantineErrorCountersWarn) {
+  const Evidence e = fixtures::evidence_of(
+      {ib_port("n0", 0, "DOWN"), ib_port("n1", 0, "ACTIVE", 5), ib_port("n2", 0, "ACTIVE", 4, 17)});
+  const auto findings = fixtures::run_rule("rule.ib_port", e, health_baseline());
+  std::vector<std::string> got;
+  for (const auto& f : findings)
+    got.push_back(e.node_name(f.node) + ":" + f.code);
+  EXPECT_THAT(got,
+              ElementsAre("n0:health.ib_port_down", "n1:health.ib_counter", "n2:health.ib_errors"));
+  EXPECT_EQ(findings[0].link->device, "mlx5_0");
+  EXPECT_EQ(findings[0].link->index, 1);
+}
+
+TEST(IbPortRule, OnlyPortsOfTheJudgedLinkLayersCount) {
+  Json ethernet = ib_port("n0", 9, "ACTIVE", 0, 50);
+  ethernet["device"] = "mlx5_bond_0";
+  ethernet["link_layer"] = "Ethernet";
+  ethernet["rate_gbps"] = 200;
+  ethernet["state"] = "DOWN";
+  const Evidence e = fixtures::evidence_of({ib_port("n0", 0), ib_port("n0", 1), ethernet});
+  const Baseline ib_only = fixtures::baseline_of(
+      "required: [health.ib]\nnode: {ib_ports: 2}\nchecks:\n  health.ib:\n    link_layers: "
+      "[InfiniBand]\n"
+      "    rate_gbit_per_s: {equals: 400}\n");
+  const FleetVerdict v = fixtures::certify(e, ib_only);
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kCertified)
+      << fixtures::codes(fixtures::node(v, "n0")).size();
+  const Baseline all = fixtures::baseline_of(
+      "required: [health.ib]\nnode: {ib_ports: 2}\nchecks:\n  health.ib:\n    rate_gbit_per_s: "
+      "{equals: 400}\n");
+  const FleetVerdict judged = fixtures::certify(e, all);
+  EXPECT_EQ(fixtures::node(judged, "n0").state, NodeState::kQuarantined);
+  EXPECT_TRUE(fixtures::has_code(fixtures::node(judged, "n0"), "health.ib_port_down"));
+  EXPECT_TRUE(fixtures::has_code(fixtures::node(judged, "n0"), "perf.not_equal"));
+}
+
+TEST(NodeInventoryRule, MissingGpusAndPortsQuarantine) {
+  Json node = fixtures::record("health", "n0");
+  node["component"] = "node";
+  node["gpu_count"] = 0;
+  node["ib_port_count"] = 1;
+  const Evidence e = fixtures::evidence_of({node});
+  const auto findings = fixtures::run_rule("rule.node_inventory", e, health_baseline());
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].code, "health.gpu_count");
+  EXPECT_EQ(findings[1].code, "health.ib_port_count");
+  const FleetVerdict v = fixtures::certify(e, health_baseline());
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->message,
+            "0 GPUs visible, the baseline expects 1");
+}
+
+TEST(GpuLostRule, AGpuThatFellOffTheBusIsAFaultNotMissingEvidence) {
+  Json lost = fixtures::record("health", "n0", "error", 0);
+  lost["component"] = "gpu";
+  lost["reason"] = "GPU 0 is lost: NVML answered 'GPU is lost'";
+  lost["lost"] = true;
+  Json unreadable = lost;
+  unreadable.erase("lost");  // an error without the flag: evidence missing, no more
+  unreadable["host"] = "n1";
+  const FleetVerdict v =
+      fixtures::certify(fixtures::evidence_of({lost, unreadable}), health_baseline());
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
+  EXPECT_EQ(fixtures::node(v, "n0").severity, Severity::kReset);
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->message,
+            "gpu 0 (GPU-n0-0): the GPU is lost (fell off the bus): GPU 0 is lost: NVML answered "
+            "'GPU is lost'");
+  EXPECT_EQ(fixtures::node(v, "n1").state, NodeState::kInconclusive);
+  EXPECT_EQ(fixtures::node(v, "n1").first_reason()->code, "evidence.error");
+}
+
+TEST(HealthStageFailRule, AFailingHealthRecordIsNeverAPass) {
+  Json r = gpu_health("n0", 0);
+  r["status"] = "fail";
+  r["reason"] = "NVML says the GPU is lost";
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({r}), health_baseline());
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
+  EXPECT_THAT(fixtures::node(v, "n0").first_reason()->message,
+              HasSubstr("NVML says the GPU is lost"));
+}
+
+}  // namespace
+}  // namespace commcert

@@ -1,0 +1,223 @@
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+#include "validate/metrics.hpp"
+
+namespace commcert {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::string> found(const Evidence& e, const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings)
+    out.push_back(e.node_name(f.node) + ":" + f.code);
+  return out;
+}
+
+// Node-scope allreduce figures, one node each: n0 -> values[0], ...
+Evidence node_scope_fleet(const std::vector<double>& busbw_gb) {
+  std::vector<Json> records;
+  for (std::size_t i = 0; i < busbw_gb.size(); ++i) {
+    records.push_back(
+        fixtures::collective(std::uint64_t{1} << 30, busbw_gb[i], "node", fmt::format("n{}", i)));
+  }
+  return fixtures::evidence_of(records);
+}
+
+Baseline busbw_baseline(const std::string& bound) {
+  return fixtures::baseline_of(
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+      "    busbw_gb_per_s:\n      node: " +
+      bound + "\n      cluster: " + bound + "\n");
+}
+
+TEST(MetricTable, KeepsEachSubjectsBestFigureAtJudgedSizes) {
+  const Evidence e = fixtures::evidence_of(
+      {fixtures::collective(1 << 20, 999, "node", "n0"),  // below 1 GiB: not judged
+       fixtures::collective(std::uint64_t{1} << 30, 400, "node", "n0"),
+       fixtures::collective(std::uint64_t{2} << 30, 470, "node", "n0"),
+       fixtures::burn("n0", 0, 600), fixtures::burn("n0", 0, 650), fixtures::burn("n0", 1, 500)});
+  const MetricTable table(e, busbw_baseline("{floor: 1}"));
+  const MetricSeries* busbw = table.find("collective.allreduce.busbw.node");
+  ASSERT_NE(busbw, nullptr);
+  ASSERT_EQ(busbw->samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(busbw->samples[0].value, 470);
+  EXPECT_EQ(busbw->samples[0].bytes, std::uint64_t{2} << 30);
+  const MetricSeries* tflops = table.find("burn.tflops.gemm_bf16");
+  ASSERT_NE(tflops, nullptr);
+  ASSERT_EQ(tflops->samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(tflops->samples[0].value, 650);
+}
+
+TEST(FloorRule, BelowTheFloorQuarantinesTheNodeWithFigures) {
+  const Evidence e = node_scope_fleet({470, 455});
+  const Baseline b = busbw_baseline("{floor: 460}");
+  const auto findings = fixtures::run_rule("rule.floor", e, b);
+  ASSERT_THAT(found(e, findings), ElementsAre("n1:perf.below_floor"));
+  EXPECT_DOUBLE_EQ(*findings[0].measured, 455);
+  EXPECT_DOUBLE_EQ(*findings[0].limit, 460);
+  const FleetVerdict v = fixtures::certify(e, b);
+  EXPECT_EQ(fixtures::node(v, "n1").first_reason()->message,
+            "allreduce busbw (node scope, 1 GiB) 455 GB/s below the floor 460 GB/s");
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kCertified);
+}
+
+TEST(FloorRule, ASharedFigureBelowTheFloorBlamesNobody) {
+  const Evidence e = fixtures::evidence_of({fixtures::run_record({"n0", "n1", "n2"}),
+                                            fixtures::collective(std::uint64_t{1} << 30, 300)});
+  const Baseline b = busbw_baseline("{floor: 355}");
+  EXPECT_THAT(found(e, fixtures::run_rule("rule.floor", e, b)),
+              ElementsAre("n0:perf.unattributed", "n1:perf.unattributed", "n2:perf.unattributed"));
+  const FleetVerdict v = fixtures::certify(e, b);
+  EXPECT_EQ(v.count(NodeState::kInconclusive), 3u);
+  EXPECT_THAT(
+      fixtures::node(v, "n0").first_reason()->message,
+      HasSubstr("allreduce busbw (cluster scope, 1 GiB) 300 GB/s fails the floor (355 GB/s) in "
+                "the 3-node run run1"));
+  ASSERT_TRUE(fixtures::node(v, "n0").first_reason()->link);
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->link->hosts,
+            (std::vector<std::string>{"n0", "n1", "n2"}));
+}
+
+TEST(FloorRule, AOneNodeCommunicatorIsAttributable) {
+  const Evidence e = fixtures::evidence_of(
+      {fixtures::run_record({"n0", "n0"}), fixtures::collective(std::uint64_t{1} << 30, 300)});
+  EXPECT_THAT(found(e, fixtures::run_rule("rule.floor", e, busbw_baseline("{floor: 355}"))),
+              ElementsAre("n0:perf.below_floor"));
+}
+
+// The sweep's process 0 writes every group's record: `group_nodes`, not `host`, names the node.
+TEST(FloorRule, NodeScopeFiguresBelongToTheirGroupNotToTheWriter) {
+  Json slow = fixtures::collective(std::uint64_t{1} << 30, 400, "node", "n0");
+  slow["group_nodes"] = {"n7"};
+  Json fine = fixtures::collective(std::uint64_t{1} << 30, 480, "node", "n0");
+  fine["group_nodes"] = {"n0"};
+  const Evidence e = fixtures::evidence_of({slow, fine});
+  EXPECT_THAT(found(e, fixtures::run_rule("rule.floor", e, busbw_baseline("{floor: 460}"))),
+              ElementsAre("n7:perf.below_floor"));
+}
+
+TEST(FloorRule, WithoutARankMapASharedFigureIsNeverPinnedOnItsWriter) {
+  // The run record is missing: the record names only its writer, who is not the whole story.
+  const Evidence e = fixtures::evidence_of({fixtures::collective(std::uint64_t{1} << 30, 300)});
+  EXPECT_THAT(found(e, fixtures::run_rule("rule.floor", e, busbw_baseline("{floor: 355}"))),
+              ElementsAre("n0:perf.unattributed"));
+  const FleetVerdict v = fixtures::certify(e, busbw_baseline("{floor: 355}"));
+  std::vector<std::string> notes;
+  for (const auto& n : v.notes)
+    notes.push_back(n.code);
+  EXPECT_THAT(notes, ElementsAre("input.no_rank_map"));
+}
+
+TEST(MetricTable, ScopesItDoesNotKnowAreNotedNotJudged) {
+  const Evidence e =
+      fixtures::evidence_of({fixtures::run_record({"n0", "n1"}),
+                             fixtures::collective(std::uint64_t{1} << 30, 1, "pairs")});
+  const FleetVerdict v = fixtures::certify(e, busbw_baseline("{floor: 355}"));
+  EXPECT_EQ(v.count(NodeState::kInconclusive), 2u);  // no judgeable evidence
+  ASSERT_EQ(v.notes.size(), 1u);
+  EXPECT_EQ(v.notes[0].code, "input.unknown_scope");
+}
+
+TEST(CeilingAndEqualityRules, JudgeTemperatureAndPortRate) {
+  Json hot = fixtures::gpu_health("n0", 1);
+  hot["temperature_c"] = 91.0;
+  Json port = fixtures::record("health", "n1");
+  port["component"] = "ib_port";
+  port["device"] = "mlx5_3";
+  port["port"] = 1;
+  port["state"] = "ACTIVE";
+  port["phys_state"] = "LinkUp";
+  port["rate_gbps"] = 200;
+  port["counters"] = Json::object();
+  const Evidence e = fixtures::evidence_of({hot, fixtures::gpu_health("n1", 0), port});
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nchecks:\n  health.gpu:\n    temperature_c: {ceiling: 85}\n"
+      "  health.ib:\n    rate_gbit_per_s: {equals: 400}\n");
+  EXPECT_THAT(found(e, fixtures::run_rule("rule.ceiling", e, b)),
+              ElementsAre("n0:perf.above_ceiling"));
+  const auto equality = fixtures::run_rule("rule.equality", e, b);
+  ASSERT_THAT(found(e, equality), ElementsAre("n1:perf.not_equal"));
+  EXPECT_EQ(equality[0].link->device, "mlx5_3");
+  const FleetVerdict v = fixtures::certify(e, b);
+  EXPECT_EQ(fixtures::node(v, "n1").first_reason()->message,
+            "mlx5_3 port 1: port rate 200 Gb/s, the baseline requires 400 Gb/s");
+}
+
+TEST(RegressionRule, FlagsFiguresTooFarBelowExpected) {
+  const Evidence e = node_scope_fleet({480, 470, 450});
+  const Baseline b = busbw_baseline("{expected: 480, max_regression_pct: 5}");
+  const auto findings = fixtures::run_rule("rule.regression", e, b);
+  ASSERT_THAT(found(e, findings), ElementsAre("n2:perf.regression"));
+  const FleetVerdict v = fixtures::certify(e, b);
+  EXPECT_EQ(fixtures::node(v, "n2").first_reason()->message,
+            "allreduce busbw (node scope, 1 GiB) 450 GB/s is 6.25% below the expected 480 GB/s "
+            "(allowed 5%)");
+}
+
+TEST(WarnBandRule, JustAboveTheFloorIsAWarningNotAQuarantine) {
+  const Evidence e = node_scope_fleet({500, 462});
+  const Baseline b = busbw_baseline("{floor: 460, warn_band_pct: 2}");
+  EXPECT_THAT(found(e, fixtures::run_rule("rule.warn_band", e, b)),
+              ElementsAre("n1:perf.warn_band"));
+  const FleetVerdict v = fixtures::certify(e, b);
+  EXPECT_EQ(fixtures::node(v, "n1").state, NodeState::kCertified);
+  EXPECT_EQ(fixtures::node(v, "n1").severity, Severity::kMonitor);
+  EXPECT_EQ(v.exit_status(), 0);
+}
+
+TEST(FleetOutlierRule, FlagsANode8PercentBelowItsPeersAboveTheFloor) {
+  std::vector<double> values = {480, 482, 478, 481, 479, 483, 477, 480, 481, 479, 480};
+  values[6] = 480 * 0.92;  // 441.6: 8% below its peers
+  const Evidence e = node_scope_fleet(values);
+  const Baseline b = busbw_baseline("{floor: 400}");
+  EXPECT_TRUE(fixtures::run_rule("rule.floor", e, b).empty());
+  const auto findings = fixtures::run_rule("rule.fleet_outlier", e, b);
+  ASSERT_THAT(found(e, findings), ElementsAre("n6:perf.fleet_outlier"));
+  const FleetVerdict v = fixtures::certify(e, b);
+  EXPECT_THAT(fixtures::node(v, "n6").first_reason()->message,
+              HasSubstr("441.6 GB/s is 8% below the fleet median 480 GB/s"));
+}
+
+TEST(FleetOutlierRule, HealthyNoiseSmallFleetsAndDisabledFleetsAreNotFlagged) {
+  // A few % of spread: nobody is an outlier.
+  const Evidence noisy = node_scope_fleet({480, 470, 490, 465, 495, 475, 485, 468, 492, 479});
+  EXPECT_TRUE(
+      fixtures::run_rule("rule.fleet_outlier", noisy, busbw_baseline("{floor: 400}")).empty());
+  // Fewer nodes than min_nodes (8 by default): the median means little.
+  const Evidence small = node_scope_fleet({480, 480, 480, 400});
+  EXPECT_TRUE(
+      fixtures::run_rule("rule.fleet_outlier", small, busbw_baseline("{floor: 300}")).empty());
+  // Explicitly off.
+  const Evidence slow = node_scope_fleet({480, 480, 480, 480, 480, 480, 480, 480, 480, 400});
+  EXPECT_TRUE(
+      fixtures::run_rule("rule.fleet_outlier", slow, busbw_baseline("{floor: 300, fleet: false}"))
+          .empty());
+  // MAD 0 (identical peers): the % test alone decides.
+  EXPECT_THAT(
+      found(slow, fixtures::run_rule("rule.fleet_outlier", slow, busbw_baseline("{floor: 300}"))),
+      ElementsAre("n9:perf.fleet_outlier"));
+}
+
+TEST(FleetOutlierRule, JudgesEachGpuAgainstAllGpusOfTheFleet) {
+  std::vector<Json> records;
+  for (int n = 0; n < 8; ++n) {
+    for (int g = 0; g < 8; ++g) {
+      records.push_back(
+          fixtures::burn(fmt::format("n{}", n), g, n == 3 && g == 5 ? 660 : 730 + (g % 3)));
+    }
+  }
+  const Evidence e = fixtures::evidence_of(records);
+  const Baseline b = fixtures::baseline_of(
+      "required: [burn]\nchecks:\n  burn:\n    tflops:\n      gemm_bf16: {floor: 600}\n");
+  const auto findings = fixtures::run_rule("rule.fleet_outlier", e, b);
+  ASSERT_THAT(found(e, findings), ElementsAre("n3:perf.fleet_outlier"));
+  EXPECT_EQ(findings[0].gpu.index, 5);
+}
+
+}  // namespace
+}  // namespace commcert
