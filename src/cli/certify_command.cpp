@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
 #include "core/records_file.hpp"
+#include "pool/slurm_actions.hpp"
+#include "pool/slurm_client.hpp"
 #include "report/verdict_reporter.hpp"
 #include "validate/baseline.hpp"
 #include "validate/inputs.hpp"
@@ -50,6 +53,46 @@ FleetVerdict restrict_to(const FleetVerdict& verdict, const std::vector<std::str
   return shown;
 }
 
+NodeDecisionState decision_state(NodeState state) {
+  switch (state) {
+    case NodeState::kCertified:
+      return NodeDecisionState::kCertified;
+    case NodeState::kQuarantined:
+      return NodeDecisionState::kQuarantined;
+    case NodeState::kInconclusive:
+      break;
+  }
+  return NodeDecisionState::kInconclusive;
+}
+
+// --apply slurm: drains the quarantined nodes of `shown` and resumes the certified ones commcert
+// drained (pool/slurm_actions.hpp decides; pure). Runs after verdict.json is written, so a
+// scheduler that cannot be reached loses nothing. Returns the exit status: the verdict's, or at
+// least kError when Slurm could not be asked or an action failed.
+int apply_to_slurm(const FleetVerdict& shown, bool dry_run, std::FILE* out, int status) {
+  std::vector<NodeDecision> decisions;
+  decisions.reserve(shown.nodes.size());
+  for (const auto& node : shown.nodes) {
+    NodeDecision decision{node.node, decision_state(node.state), {}};
+    if (const Reason* first = node.first_reason()) decision.reason = first->message;
+    decisions.push_back(std::move(decision));
+  }
+  std::map<std::string, SlurmNodeStatus> current;
+  try {
+    current = query_slurm_nodes();
+  } catch (const RuntimeFailure& error) {
+    fmt::print(stderr,
+               "commcert certify: error: --apply slurm: {}; no node drained or resumed (the "
+               "verdict is written)\n",
+               error.what());
+    return std::max(status, to_int(ExitCode::kError));
+  }
+  const auto applied = apply_slurm_actions(plan_slurm_actions(decisions, current), dry_run, out);
+  const bool failed =
+      std::any_of(applied.begin(), applied.end(), [](const AppliedAction& a) { return !a.ok; });
+  return failed ? std::max(status, to_int(ExitCode::kError)) : status;
+}
+
 }  // namespace
 
 void CertifyCommand::configure(CLI::App& app) {
@@ -70,6 +113,14 @@ void CertifyCommand::configure(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--node", flags_.nodes,
                  "Report (and set the exit status) for this node only; repeatable");
+  CLI::Option* apply =
+      app.add_option("--apply", flags_.apply,
+                     "Act on the scheduler's pool: slurm = drain quarantined nodes, resume "
+                     "certified nodes commcert drained (only the --node nodes when given)")
+          ->check(CLI::IsMember({"slurm"}));
+  app.add_flag("--dry-run", flags_.dry_run,
+               "With --apply: print what would be drained or resumed, change nothing")
+      ->needs(apply);
 }
 
 int CertifyCommand::run(Invocation& /*invocation*/) {
@@ -96,7 +147,10 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
   std::fwrite(report.data(), 1, report.size(), stdout);
   std::fflush(stdout);
   fmt::print(stderr, "commcert certify: verdict written to {}\n", verdict_path.string());
-  return shown.exit_status();
+  if (!flags_.apply) return shown.exit_status();
+  // Action lines follow the text summary; json and nhc keep stdout machine-readable.
+  std::FILE* actions_out = flags_.format == "text" ? stdout : stderr;
+  return apply_to_slurm(shown, flags_.dry_run, actions_out, shown.exit_status());
 }
 
 }  // namespace commcert

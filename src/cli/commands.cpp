@@ -4,12 +4,14 @@
 #include "cli/command.hpp"
 #include "cli/health_command.hpp"
 #include "cli/membw_command.hpp"
+#include "cli/run_command.hpp"
 #include "cli/sweep_command.hpp"
 
 namespace commcert {
 
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(std::make_unique<RunCommand>());
   commands.push_back(std::make_unique<SweepCommand>());
   commands.push_back(std::make_unique<HealthCommand>());
   commands.push_back(std::make_unique<BurnCommand>());

@@ -11,6 +11,9 @@ void check_mpi(int result, const char* call);
 
 // MPI_Init_thread / MPI_Finalize for the lifetime of a command. Asks for MPI_THREAD_MULTIPLE so
 // the watchdog thread can talk to peers while the main thread is blocked in a collective.
+// `commcert run` holds one for the whole job and runs its stages inside it: a runtime created
+// while MPI is already initialized shares it and leaves MPI_Finalize to the one that began it
+// (MPI can be initialized only once per process).
 class MpiRuntime {
  public:
   MpiRuntime(int* argc, char*** argv);
@@ -32,6 +35,7 @@ class MpiRuntime {
   int local_rank_ = 0;
   int local_size_ = 1;
   bool thread_multiple_ = false;
+  bool owns_initialization_ = false;
 };
 
 }  // namespace commcert

@@ -1,19 +1,54 @@
 #include "pool/slurm_client.hpp"
 
+#include <cstdlib>
+#include <filesystem>
+#include <string_view>
+#include <system_error>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
 #include "core/process.hpp"
 
 namespace commcert {
+namespace {
+
+// The line of scontrol's stderr that names the problem: its last "fatal:" line (the ones before
+// are the attempts that led there), else its first line.
+std::string telling_line(std::string_view error) {
+  std::string_view chosen;
+  std::size_t start = 0;
+  while (start < error.size()) {
+    auto end = error.find('\n', start);
+    if (end == std::string_view::npos) end = error.size();
+    const auto line = error.substr(start, end - start);
+    if (chosen.empty() || line.find("fatal:") != std::string_view::npos) {
+      if (!line.empty()) chosen = line;
+    }
+    start = end + 1;
+  }
+  return std::string(chosen.empty() ? std::string_view("no message") : chosen);
+}
+
+}  // namespace
 
 std::map<std::string, SlurmNodeStatus> query_slurm_nodes(double timeout_seconds) {
+  // scontrol retries a missing SLURM_CONF for a minute before giving up: say so at once.
+  if (const char* conf = std::getenv("SLURM_CONF"); conf && *conf) {
+    std::error_code error;
+    if (!std::filesystem::exists(conf, error)) {
+      throw RuntimeFailure(
+          fmt::format("SLURM_CONF={}: no such file; Slurm cannot be reached from here", conf));
+    }
+  }
   const auto result = run_process({"scontrol", "-o", "show", "node"}, timeout_seconds);
-  if (result.timed_out) throw RuntimeFailure("scontrol show node timed out");
+  if (result.timed_out) {
+    throw RuntimeFailure(fmt::format(
+        "scontrol show node timed out after {:g} s (is slurmctld running?)", timeout_seconds));
+  }
   if (result.exit_code != 0) {
-    const auto first_line = result.error.substr(0, result.error.find('\n'));
-    throw RuntimeFailure(
-        fmt::format("scontrol show node failed (exit {}): {}", result.exit_code, first_line));
+    throw RuntimeFailure(fmt::format("scontrol show node failed (exit {}): {}", result.exit_code,
+                                     telling_line(result.error)));
   }
   std::map<std::string, SlurmNodeStatus> nodes;
   std::size_t start = 0;

@@ -1,24 +1,52 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace commcert {
 
-// The suite that produced the evidence, as far as the validator needs it: which checks it was
-// meant to run, i.e. what a node must show to be certified. The schema is minimal on purpose
-// (docs/validator.md "Suite files"); the stage runner extends the same file.
+struct Baseline;
+
+// One step of a suite: a commcert stage command and its arguments, run by `commcert run`.
+struct SuiteStage {
+  std::string name;                     // unique within the suite, for progress and suite.json
+  std::string command;                  // health, burn, membw or sweep
+  std::vector<std::string> args;        // the command's own flags, as on its command line
+  double budget_s = 0;                  // wall-clock bound of the stage
+  bool required = true;                 // its checks are required for certification
+  bool needs_gpu = false;               // burn and membw: not run against a 0-GPU baseline
+  std::optional<std::string> localize;  // "pairs": on a cluster-scope shortfall, rerun in pairs
+  std::string source;                   // "file:line" of the stage, for errors about its arguments
+  std::string args_source;              // "file:line" of its args
+};
+
+// A suite file (docs/suites.md). The validator needs only which checks the suite ran; the stage
+// runner (`commcert run`) needs the stages, their budgets and the baseline to judge against.
 struct Suite {
   std::string path;
   std::string name;
   std::string description;
-  std::vector<std::string> required;  // check ids
+  std::optional<std::string> baseline;  // an embedded baseline's name or a path
+  std::vector<std::string> required;    // check ids listed explicitly
+  std::vector<SuiteStage> stages;
 };
 
 // Throws UsageError "FILE:LINE:COLUMN: key: problem".
 [[nodiscard]] Suite load_suite(const std::filesystem::path& path);
 [[nodiscard]] Suite parse_suite(std::string_view text, std::string_view origin);
+
+// The checks a stage produces evidence for, as far as the baseline says the node has the parts:
+// a baseline of 0 GPUs per node needs no GPU evidence, one without InfiniBand ports no port
+// evidence. An unset count is not zero: the evidence is required (fail closed).
+[[nodiscard]] std::vector<std::string> stage_checks(const SuiteStage& stage,
+                                                    const Baseline& baseline);
+
+// What a node needs positive evidence for under this suite and baseline: the suite's explicit
+// list plus the checks of its required stages, in check order.
+[[nodiscard]] std::vector<std::string> required_checks(const Suite& suite,
+                                                       const Baseline& baseline);
 
 }  // namespace commcert

@@ -42,7 +42,7 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
     verdict.suite_path = suite->path;
     verdict.suite_name = suite->name;
   }
-  verdict.required = suite ? suite->required : baseline.required;
+  verdict.required = suite ? required_checks(*suite, baseline) : baseline.required;
   verdict.inputs = evidence.files;
 
   std::vector<NodeId> nodes(evidence.nodes.size());

@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -36,7 +37,9 @@ def sweep_records(wrong_rank=None, nodes=4):
     return [record("run", "node0", command="sweep", backend="mpi", ranks=ranks), coll]
 
 
-class CertifyCli(unittest.TestCase):
+class CertifyFiles(unittest.TestCase):
+    """A scratch directory and the helpers of the classes below."""
+
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="commcert-certify-cli-")
         self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
@@ -55,6 +58,16 @@ class CertifyCli(unittest.TestCase):
     def commcert(self, *args):
         return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60)
 
+    def assert_usage_error(self, proc, *fragments):
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, lines[0])
+
+
+class CertifyCli(CertifyFiles):
     def test_exit_statuses_follow_the_verdict(self):
         clean = self.run_dir(sweep_records(), "clean")
         self.assertEqual(self.commcert("certify", clean, "--baseline", BASELINE).returncode, 0)
@@ -77,14 +90,6 @@ class CertifyCli(unittest.TestCase):
         proc = self.commcert("certify", both, "--baseline", BASELINE)
         self.assertEqual(proc.returncode, 1, proc.stdout)
         self.assertIn("quarantined 1, inconclusive 1", proc.stdout)
-
-    def assert_usage_error(self, proc, *fragments):
-        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
-        self.assertEqual(proc.stdout, "")
-        lines = proc.stderr.strip().splitlines()
-        self.assertEqual(len(lines), 1, proc.stderr)
-        for fragment in fragments:
-            self.assertIn(fragment, lines[0])
 
     def test_malformed_baselines_name_file_and_line_and_write_nothing(self):
         run = self.run_dir(sweep_records())
@@ -142,6 +147,130 @@ class CertifyCli(unittest.TestCase):
         self.assert_usage_error(again, "exists")
         with open(out) as f:
             self.assertEqual(f.read(), text)
+
+
+# A stand-in for scontrol: `-o show node` prints $FAKE_SCONTROL_NODES; `update` records its
+# argument vector (one JSON list per line) in $FAKE_SCONTROL_LOG and fails for the node named in
+# $FAKE_SCONTROL_FAIL. The real thing is exercised by test_slurm_pool.
+FAKE_SCONTROL = """#!{python}
+import json, os, sys
+args = sys.argv[1:]
+if args[:3] == ["-o", "show", "node"]:
+    sys.stdout.write(open(os.environ["FAKE_SCONTROL_NODES"]).read())
+    sys.exit(0)
+if args[:1] == ["update"]:
+    with open(os.environ["FAKE_SCONTROL_LOG"], "a") as log:
+        log.write(json.dumps(args) + "\\n")
+    if "NodeName=" + os.environ.get("FAKE_SCONTROL_FAIL", "") in args:
+        sys.stderr.write("slurm_update error: Invalid node state specified\\n")
+        sys.exit(1)
+    sys.exit(0)
+sys.exit(2)
+"""
+
+
+class CertifyApply(CertifyFiles):
+    """`certify --apply slurm [--dry-run]`: flags, a Slurm that cannot be reached, and the actions
+    against a fake scontrol (PATH), so it runs everywhere."""
+
+    def setUp(self):
+        super().setUp()
+        bin_dir = os.path.join(self.tmp, "bin")
+        os.makedirs(bin_dir)
+        scontrol = os.path.join(bin_dir, "scontrol")
+        with open(scontrol, "w") as f:
+            f.write(FAKE_SCONTROL.format(python=sys.executable))
+        os.chmod(scontrol, 0o755)
+        self.log = os.path.join(self.tmp, "scontrol.log")
+        self.nodes = self.write("nodes.txt", "".join(
+            f"NodeName=node{i} Arch=x86_64 State=IDLE Partitions=debug\n" for i in range(4)))
+        self.env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""),
+                        FAKE_SCONTROL_NODES=self.nodes, FAKE_SCONTROL_LOG=self.log)
+        self.env.pop("SLURM_CONF", None)
+
+    def certify(self, run, *args, env=None):
+        return subprocess.run([BIN, "certify", run, "--baseline", BASELINE, *args], capture_output=True,
+                              text=True, timeout=60, env=env or self.env)
+
+    def updates(self):
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log) as f:
+            return [json.loads(line) for line in f]
+
+    def test_apply_flags_are_checked_before_anything_is_written(self):
+        run = self.run_dir(sweep_records(wrong_rank=2))
+        for args, fragment in ((["--dry-run"], "--apply"), (["--apply", "bogus"], "bogus"),
+                               (["--apply"], "--apply")):
+            with self.subTest(args=args):
+                self.assert_usage_error(self.certify(run, *args), fragment)
+        self.assertFalse(os.path.exists(os.path.join(run, "verdict.json")))
+        self.assertEqual(self.updates(), [])
+
+    def test_unreachable_slurm_is_one_line_and_status_3_with_the_verdict_written(self):
+        run = self.run_dir(sweep_records(wrong_rank=2))
+        env = dict(self.env, SLURM_CONF=os.path.join(self.tmp, "no", "slurm.conf"))
+        for fmt in ("text", "json"):
+            with self.subTest(format=fmt):
+                verdict = os.path.join(self.tmp, f"verdict-{fmt}.json")
+                proc = self.certify(run, "--apply", "slurm", "--format", fmt, "--verdict", verdict, env=env)
+                self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+                errors = [line for line in proc.stderr.splitlines() if "error" in line]
+                self.assertEqual(len(errors), 1, proc.stderr)
+                self.assertIn("SLURM_CONF", errors[0])
+                with open(verdict) as f:
+                    self.assertEqual(json.load(f)["exit_status"], 1)  # nothing lost
+                if fmt == "json":
+                    self.assertEqual(json.loads(proc.stdout)["exit_status"], 1)
+                else:
+                    self.assertIn("quarantined 1", proc.stdout)
+        self.assertEqual(self.updates(), [])
+
+    def test_quarantined_node_is_drained_certified_commcert_drain_resumed(self):
+        self.write("nodes.txt", "NodeName=node0 State=IDLE+DRAIN Reason=commcert: old fault [root@2026-11-22T01:00:00]\n"
+                                "NodeName=node1 State=IDLE+DRAIN Reason=hw: fan [root@2026-11-22T01:00:00]\n"
+                                "NodeName=node2 State=IDLE\nNodeName=node3 State=IDLE\n")
+        run = self.run_dir(sweep_records(wrong_rank=2))
+        dry = self.certify(run, "--apply", "slurm", "--dry-run")
+        self.assertEqual(dry.returncode, 1, dry.stdout + dry.stderr)
+        self.assertIn("drain  node2: commcert: allreduce: ", dry.stdout)
+        self.assertIn("resume node0 (dry run)", dry.stdout)
+        self.assertIn("leave  node1: certified, but drained by someone else (hw: fan)", dry.stdout)
+        self.assertEqual(self.updates(), [])  # a dry run changes nothing
+
+        proc = self.certify(run, "--apply", "slurm")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertLess(proc.stdout.index("certified 3, quarantined 1"), proc.stdout.index("drain  node2"))
+        updates = self.updates()
+        self.assertEqual(sorted(u[1] for u in updates), ["NodeName=node0", "NodeName=node2"])
+        drain = next(u for u in updates if u[1] == "NodeName=node2")
+        self.assertEqual(drain[:3], ["update", "NodeName=node2", "State=DRAIN"])
+        self.assertTrue(drain[3].startswith("Reason=commcert: allreduce: "), drain)
+        self.assertLessEqual(len(drain[3]) - len("Reason="), 200)
+        self.assertIn(["update", "NodeName=node0", "State=RESUME"], updates)
+
+    def test_node_restricts_the_actions_and_machine_formats_keep_stdout_clean(self):
+        run = self.run_dir(sweep_records(wrong_rank=2))
+        proc = self.certify(run, "--apply", "slurm", "--node", "node1", "--format", "nhc")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout, "SUCCESS: commcert: 1 node(s) certified against cpu-mpi-ci\n")
+        self.assertIn("leave  node1: certified; in service", proc.stderr)
+        self.assertNotIn("node2", proc.stderr)
+        self.assertEqual(self.updates(), [])  # node2 is quarantined but was not asked about
+        proc = self.certify(run, "--apply", "slurm", "--node", "node2", "--format", "json")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual([n["node"] for n in json.loads(proc.stdout)["nodes"]], ["node2"])
+        self.assertIn("drain  node2: commcert: ", proc.stderr)
+        self.assertEqual([u[1] for u in self.updates()], ["NodeName=node2"])
+
+    def test_a_failed_action_makes_the_status_at_least_3(self):
+        run = self.run_dir(sweep_records(wrong_rank=2))
+        proc = self.certify(run, "--apply", "slurm", env=dict(self.env, FAKE_SCONTROL_FAIL="node2"))
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("FAILED drain  node2: slurm_update error: Invalid node state specified", proc.stdout)
+        clean = self.run_dir(sweep_records(), "clean")
+        self.assertEqual(self.certify(clean, "--apply", "slurm",
+                                      env=dict(self.env, FAKE_SCONTROL_FAIL="node2")).returncode, 0)
 
 
 if __name__ == "__main__":

@@ -143,7 +143,7 @@ class InjectedFaultsAreDetected(CommcertTestCase):
     def test_delay_names_the_late_rank_as_straggler(self):
         result = self.sweep(["allreduce", "allgather", "alltoall", "reducescatter",
                              "-b", "16K", "-e", "64K", "-f", "4", "-n", "5", "-q"],
-                            env={"COMMCERT_FAULT": "delay:2:3000"})
+                            env={"COMMCERT_FAULT": "delay:2:10000"})
         self.assertEqual(result.returncode, 0, result.stderr)
         measured = result.collective_records("ok")
         self.assertTrue(measured)
@@ -151,9 +151,10 @@ class InjectedFaultsAreDetected(CommcertTestCase):
             self.assertIn(record["collective"], SYMMETRIC)
             self.assertEqual(record["straggler"]["rank"], 2, json.dumps(record["rank_time_s"]))
             self.assertEqual(record["straggler"]["host"], "node2")
-            # The others waited for it about as long as it was late (less on a loaded machine).
-            self.assertGreater(record["straggler"]["lead_s"], 0.0015)
-        self.assertEqual(result.meta()["fault_injection"], "delay:2:3000")
+            # The others waited for it about as long as it was late: less on a loaded 2-core
+            # machine, where the waiting ranks share the cores (CI saw 38% of a 3 ms delay).
+            self.assertGreater(record["straggler"]["lead_s"], 0.003)
+        self.assertEqual(result.meta()["fault_injection"], "delay:2:10000")
 
     def test_corruption_is_attributed_to_the_rank(self):
         result = self.sweep(["allreduce", "allgather", "broadcast", "sendrecv",

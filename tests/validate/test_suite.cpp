@@ -29,7 +29,7 @@ TEST(Suite, UnknownCheckNamesFileAndLine) {
 }
 
 TEST(Suite, RejectsUnknownKeysEmptyListsAndOtherSchemas) {
-  EXPECT_THROW((void)parse_suite("schema: 1\nname: x\nrequired: [burn]\nstages: []\n", "s"),
+  EXPECT_THROW((void)parse_suite("schema: 1\nname: x\nrequired: [burn]\nstage: []\n", "s"),
                UsageError);
   EXPECT_THROW((void)parse_suite("schema: 1\nname: x\nrequired: []\n", "s"), UsageError);
   EXPECT_THROW((void)parse_suite("schema: 2\nname: x\nrequired: [burn]\n", "s"), UsageError);

@@ -1,0 +1,368 @@
+#include "cli/run_command.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/process_group.hpp"
+#include "cli/stage_deadline.hpp"
+#include "cli/stage_plan.hpp"
+#include "core/errors.hpp"
+#include "core/records_file.hpp"
+#include "core/run_output.hpp"
+#include "core/units.hpp"
+#include "report/verdict_reporter.hpp"
+#include "validate/catalog.hpp"
+#include "validate/inputs.hpp"
+#include "validate/validator.hpp"
+
+namespace commcert {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string status_name(int exit_code) {
+  switch (exit_code) {
+    case 0:
+      return "ok";
+    case 1:
+      return "fail";
+    case 2:
+      return "usage";
+    case 4:
+      return "timeout";
+    default:
+      return "error";
+  }
+}
+
+// suite.json: what `commcert run` did, stage by stage, kept current on disk by process 0 so a
+// job that dies mid-suite still says how far it got (docs/suites.md).
+class SuiteLog {
+ public:
+  SuiteLog(const Suite& suite, const Baseline& baseline, const RunOutput& output, bool writes)
+      : path_(output.directory() / "suite.json"), writes_(writes) {
+    doc_ = {{"suite", suite.name},       {"source", suite.path},
+            {"baseline", baseline.sku},  {"baseline_source", baseline.path},
+            {"run_id", output.run_id()}, {"status", "running"},
+            {"stages", Json::array()}};
+  }
+  void stage(const SuiteStage& stage, const std::vector<std::string>& argv, std::string status,
+             std::optional<int> exit_code, double elapsed_s, const std::string& note = {}) {
+    std::lock_guard lock(mutex_);
+    Json entry = {{"name", stage.name},
+                  {"command", stage.command},
+                  {"argv", argv},
+                  {"budget_s", stage.budget_s},
+                  {"required", stage.required},
+                  {"status", std::move(status)},
+                  {"exit_code", exit_code ? Json(*exit_code) : Json(nullptr)},
+                  {"elapsed_s", elapsed_s}};
+    if (!note.empty()) entry["note"] = note;
+    Json& stages = doc_["stages"];
+    if (!stages.empty() && stages.back()["name"] == stage.name) {
+      stages.back() = std::move(entry);
+    } else {
+      stages.push_back(std::move(entry));
+    }
+    write_locked();
+  }
+  void finish(std::string status, int exit_code) {
+    std::lock_guard lock(mutex_);
+    doc_["status"] = std::move(status);
+    doc_["exit_code"] = exit_code;
+    write_locked();
+  }
+
+ private:
+  void write_locked() {
+    if (!writes_) return;
+    try {
+      write_json_file_atomically(path_, doc_);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "commcert run: %s\n", error.what());
+    }
+  }
+  std::filesystem::path path_;
+  bool writes_;
+  std::mutex mutex_;
+  Json doc_;
+};
+
+class SuiteRunner {
+ public:
+  SuiteRunner(const Suite& suite, const Baseline& baseline, const StageOptions& shared,
+              ProcessGroup& group, RunOutput& output)
+      : suite_(suite),
+        baseline_(baseline),
+        shared_(shared),
+        group_(group),
+        output_(output),
+        log_(suite, baseline, output, group.process_index() == 0),
+        start_(Clock::now()) {}
+
+  // Runs a stage on every process; returns the worst exit status any process had.
+  int run_stage(const SuiteStage& stage, std::size_t index, std::size_t count,
+                double remaining_budget_s) {
+    const std::vector<std::string> argv = stage_argv(stage, shared_, output_.run_id());
+    if (reporting()) {
+      fmt::print(stderr,
+                 "commcert run: [{}/{}] {}: {} (budget {}) · elapsed {} · at most {} left\n",
+                 index + 1, count, stage.name, fmt::join(argv.begin() + 1, argv.end(), " "),
+                 format_duration(stage.budget_s), format_duration(seconds_since(start_)),
+                 format_duration(remaining_budget_s));
+    }
+    log_.stage(stage, argv, "running", std::nullopt, 0);
+    const auto stage_start = Clock::now();
+    int status = 0;
+    {
+      StageDeadline deadline(stage.budget_s, [&] { budget_spent(stage, argv, stage_start); });
+      status = execute(stage, argv);
+      // Every process learns the worst outcome, inside the budget: a process stuck in the
+      // stage's last operation cannot leave the others waiting here for ever.
+      for (const auto& theirs : group_.control().all_gather(std::to_string(status))) {
+        status = worse(status, std::stoi(theirs));
+      }
+    }
+    const double elapsed = seconds_since(stage_start);
+    log_.stage(stage, argv, status_name(status), status, elapsed);
+    if (reporting()) {
+      fmt::print(stderr, "commcert run: [{}/{}] {}: {} in {} (exit {})\n", index + 1, count,
+                 stage.name, status_name(status), format_duration(elapsed), status);
+    }
+    return status;
+  }
+
+  void skip_stage(const PlannedStage& planned, std::size_t index, std::size_t count) {
+    log_.stage(planned.stage, planned.argv, "skipped", std::nullopt, 0, planned.skip_reason);
+    if (reporting()) {
+      fmt::print(stderr, "commcert run: [{}/{}] {}: skipped ({})\n", index + 1, count,
+                 planned.stage.name, planned.skip_reason);
+    }
+  }
+
+  // After a cluster-scope sweep: does a figure fall short without naming a node? Process 0
+  // judges what the run holds so far and every process learns the answer.
+  bool needs_localization() {
+    std::string answer = "no";
+    if (reporting()) {
+      try {
+        LoadedInputs inputs = load_inputs({output_.directory().string()});
+        const FleetVerdict verdict =
+            judge(inputs.evidence, baseline_, &suite_, std::move(inputs.notes));
+        for (const auto& node : verdict.nodes) {
+          for (const auto& reason : node.reasons) {
+            if (reason.code == "perf.unattributed") answer = "yes";
+          }
+        }
+      } catch (const std::exception& error) {
+        fmt::print(stderr, "commcert run: cannot judge the cluster scope yet: {}\n", error.what());
+      }
+    }
+    return group_.control().broadcast_from_root(answer) == "yes";
+  }
+
+  // Judges the whole run on process 0; every process returns the verdict's exit status.
+  int certify(int worst_stage_status) {
+    group_.control().barrier();
+    int exit_code = 0;
+    if (reporting()) {
+      exit_code = judge_run(worst_stage_status);
+      log_.finish(exit_code == 0 ? "certified" : status_name(exit_code), exit_code);
+    }
+    return std::stoi(group_.control().broadcast_from_root(std::to_string(exit_code)));
+  }
+
+  [[nodiscard]] bool reporting() const { return group_.process_index() == 0; }
+  [[nodiscard]] double elapsed_s() const { return seconds_since(start_); }
+
+ private:
+  static int worse(int a, int b) {
+    auto rank = [](int code) {
+      switch (code) {
+        case 0:
+          return 0;
+        case 1:
+          return 1;
+        case 3:
+          return 2;
+        case 4:
+          return 3;
+        default:
+          return 4;  // usage
+      }
+    };
+    return rank(a) >= rank(b) ? a : b;
+  }
+
+  int execute(const SuiteStage& stage, const std::vector<std::string>& argv) {
+    try {
+      ParsedStage parsed = parse_stage(stage, argv);
+      std::vector<std::string> storage = argv;
+      std::vector<char*> pointers;
+      for (auto& arg : storage)
+        pointers.push_back(arg.data());
+      pointers.push_back(nullptr);
+      int argc = static_cast<int>(storage.size());
+      char** argv_pointer = pointers.data();
+      Invocation invocation{&argc, &argv_pointer, argv};
+      return parsed.command->run(invocation);
+    } catch (const UsageError& error) {
+      if (!error.reported() && reporting()) {
+        fmt::print(stderr, "commcert run: stage '{}': error: {}\n", stage.name, error.what());
+      }
+      return to_int(ExitCode::kUsage);
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "commcert run: stage '{}' on process {}: error: {}\n", stage.name,
+                 group_.process_index(), error.what());
+      return to_int(ExitCode::kError);
+    }
+  }
+
+  void budget_spent(const SuiteStage& stage, const std::vector<std::string>& argv,
+                    Clock::time_point stage_start) {
+    if (reporting()) {
+      fmt::print(stderr,
+                 "commcert run: stage '{}' used its budget of {}; ending the job. The records "
+                 "written so far are in {}; judge them with `commcert certify`.\n",
+                 stage.name, format_duration(stage.budget_s), output_.directory().string());
+      log_.stage(stage, argv, "over_budget", to_int(ExitCode::kTimeout),
+                 seconds_since(stage_start));
+      log_.finish("over_budget", to_int(ExitCode::kTimeout));
+    } else {
+      // Let process 0 write before the job ends.
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+    group_.control().abort_job(to_int(ExitCode::kTimeout));
+  }
+
+  int judge_run(int worst_stage_status) {
+    if (worst_stage_status == to_int(ExitCode::kUsage)) return worst_stage_status;
+    try {
+      LoadedInputs inputs = load_inputs({output_.directory().string()});
+      const FleetVerdict verdict =
+          judge(inputs.evidence, baseline_, &suite_, std::move(inputs.notes));
+      const auto path = output_.directory() / "verdict.json";
+      write_json_file_atomically(path, to_json(verdict));
+      const std::string report = make_verdict_reporter("text")->render(verdict);
+      std::fflush(stderr);
+      std::fwrite(report.data(), 1, report.size(), stdout);
+      std::fflush(stdout);
+      fmt::print(stderr, "commcert run: verdict written to {} after {}\n", path.string(),
+                 format_duration(elapsed_s()));
+      return verdict.exit_status();
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "commcert run: no verdict: {}\n", error.what());
+      return to_int(ExitCode::kInconclusive);
+    }
+  }
+
+  const Suite& suite_;
+  const Baseline& baseline_;
+  const StageOptions& shared_;
+  ProcessGroup& group_;
+  RunOutput& output_;
+  SuiteLog log_;
+  Clock::time_point start_;
+};
+
+std::filesystem::path suite_directory(const Suite& suite) {
+  const std::filesystem::path path(suite.path);
+  return std::filesystem::exists(path) ? path.parent_path() : std::filesystem::path();
+}
+
+void print_plan(const Suite& suite, const Baseline& baseline,
+                const std::vector<PlannedStage>& plan) {
+  fmt::print("suite {} ({}), judged against {} ({})\n", suite.name, suite.path, baseline.sku,
+             baseline.path);
+  double total = 0;
+  for (const auto& planned : plan) {
+    fmt::print("  {:<22} {:>8}  {}{}\n", planned.stage.name,
+               planned.skipped ? "-" : format_duration(planned.stage.budget_s),
+               fmt::join(planned.argv.begin() + 1, planned.argv.end(), " "),
+               planned.skipped ? fmt::format("  [skipped: {}]", planned.skip_reason) : "");
+    if (!planned.skipped) total += planned.stage.budget_s * (planned.stage.localize ? 2 : 1);
+  }
+  fmt::print("required checks: {}\n", fmt::join(required_checks(suite, baseline), ", "));
+  fmt::print("at most {} (budgets, with localization where a stage has it)\n",
+             format_duration(total));
+}
+
+}  // namespace
+
+void RunCommand::configure(CLI::App& app) {
+  app.add_option("suite", flags_.suite,
+                 fmt::format("Suite file or built-in suite ({})", embedded_suite_names()))
+      ->required();
+  app.add_option("--baseline", flags_.baseline,
+                 fmt::format("Baseline file or built-in baseline ({}); default: the suite's",
+                             embedded_baseline_names()))
+      ->envname("COMMCERT_BASELINE");
+  app.add_flag("--plan", flags_.plan_only, "Print the stages, budgets and checks; run nothing");
+  add_stage_options(app, stage_);
+}
+
+int RunCommand::run(Invocation& invocation) {
+  // Everything a suite or baseline can get wrong is found before any process starts work.
+  const Suite suite = load_suite_ref(flags_.suite);
+  if (suite.stages.empty()) {
+    throw UsageError(fmt::format("{}: the suite has no stages to run", suite.path));
+  }
+  const std::string baseline_ref = flags_.baseline.value_or(suite.baseline.value_or(""));
+  if (baseline_ref.empty()) {
+    throw UsageError(fmt::format(
+        "suite '{}' names no baseline: pass --baseline with the nodes' SKU (built in: {})",
+        suite.name, embedded_baseline_names()));
+  }
+  const Baseline baseline = load_baseline_ref(
+      baseline_ref, flags_.baseline ? std::filesystem::path() : suite_directory(suite));
+  validate_stage_options(stage_);
+  const std::vector<PlannedStage> plan = plan_stages(suite, baseline, stage_);
+  if (flags_.plan_only) {
+    if (launcher_rank_hint() == 0) print_plan(suite, baseline, plan);
+    return to_int(ExitCode::kOk);
+  }
+
+  ProcessGroup group(invocation);
+  const std::unique_ptr<RunOutput> output = open_run_output(group.control(), stage_, "run");
+  StageOptions shared = stage_;
+  shared.run_id = output->run_id();
+  SuiteRunner runner(suite, baseline, shared, group, *output);
+
+  double remaining = 0;
+  for (const auto& planned : plan) {
+    if (!planned.skipped) remaining += planned.stage.budget_s;
+  }
+  int worst = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const PlannedStage& planned = plan[i];
+    if (planned.skipped) {
+      runner.skip_stage(planned, i, plan.size());
+      continue;
+    }
+    const int status = runner.run_stage(planned.stage, i, plan.size(), remaining);
+    remaining -= planned.stage.budget_s;
+    worst = std::max(worst, status == to_int(ExitCode::kUsage) ? 99 : status);
+    if (status == to_int(ExitCode::kUsage)) break;  // a stage refused its arguments: stop here
+    if (planned.stage.localize && runner.needs_localization()) {
+      const SuiteStage pairs = pairs_stage_of(planned.stage);
+      if (runner.reporting()) {
+        fmt::print(stderr,
+                   "commcert run: '{}' fell short without naming a node: measuring every node "
+                   "pair ({} rounds for {} nodes at most)\n",
+                   planned.stage.name, "N-1", "N");
+      }
+      (void)runner.run_stage(pairs, i, plan.size(), remaining + pairs.budget_s);
+    }
+  }
+  return runner.certify(worst == 99 ? to_int(ExitCode::kUsage) : worst);
+}
+
+}  // namespace commcert

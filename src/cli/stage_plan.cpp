@@ -1,0 +1,98 @@
+#include "cli/stage_plan.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace commcert {
+namespace {
+
+// Set by `commcert run` for every stage: a suite that sets them would split the run.
+constexpr std::string_view kRunOptions[] = {"--out", "--run-id", "--node-name"};
+
+std::unique_ptr<Command> make_command(std::string_view name) {
+  for (auto& command : make_commands()) {
+    if (command->name() == name) return std::move(command);
+  }
+  throw UsageError(fmt::format("no stage command '{}'", name));
+}
+
+}  // namespace
+
+std::vector<std::string> stage_argv(const SuiteStage& stage, const StageOptions& shared,
+                                    const std::string& run_id) {
+  std::vector<std::string> argv{"commcert", stage.command};
+  argv.insert(argv.end(), stage.args.begin(), stage.args.end());
+  argv.insert(argv.end(), {"--out", shared.results_root, "--run-id", run_id});
+  if (shared.node_name) argv.insert(argv.end(), {"--node-name", *shared.node_name});
+  if (shared.quiet) argv.emplace_back("-q");
+  return argv;
+}
+
+ParsedStage parse_stage(const SuiteStage& stage, const std::vector<std::string>& argv) {
+  for (const auto& arg : stage.args) {
+    for (const auto option : kRunOptions) {
+      if (arg == option || arg.starts_with(std::string(option) + "=")) {
+        throw UsageError(fmt::format("{}: stage '{}': {} is set by `commcert run` for all stages",
+                                     stage.args_source, stage.name, option));
+      }
+    }
+  }
+  ParsedStage parsed;
+  parsed.command = make_command(stage.command);
+  parsed.app = std::make_unique<CLI::App>(fmt::format("commcert {}", stage.command),
+                                          std::string(stage.command));
+  parsed.command->configure(*parsed.app);
+  std::vector<std::string> reversed(argv.begin() + 2, argv.end());
+  std::reverse(reversed.begin(), reversed.end());  // CLI11 takes the arguments back to front
+  try {
+    parsed.app->parse(reversed);
+  } catch (const CLI::ParseError& error) {
+    const std::string what = error.get_exit_code() == 0 ? "asks for help" : error.what();
+    throw UsageError(
+        fmt::format("{}: stage '{}' ({}): {}", stage.args_source, stage.name, stage.command, what));
+  }
+  return parsed;
+}
+
+std::vector<PlannedStage> plan_stages(const Suite& suite, const Baseline& baseline,
+                                      const StageOptions& shared) {
+  std::vector<PlannedStage> plan;
+  for (const auto& stage : suite.stages) {
+    PlannedStage planned{stage, stage_argv(stage, shared, "planned"), false, {}};
+    (void)parse_stage(stage, planned.argv);  // every stage's flags, before anything runs
+    if (stage.localize) {
+      const SuiteStage pairs = pairs_stage_of(stage);
+      (void)parse_stage(pairs, stage_argv(pairs, shared, "planned"));
+    }
+    if (stage.needs_gpu && baseline.gpus_per_node == 0) {
+      planned.skipped = true;
+      planned.skip_reason = fmt::format("baseline {} has no GPUs per node", baseline.sku);
+    }
+    plan.push_back(std::move(planned));
+  }
+  return plan;
+}
+
+SuiteStage pairs_stage_of(const SuiteStage& sweep) {
+  SuiteStage pairs = sweep;
+  pairs.name = sweep.name + "-pairs";
+  pairs.localize.reset();
+  pairs.required = false;  // judged by localization, not by coverage
+  bool replaced = false;
+  for (std::size_t i = 0; i < pairs.args.size(); ++i) {
+    if (pairs.args[i] == "--scope" && i + 1 < pairs.args.size()) {
+      pairs.args[i + 1] = "pairs";
+      replaced = true;
+    } else if (pairs.args[i].starts_with("--scope=")) {
+      pairs.args[i] = "--scope=pairs";
+      replaced = true;
+    }
+  }
+  if (!replaced) pairs.args.insert(pairs.args.end(), {"--scope", "pairs"});
+  return pairs;
+}
+
+}  // namespace commcert

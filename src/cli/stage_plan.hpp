@@ -1,0 +1,50 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command.hpp"
+#include "cli/run_setup.hpp"
+#include "validate/baseline.hpp"
+#include "validate/suite.hpp"
+
+namespace commcert {
+
+// One stage of a suite made ready to run: its command with the suite's arguments plus the run's
+// shared ones (--out, --run-id, --node-name, -q), parsed by the stage's own parser.
+struct PlannedStage {
+  SuiteStage stage;
+  std::vector<std::string> argv;  // "commcert", command, arguments...
+  bool skipped = false;           // not run under this baseline
+  std::string skip_reason;
+};
+
+// A stage command, configured and parsed, ready for Command::run.
+struct ParsedStage {
+  std::unique_ptr<Command> command;
+  std::unique_ptr<CLI::App> app;
+};
+
+// The stage's command line with the run's shared options appended.
+[[nodiscard]] std::vector<std::string> stage_argv(const SuiteStage& stage,
+                                                  const StageOptions& shared,
+                                                  const std::string& run_id);
+
+// Parses a stage's command line with that command's parser. Throws UsageError naming the suite
+// line of the stage's arguments and the parser's complaint.
+[[nodiscard]] ParsedStage parse_stage(const SuiteStage& stage,
+                                      const std::vector<std::string>& argv);
+
+// Every stage of the suite, checked before anything runs: unknown flags, bad values and options
+// the run sets itself are errors naming the suite line. Stages that need a GPU are skipped when
+// the baseline says the nodes have none.
+[[nodiscard]] std::vector<PlannedStage> plan_stages(const Suite& suite, const Baseline& baseline,
+                                                    const StageOptions& shared);
+
+// The same sweep in the pairs scope: the localization step after a cluster-scope shortfall.
+[[nodiscard]] SuiteStage pairs_stage_of(const SuiteStage& sweep);
+
+}  // namespace commcert
