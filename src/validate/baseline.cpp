@@ -146,7 +146,8 @@ bool is_metric_key(std::string_view check, std::string_view key) {
 void parse_collective(const YamlInput& in, const YAML::Node& node, const std::string& check,
                       const std::string& path, Baseline& out) {
   CollectiveSpec spec;
-  in.allow_keys(node, path, with_metric_keys(check, {"min_bytes", "require_check", "straggler"}));
+  in.allow_keys(node, path,
+                with_metric_keys(check, {"min_bytes", "require_check", "straggler", "pairs"}));
   if (node["min_bytes"]) spec.min_bytes = in.size(node["min_bytes"], join_path(path, "min_bytes"));
   if (node["require_check"]) {
     spec.require_check = in.boolean(node["require_check"], join_path(path, "require_check"));
@@ -173,6 +174,25 @@ void parse_collective(const YamlInput& in, const YAML::Node& node, const std::st
         straggler.min_records = static_cast<int>(value);
       }
       spec.straggler = straggler;
+    }
+  }
+  if (const YAML::Node p = node["pairs"]) {
+    const std::string p_path = join_path(path, "pairs");
+    in.expect_map(p, p_path);
+    in.allow_keys(p, p_path, {"max_deficit_pct", "floor_gb_per_s", "min_pairs"});
+    if (p["max_deficit_pct"]) {
+      spec.pairs.max_deficit_pct =
+          percentage(in, p["max_deficit_pct"], join_path(p_path, "max_deficit_pct"));
+    }
+    if (p["floor_gb_per_s"]) {
+      spec.pairs.floor_gb_per_s =
+          in.number(p["floor_gb_per_s"], join_path(p_path, "floor_gb_per_s"));
+      if (*spec.pairs.floor_gb_per_s <= 0) in.fail(p["floor_gb_per_s"], p_path, "must be positive");
+    }
+    if (p["min_pairs"]) {
+      const auto value = in.integer(p["min_pairs"], join_path(p_path, "min_pairs"));
+      if (value < 2) in.fail(p["min_pairs"], p_path, "must be 2 or more");
+      spec.pairs.min_pairs = static_cast<int>(value);
     }
   }
   out.collectives[check] = spec;

@@ -45,10 +45,21 @@ struct StragglerSpec {
   [[nodiscard]] bool operator==(const StragglerSpec&) const = default;
 };
 
+// How pairwise rounds (scope pairs) are judged: each pair's busbw against the other pairs of
+// the same run, collective and size (docs/localization.md).
+struct PairSpec {
+  double max_deficit_pct = 20.0;         // a pair this far below the reference fails ...
+  std::optional<double> floor_gb_per_s;  // ... as does one below this absolute floor
+  int min_pairs = 3;                     // fewer pairs: no reference, only the floor judges
+
+  [[nodiscard]] bool operator==(const PairSpec&) const = default;
+};
+
 struct CollectiveSpec {
   std::uint64_t min_bytes = std::uint64_t{1} << 30;
   bool require_check = true;
   std::optional<StragglerSpec> straggler;
+  PairSpec pairs;
 
   [[nodiscard]] bool operator==(const CollectiveSpec&) const = default;
 };

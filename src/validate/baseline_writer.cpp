@@ -176,6 +176,16 @@ std::string baseline_to_yaml(const Baseline& b,
         out << YAML::Key << "min_records" << YAML::Value << spec->straggler->min_records;
         out << YAML::EndMap;
       }
+      if (spec->pairs != PairSpec{}) {
+        out << YAML::Key << "pairs" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        out << YAML::Key << "max_deficit_pct" << YAML::Value << number(spec->pairs.max_deficit_pct);
+        if (spec->pairs.floor_gb_per_s) {
+          out << YAML::Key << "floor_gb_per_s" << YAML::Value
+              << number(*spec->pairs.floor_gb_per_s);
+        }
+        out << YAML::Key << "min_pairs" << YAML::Value << spec->pairs.min_pairs;
+        out << YAML::EndMap;
+      }
     }
     if (check.kind == CheckKind::kHealthGpu) health_gpu(w, b.gpu_health);
     if (check.kind == CheckKind::kHealthIb) health_ib(w, b.ib_health);

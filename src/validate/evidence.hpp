@@ -38,7 +38,8 @@ struct RunEvidence {
   EvidenceRef ref;
 };
 
-enum class CollectiveScope : std::uint8_t { kCluster, kNode, kOther };
+// kPairs: two nodes of a pairwise round (judged by localization, not by the metric rules).
+enum class CollectiveScope : std::uint8_t { kCluster, kNode, kPairs, kOther };
 
 struct WrongRank {
   int rank = 0;
@@ -57,6 +58,8 @@ struct CollectiveEvidence {
   CollectiveScope scope = CollectiveScope::kCluster;
   bool in_place = false;
   bool checked = false;
+  bool pair_list = false;    // a pair named by `sweep --pair-list` (a localization re-test)
+  std::uint32_t nranks = 0;  // 0: not recorded
   std::uint64_t bytes = 0;
   double busbw_bytes_per_s = 0;  // meaningful when measured()
   NodeId straggler = kNoString;

@@ -147,7 +147,10 @@ void collect_collectives(const Evidence& evidence, const Baseline& baseline, Col
   std::unordered_map<StringId, std::uint64_t> min_bytes;
   for (std::size_t i = 0; i < evidence.collectives.size(); ++i) {
     const auto& c = evidence.collectives[i];
-    if (!c.measured() || c.scope == CollectiveScope::kOther) continue;
+    // A single rank moves nothing over a bus (busbw is 0 by definition: one GPU per node in
+    // the node scope); pairs are judged against each other by localization.
+    if (!c.measured() || c.nranks == 1) continue;
+    if (c.scope != CollectiveScope::kCluster && c.scope != CollectiveScope::kNode) continue;
     auto [mb, fresh] = min_bytes.try_emplace(c.collective, 0);
     if (fresh) {
       const auto* spec =

@@ -92,6 +92,22 @@ constexpr ReasonSpec kCatalogue[] = {
      "{metric} {measured} {unit} fails {rule} ({limit} {unit}) in the {peers}-node run {run}; no "
      "single node can be blamed",
      "localize with per-node or pairwise runs"},
+    // Localization: pairwise rounds after a cluster-wide shortfall (docs/localization.md).
+    {"localization.bad_node", kQuarantine, kTriage,
+     "{collective} in pairwise rounds: slow with {failed} of {partners} partners (median "
+     "{measured} GB/s, pairs need {limit} GB/s at {size}, run {run}){detail}",
+     "drain; check this node's HCA, cable and switch port (ibstat, port counters) and its "
+     "GPU-NIC placement, then rerun"},
+    {"localization.suspect_link", kWarn, kMonitor,
+     "link {link}: {collective} {measured} GB/s, pairs need {limit} GB/s at {size} (run {run}); "
+     "both nodes pass with their other partners{detail}",
+     "check the cables, transceivers and switch ports on the path between these two nodes"},
+    {"localization.unresolved", kInconclusive, kUnknown,
+     "{collective} in pairwise rounds: slow with {failed} of {partners} partners (median "
+     "{measured} GB/s, pairs need {limit} GB/s at {size}, run {run}); not yet re-tested against a "
+     "known-good node",
+     "re-test it: `commcert run` does so itself; by hand, sweep --scope pairs --pair-list "
+     "NODE:GOOD_NODE with the same run id, then certify again"},
     {"perf.warn_band", kWarn, kMonitor,
      "{where}{metric} {measured} {unit} within {band}% of the {bound} {limit} {unit}",
      "watch this node; certify again after maintenance"},

@@ -8,6 +8,7 @@
 #include "validate/fleet_stats.hpp"
 #include "validate/fold.hpp"
 #include "validate/metrics.hpp"
+#include "validate/pair_localization.hpp"
 #include "validate/rules/rule.hpp"
 
 namespace commcert {
@@ -31,6 +32,39 @@ std::vector<FleetMetricSummary> fleet_summary(const MetricTable& metrics) {
   return out;
 }
 
+// A cluster-wide figure that no single node could be blamed for (perf.unattributed) is
+// explained once the pairwise rounds of the same run and collective found the bad node or link:
+// the culprit carries the reason, the other nodes are not held back by it.
+void drop_explained_shortfalls(const Evidence& evidence, const PairLocalization& pairs,
+                               std::vector<Finding>& findings, std::vector<InputNote>& notes) {
+  if (pairs.explained.empty()) return;
+  std::set<std::pair<std::string, std::string>> explained;  // (run id, check)
+  for (const auto& [run, check] : pairs.explained) {
+    explained.emplace(evidence.text(evidence.runs[run].run_id), check);
+  }
+  const auto field = [](const Finding& f, std::string_view name) -> std::string {
+    for (const auto& [key, value] : f.fields) {
+      if (key == name) return value;
+    }
+    return {};
+  };
+  std::set<std::pair<std::string, std::string>> dropped;
+  std::erase_if(findings, [&](const Finding& f) {
+    if (f.code != "perf.unattributed") return false;
+    std::pair<std::string, std::string> key{field(f, "run"), f.check};
+    if (!explained.count(key)) return false;
+    dropped.insert(std::move(key));
+    return true;
+  });
+  for (const auto& [run, check] : dropped) {
+    notes.push_back(
+        {"localization.explained", "", 0,
+         fmt::format("{} of run {} fell short in the cluster scope; the pairwise rounds "
+                     "of the same run name the node or link responsible",
+                     check, run)});
+  }
+}
+
 }  // namespace
 
 FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Suite* suite,
@@ -48,10 +82,12 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
   std::vector<NodeId> nodes(evidence.nodes.size());
   std::iota(nodes.begin(), nodes.end(), NodeId{0});
   const MetricTable metrics(evidence, baseline);
-  const JudgeContext context{evidence, baseline, metrics, verdict.required, nodes};
+  const PairLocalization pairs = localize_pairs(evidence, baseline);
+  const JudgeContext context{evidence, baseline, metrics, verdict.required, nodes, &pairs};
   std::vector<Finding> findings;
   for (const auto& rule : make_rules())
     rule->judge(context, findings);
+  drop_explained_shortfalls(evidence, pairs, findings, notes);
   verdict.nodes = fold(evidence, std::move(findings), nodes, verdict.required);
   verdict.fleet = fleet_summary(metrics);
 
@@ -63,7 +99,7 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
   std::vector<bool> cluster_records(evidence.runs.size(), false);
   std::vector<std::size_t> other_scope(evidence.runs.size(), 0);
   for (const auto& c : evidence.collectives) {
-    if (c.scope != CollectiveScope::kNode) cluster_records[c.run] = true;
+    if (c.scope == CollectiveScope::kCluster) cluster_records[c.run] = true;
     if (c.scope == CollectiveScope::kOther) ++other_scope[c.run];
   }
   for (std::size_t i = 0; i < evidence.runs.size(); ++i) {

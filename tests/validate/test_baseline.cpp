@@ -132,6 +132,24 @@ TEST(Baseline, InconsistentBoundsAreErrors) {
   EXPECT_THAT(error_of(prefix + "{}\n"), HasSubstr("empty bound"));
 }
 
+TEST(Baseline, PairRulesAreReadAndCheckedWithTheirLine) {
+  const Baseline b = parse_baseline(
+      std::string(kHead) +
+          "checks:\n  collective.allreduce:\n    pairs: {max_deficit_pct: 30, floor_gb_per_s: 40, "
+          "min_pairs: 4}\n",
+      "b.yaml");
+  const CollectiveSpec* spec = b.collective("collective.allreduce");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_DOUBLE_EQ(spec->pairs.max_deficit_pct, 30.0);
+  EXPECT_EQ(spec->pairs.floor_gb_per_s, 40.0);
+  EXPECT_EQ(spec->pairs.min_pairs, 4);
+  const std::string prefix = std::string(kHead) + "checks:\n  collective.allreduce:\n    pairs: ";
+  EXPECT_THAT(error_of(prefix + "{max_deficit_pct: 100}\n"), HasSubstr("bad.yaml:6:"));
+  EXPECT_THAT(error_of(prefix + "{min_pairs: 1}\n"), HasSubstr("2 or more"));
+  EXPECT_THAT(error_of(prefix + "{floor: 3}\n"), HasSubstr("unknown key"));
+  EXPECT_THAT(error_of(prefix + "{floor_gb_per_s: -1}\n"), HasSubstr("must be positive"));
+}
+
 TEST(Baseline, MissingPartsAreErrors) {
   EXPECT_THAT(error_of("sku: x\nrequired: [burn]\n"), HasSubstr("schema"));
   EXPECT_THAT(error_of("schema: 1\nrequired: [burn]\n"), HasSubstr("sku: missing"));

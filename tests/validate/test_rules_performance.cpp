@@ -116,11 +116,21 @@ TEST(FloorRule, WithoutARankMapASharedFigureIsNeverPinnedOnItsWriter) {
 TEST(MetricTable, ScopesItDoesNotKnowAreNotedNotJudged) {
   const Evidence e =
       fixtures::evidence_of({fixtures::run_record({"n0", "n1"}),
-                             fixtures::collective(std::uint64_t{1} << 30, 1, "pairs")});
+                             fixtures::collective(std::uint64_t{1} << 30, 1, "rail")});
   const FleetVerdict v = fixtures::certify(e, busbw_baseline("{floor: 355}"));
   EXPECT_EQ(v.count(NodeState::kInconclusive), 2u);  // no judgeable evidence
   ASSERT_EQ(v.notes.size(), 1u);
   EXPECT_EQ(v.notes[0].code, "input.unknown_scope");
+}
+
+TEST(MetricTable, PairsAreLocalizationEvidenceNotACheckFigure) {
+  Json pair = fixtures::collective(std::uint64_t{1} << 30, 1, "pairs");
+  pair["group_nodes"] = {"n0", "n1"};
+  const Evidence e = fixtures::evidence_of({fixtures::run_record({"n0", "n1"}), pair});
+  const FleetVerdict v = fixtures::certify(e, busbw_baseline("{floor: 355}"));
+  EXPECT_EQ(v.count(NodeState::kInconclusive), 2u);  // the check still needs its own scope
+  EXPECT_TRUE(fixtures::has_code(fixtures::node(v, "n0"), "evidence.missing"));
+  EXPECT_TRUE(v.notes.empty());
 }
 
 TEST(CeilingAndEqualityRules, JudgeTemperatureAndPortRate) {

@@ -38,6 +38,7 @@ RecordStatus parse_status(std::string_view text) {
 CollectiveScope parse_scope(std::string_view text) {
   if (text == "cluster") return CollectiveScope::kCluster;
   if (text == "node") return CollectiveScope::kNode;
+  if (text == "pairs") return CollectiveScope::kPairs;
   return CollectiveScope::kOther;
 }
 
@@ -238,6 +239,8 @@ struct RecordParser::Impl {
     CollectiveScope scope = CollectiveScope::kCluster;
     bool in_place = false;
     bool check = false;
+    bool pair_list = false;
+    std::uint32_t nranks = 0;
     std::optional<std::uint64_t> bytes;
     std::optional<double> busbw;
     double median_s = 0;
@@ -265,6 +268,13 @@ struct RecordParser::Impl {
           break;
         case key_id("bytes"):
           if (key == "bytes") bytes = take(value.get_uint64(), key);
+          break;
+        case key_id("nranks"):
+          if (key == "nranks")
+            nranks = static_cast<std::uint32_t>(std::max(0, small_int(value, key)));
+          break;
+        case key_id("pair_list"):
+          if (key == "pair_list") pair_list = boolean(value, key);
           break;
         case key_id("busbw_bytes_per_s"):
           if (key == "busbw_bytes_per_s") busbw = number(value, key);
@@ -352,6 +362,8 @@ struct RecordParser::Impl {
     record.status = *c.status;
     record.scope = scope;
     record.in_place = in_place;
+    record.pair_list = pair_list;
+    record.nranks = nranks;
     record.bytes = bytes.value_or(0);
     if (record.measured()) {
       if (!bytes) record_error("bytes", "missing");

@@ -30,6 +30,7 @@ std::vector<std::unique_ptr<Rule>> make_rules() {
       &rules::make_warn_band_rule,
       &rules::make_fleet_outlier_rule,
       &rules::make_straggler_rule,
+      &rules::make_pair_localization_rule,
   };
   std::vector<std::unique_ptr<Rule>> rules;
   for (const Factory factory : kRules)

@@ -131,7 +131,9 @@ class RequiredEvidenceRule final : public Rule {
       if (context.baseline.bound(fmt::format("{}.busbw.{}", check, name))) bounded.insert(scope);
     }
     const auto judgeable_size = [&](const CollectiveEvidence& c) {
-      return bounded.empty() || (bounded.count(c.scope) > 0 && c.bytes >= min_bytes);
+      // A one-rank communicator has no bus bandwidth to judge (metrics.cpp).
+      return bounded.empty() ||
+             (bounded.count(c.scope) > 0 && c.bytes >= min_bytes && c.nranks != 1);
     };
     const auto collective_id = evidence.strings.find(info.collective);
 
@@ -148,7 +150,11 @@ class RequiredEvidenceRule final : public Rule {
         groups;
     if (collective_id) {
       for (const auto& c : evidence.collectives) {
-        if (c.collective != *collective_id || c.scope == CollectiveScope::kOther) continue;
+        // Pairs are localization evidence, not a check's: judged against each other only.
+        if (c.collective != *collective_id || c.scope == CollectiveScope::kOther ||
+            c.scope == CollectiveScope::kPairs) {
+          continue;
+        }
         auto& [g, sample] = groups[{c.run, Evidence::communicator(c)}];
         sample = &c;
         g.any = true;

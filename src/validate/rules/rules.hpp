@@ -36,5 +36,7 @@ std::unique_ptr<Rule> make_regression_rule();
 std::unique_ptr<Rule> make_warn_band_rule();
 std::unique_ptr<Rule> make_fleet_outlier_rule();
 std::unique_ptr<Rule> make_straggler_rule();
+// Localization: pairwise rounds name the node or link behind a cluster-wide shortfall.
+std::unique_ptr<Rule> make_pair_localization_rule();
 
 }  // namespace commcert::rules

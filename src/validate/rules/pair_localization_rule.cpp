@@ -1,0 +1,89 @@
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+#include "validate/pair_localization.hpp"
+#include "validate/rules/rules.hpp"
+#include "validate/rules/support.hpp"
+
+namespace commcert::rules {
+namespace {
+
+// Pairwise rounds name the culprit of a cluster-wide shortfall: a node slow with most of its
+// partners (or again with a known-good one) is quarantined; a single slow pair whose nodes pass
+// with everyone else is a suspect link, a warning on both nodes that blames neither; a node slow
+// with some partners and not yet re-tested is inconclusive (docs/localization.md).
+class PairLocalizationRule final : public Rule {
+ public:
+  std::string_view id() const override { return "rule.pair_localization"; }
+  std::string_view summary() const override {
+    return "pairwise rounds: a node slow with most partners is quarantined, a slow pair whose "
+           "nodes pass elsewhere is a suspect link, an unconfirmed suspect is inconclusive";
+  }
+
+  void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
+    if (context.pairs) {
+      judge_with(context, *context.pairs, out);
+    } else {
+      judge_with(context, localize_pairs(context.evidence, context.baseline), out);
+    }
+  }
+
+ private:
+  void judge_with(const JudgeContext& context, const PairLocalization& pairs,
+                  std::vector<Finding>& out) const {
+    const Evidence& evidence = context.evidence;
+    for (const auto& verdict : pairs.verdicts) {
+      const PairSeries& series = pairs.series[verdict.series];
+      const std::string collective(evidence.text(series.collective));
+      Finding f;
+      f.node = verdict.node;
+      f.check = collective_check(collective);
+      f.rule = std::string(id());
+      f.measured = verdict.measured_gb_per_s;
+      f.limit = series.limit_gb_per_s;
+      f.unit = "GB/s";
+      f.evidence = verdict.evidence;
+      f.fields = {{"collective", collective},
+                  {"measured", format_figure(verdict.measured_gb_per_s)},
+                  {"limit", format_figure(series.limit_gb_per_s)},
+                  {"size", format_bytes(series.bytes)},
+                  {"failed", std::to_string(verdict.failed_partners)},
+                  {"partners", std::to_string(verdict.partners)},
+                  {"run", std::string(evidence.text(evidence.runs[series.run].run_id))},
+                  {"detail", verdict.retest.empty() ? "" : "; " + verdict.retest}};
+      switch (verdict.kind) {
+        case PairVerdictKind::kBadNode:
+          f.code = "localization.bad_node";
+          out.push_back(std::move(f));
+          break;
+        case PairVerdictKind::kUnresolved:
+          f.code = "localization.unresolved";
+          out.push_back(std::move(f));
+          break;
+        case PairVerdictKind::kSuspectLink: {
+          f.code = "localization.suspect_link";
+          const std::string a = evidence.node_name(verdict.node);
+          const std::string b = evidence.node_name(verdict.other);
+          f.link = LinkRef{"hosts", {}, -1, {a, b}};
+          f.fields.emplace_back("link", fmt::format("{}<->{}", a, b));
+          if (verdict.retest.empty()) {
+            set_field(f, "detail", "; not yet re-tested against known-good nodes");
+          }
+          Finding other = f;
+          other.node = verdict.other;
+          out.push_back(std::move(f));
+          out.push_back(std::move(other));
+          break;
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_pair_localization_rule() {
+  return std::make_unique<PairLocalizationRule>();
+}
+
+}  // namespace commcert::rules
