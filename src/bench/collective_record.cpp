@@ -28,6 +28,7 @@ Json common_fields(const CollectiveRecordContext& context, const Measurement& m,
   record["nodes"] = m.group_nodes.size();
   record["scope"] = m.scope;
   record["round"] = m.scope == "pairs" ? Json(m.round) : Json(nullptr);
+  if (m.pair_list) record["pair_list"] = true;
   record["group"] = m.group;
   record["group_nodes"] = m.group_nodes;
   record["in_place"] = m.in_place;

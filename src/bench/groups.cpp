@@ -49,8 +49,64 @@ std::vector<std::vector<std::pair<int, int>>> round_robin_pairs(int count) {
   return rounds;
 }
 
+std::vector<NodePair> parse_pair_list(std::string_view text, std::string_view flag) {
+  std::vector<NodePair> pairs;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string_view entry = text.substr(start, end - start);
+    const std::size_t colon = entry.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 == entry.size() ||
+        entry.find(':', colon + 1) != std::string_view::npos) {
+      throw UsageError(fmt::format(
+          "{}: '{}' is not a pair of nodes (expected NODE:NODE[,NODE:NODE...])", flag, entry));
+    }
+    NodePair pair{std::string(entry.substr(0, colon)), std::string(entry.substr(colon + 1))};
+    if (pair.first == pair.second) {
+      throw UsageError(fmt::format("{}: '{}' pairs a node with itself", flag, entry));
+    }
+    pairs.push_back(std::move(pair));
+    start = end + 1;
+  }
+  return pairs;
+}
+
+namespace {
+
+// Listed pairs into rounds: each pair goes to the first round where neither node is busy yet.
+std::vector<std::vector<std::pair<int, int>>> pack_listed_pairs(
+    const std::vector<NodePair>& pair_list, const std::vector<std::string>& nodes) {
+  const auto index_of = [&](const std::string& node) {
+    const auto found = std::find(nodes.begin(), nodes.end(), node);
+    if (found == nodes.end()) {
+      throw UsageError(fmt::format("--pair-list: no rank runs on node '{}' in this job", node));
+    }
+    return static_cast<int>(found - nodes.begin());
+  };
+  std::vector<std::vector<std::pair<int, int>>> rounds;
+  std::vector<std::vector<bool>> busy;
+  for (const auto& [first, second] : pair_list) {
+    const int a = index_of(first);
+    const int b = index_of(second);
+    std::size_t r = 0;
+    while (r < rounds.size() &&
+           (busy[r][static_cast<std::size_t>(a)] || busy[r][static_cast<std::size_t>(b)])) {
+      ++r;
+    }
+    if (r == rounds.size()) {
+      rounds.emplace_back();
+      busy.emplace_back(nodes.size(), false);
+    }
+    rounds[r].emplace_back(std::min(a, b), std::max(a, b));
+    busy[r][static_cast<std::size_t>(a)] = busy[r][static_cast<std::size_t>(b)] = true;
+  }
+  return rounds;
+}
+
+}  // namespace
+
 std::vector<GroupRound> plan_rounds(Scope scope, const std::vector<RankIdentity>& ranks,
-                                    PairRanks pair_ranks) {
+                                    PairRanks pair_ranks, const std::vector<NodePair>& pair_list) {
   const auto nodes = distinct_nodes(ranks);
   std::map<std::string, std::vector<int>> ranks_of_node;
   for (const auto& rank : ranks)
@@ -86,7 +142,8 @@ std::vector<GroupRound> plan_rounds(Scope scope, const std::vector<RankIdentity>
       break;
   }
   std::vector<GroupRound> rounds;
-  const auto schedule = round_robin_pairs(static_cast<int>(nodes.size()));
+  const auto schedule = pair_list.empty() ? round_robin_pairs(static_cast<int>(nodes.size()))
+                                          : pack_listed_pairs(pair_list, nodes);
   for (std::size_t r = 0; r < schedule.size(); ++r) {
     std::vector<RankGroup> groups;
     for (const auto& [a, b] : schedule[r]) {

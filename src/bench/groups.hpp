@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/rank_identity.hpp"
@@ -21,6 +22,12 @@ enum class Scope { kCluster, kNode, kPairs };
 // Which ranks of a node take part in a pair: the first rank of each node, or all of them.
 enum class PairRanks { kOne, kAll };
 
+// Two node identities measured together (`sweep --pair-list a:b`).
+using NodePair = std::pair<std::string, std::string>;
+
+// "a:b,c:d" -> {a, b}, {c, d}. Throws UsageError naming `flag`.
+[[nodiscard]] std::vector<NodePair> parse_pair_list(std::string_view text, std::string_view flag);
+
 // One collective communicator of a round.
 struct RankGroup {
   std::vector<int> ranks;          // global ranks, ascending; group rank i is ranks[i]
@@ -35,10 +42,13 @@ struct GroupRound {
   std::vector<int> group_of_rank;  // indexed by global rank; -1 when idle this round
 };
 
-// Rounds for `scope`, identical on every process (a pure function of the rank map).
+// Rounds for `scope`, identical on every process (a pure function of the rank map). With a
+// `pair_list` the pairs scope measures only those pairs, packed into as few rounds of disjoint
+// pairs as a greedy pass finds; a node the job does not have is a UsageError.
 [[nodiscard]] std::vector<GroupRound> plan_rounds(Scope scope,
                                                   const std::vector<RankIdentity>& ranks,
-                                                  PairRanks pair_ranks = PairRanks::kOne);
+                                                  PairRanks pair_ranks = PairRanks::kOne,
+                                                  const std::vector<NodePair>& pair_list = {});
 
 // The circle-method schedule: for `count` items, rounds of disjoint pairs (indices) covering
 // every pair exactly once; count-1 rounds for even counts, count rounds (one bye each) for odd.

@@ -38,6 +38,7 @@ struct Measurement {
   int cycle = 0;
   std::string scope = "cluster";
   int round = 0;                           // pairs: the circle-method round
+  bool pair_list = false;                  // pairs: named by --pair-list (a re-test)
   int group = 0;                           // index of the group within its round
   std::vector<std::string> group_nodes;    // node identities of the group
   std::optional<std::string> unsupported;  // set when the backend cannot run this placement

@@ -174,6 +174,7 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
     m.cycle = cycle;
     m.scope = std::string(name_of(options_.scope));
     m.round = round.round;
+    m.pair_list = !options_.pair_list.empty();
     m.group = static_cast<int>(g);
     m.group_nodes = round.groups[g].nodes;
     m.check_requested = options_.check;
@@ -217,7 +218,7 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
   plan.in_place = in_place;
   plan.blocking = options_.blocking;
   plan.graph_launches = options_.graph_launches;
-  plan.faults = &faults_;
+  plan.faults = &round_faults_;
 
   if (options_.warmup_iterations > 0 && participating) {
     plan.timed = false;
@@ -343,7 +344,7 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
 SweepOutcome SweepEngine::run() {
   const auto sizes = sweep_sizes(options_);
   const auto all_points = points();
-  const auto rounds = plan_rounds(options_.scope, ranks_, options_.pair_ranks);
+  const auto rounds = plan_rounds(options_.scope, ranks_, options_.pair_ranks, options_.pair_list);
   const std::uint64_t cap = agreed_buffer_cap();
   const bool reporting = control_.process_index() == 0;
 
@@ -359,6 +360,7 @@ SweepOutcome SweepEngine::run() {
   for (int cycle = 0; !stop && (options_.cycles == 0 || cycle < options_.cycles); ++cycle) {
     for (const auto& round : rounds) {
       if (stop) break;
+      round_faults_ = faults_.for_groups(round.group_of_rank);
       // Cluster scope runs on the job's communicator; node and pair scopes on a split of it,
       // created for the round and destroyed (with its buffers) after it.
       std::unique_ptr<Communicator> split;

@@ -87,6 +87,7 @@ class SweepEngine {
   ControlPlane& control_;
   Watchdog* watchdog_;
   const FaultPlan& faults_;
+  FaultPlan round_faults_;  // faults_ as they apply to the groups of the current round
   const std::vector<RankIdentity>& ranks_;
   SweepObserver* observer_;
   bool show_progress_;

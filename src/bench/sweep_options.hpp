@@ -39,6 +39,8 @@ struct SweepOptions {
   std::uint64_t seed = 0x636f6d6d63657274ULL;  // "commcert"
   Scope scope = Scope::kCluster;
   PairRanks pair_ranks = PairRanks::kOne;
+  // Pairs scope: these node pairs instead of every pair (a localization re-test).
+  std::vector<NodePair> pair_list;
 };
 
 }  // namespace commcert

@@ -17,6 +17,7 @@
 #include "report/verdict_reporter.hpp"
 #include "validate/catalog.hpp"
 #include "validate/inputs.hpp"
+#include "validate/pair_localization.hpp"
 #include "validate/validator.hpp"
 
 namespace commcert {
@@ -169,6 +170,23 @@ class SuiteRunner {
     return group_.control().broadcast_from_root(answer) == "yes";
   }
 
+  // After the pairs scope: the re-tests that suspects still need before they can be blamed,
+  // "a:good,b:good" (empty: none), the same on every process.
+  std::string retest_pairs() {
+    std::string answer;
+    if (reporting()) {
+      try {
+        const LoadedInputs inputs = load_inputs({output_.directory().string()});
+        for (const auto& [suspect, good] : localize_pairs(inputs.evidence, baseline_).retest_plan) {
+          answer += fmt::format("{}{}:{}", answer.empty() ? "" : ",", suspect, good);
+        }
+      } catch (const std::exception& error) {
+        fmt::print(stderr, "commcert run: cannot read the pairs: {}\n", error.what());
+      }
+    }
+    return group_.control().broadcast_from_root(answer);
+  }
+
   // Judges the whole run on process 0; every process returns the verdict's exit status.
   int certify(int worst_stage_status) {
     group_.control().barrier();
@@ -288,7 +306,8 @@ void print_plan(const Suite& suite, const Baseline& baseline,
                planned.skipped ? "-" : format_duration(planned.stage.budget_s),
                fmt::join(planned.argv.begin() + 1, planned.argv.end(), " "),
                planned.skipped ? fmt::format("  [skipped: {}]", planned.skip_reason) : "");
-    if (!planned.skipped) total += planned.stage.budget_s * (planned.stage.localize ? 2 : 1);
+    // Localization adds the pairs scope and, when a suspect needs it, a re-test.
+    if (!planned.skipped) total += planned.stage.budget_s * (planned.stage.localize ? 3 : 1);
   }
   fmt::print("required checks: {}\n", fmt::join(required_checks(suite, baseline), ", "));
   fmt::print("at most {} (budgets, with localization where a stage has it)\n",
@@ -360,6 +379,15 @@ int RunCommand::run(Invocation& invocation) {
                    planned.stage.name, "N-1", "N");
       }
       (void)runner.run_stage(pairs, i, plan.size(), remaining + pairs.budget_s);
+      // A suspect is re-tested against a node that passed every pair before it is blamed.
+      if (const std::string retests = runner.retest_pairs(); !retests.empty()) {
+        const SuiteStage retest = retest_stage_of(pairs, retests);
+        if (runner.reporting()) {
+          fmt::print(stderr, "commcert run: re-testing suspects against known-good nodes: {}\n",
+                     retests);
+        }
+        (void)runner.run_stage(retest, i, plan.size(), remaining + retest.budget_s);
+      }
     }
   }
   return runner.certify(worst == 99 ? to_int(ExitCode::kUsage) : worst);

@@ -95,4 +95,11 @@ SuiteStage pairs_stage_of(const SuiteStage& sweep) {
   return pairs;
 }
 
+SuiteStage retest_stage_of(const SuiteStage& pairs, const std::string& pair_list) {
+  SuiteStage retest = pairs;
+  retest.name = pairs.name + "-retest";
+  retest.args.insert(retest.args.end(), {"--pair-list", pair_list});
+  return retest;
+}
+
 }  // namespace commcert

@@ -47,4 +47,7 @@ struct ParsedStage {
 // The same sweep in the pairs scope: the localization step after a cluster-scope shortfall.
 [[nodiscard]] SuiteStage pairs_stage_of(const SuiteStage& sweep);
 
+// The pairs stage on the listed pairs only ("a:b,c:d"): suspects against known-good nodes.
+[[nodiscard]] SuiteStage retest_stage_of(const SuiteStage& pairs, const std::string& pair_list);
+
 }  // namespace commcert

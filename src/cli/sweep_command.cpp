@@ -169,10 +169,14 @@ void SweepCommand::configure(CLI::App& app) {
       ->envname("COMMCERT_BACKEND")
       ->capture_default_str();
   app.add_option("--seed", flags_.seed, "Seed of the data patterns");
-  app.add_option("--scope", flags_.scope,
-                 "cluster (all ranks), node (one communicator per node) or pairs (every node pair, "
-                 "round by round)")
-      ->capture_default_str();
+  scope_option_ =
+      app.add_option("--scope", flags_.scope,
+                     "cluster (all ranks), node (one communicator per node) or pairs (every node "
+                     "pair, round by round)")
+          ->capture_default_str();
+  app.add_option("--pair-list", flags_.pair_list,
+                 "Pairs scope on these node pairs only (NODE:NODE[,NODE:NODE...]): a re-test of "
+                 "suspects against known-good nodes");
   app.add_option("--pair-ranks", flags_.pair_ranks,
                  "Ranks per node in a pair: one (the node's first) or all")
       ->check(CLI::IsMember({"one", "all"}))
@@ -207,6 +211,13 @@ SweepOptions SweepCommand::resolve_options() const {
   if (flags_.seed) o.seed = *flags_.seed;
   o.scope = parse_scope(flags_.scope, "--scope");
   o.pair_ranks = flags_.pair_ranks == "all" ? PairRanks::kAll : PairRanks::kOne;
+  if (!flags_.pair_list.empty()) {
+    if (scope_option_->count() > 0 && o.scope != Scope::kPairs) {
+      throw UsageError("--pair-list measures pairs: it needs --scope pairs (or no --scope)");
+    }
+    o.scope = Scope::kPairs;
+    o.pair_list = parse_pair_list(flags_.pair_list, "--pair-list");
+  }
   (void)sweep_sizes(o);  // reject an empty or unbounded size range before anything starts
   if (o.graph_launches > 0 && flags_.backend == "mpi") {
     throw UsageError("-G/--cudagraph needs the nccl backend");
@@ -238,7 +249,8 @@ Json SweepCommand::parameters_json(const SweepOptions& options) const {
           {"max_iterations", options.max_iterations},
           {"seed", options.seed},
           {"scope", name_of(options.scope)},
-          {"pair_ranks", flags_.pair_ranks}};
+          {"pair_ranks", flags_.pair_ranks},
+          {"pair_list", flags_.pair_list.empty() ? Json(nullptr) : Json(flags_.pair_list)}};
 }
 
 int SweepCommand::run(Invocation& invocation) {

@@ -52,12 +52,14 @@ class SweepCommand final : public Command {
     std::string backend = "auto";
     std::string scope = "cluster";
     std::string pair_ranks = "one";
+    std::string pair_list;
     std::optional<std::uint64_t> seed;
   };
 
   RawFlags flags_;
   StageOptions stage_;
   CLI::Option* iterations_option_ = nullptr;
+  CLI::Option* scope_option_ = nullptr;
 };
 
 }  // namespace commcert

@@ -39,8 +39,8 @@ FaultPlan parse_fault_plan(std::string_view text) {
     const auto fields = split(entry, ':');
     const auto usage = [&](std::string_view why) {
       return UsageError(
-          fmt::format("COMMCERT_FAULT: {} in '{}' (expected delay:<rank>:<us>, corrupt:<rank> or "
-                      "hang:<rank>[:<op>])",
+          fmt::format("COMMCERT_FAULT: {} in '{}' (expected delay:<rank>:<us>, corrupt:<rank>, "
+                      "hang:<rank>[:<op>] or linkdelay:<rank>:<peer>:<us>)",
                       why, entry));
     };
     if (fields.size() < 2) throw usage("missing rank");
@@ -55,6 +55,15 @@ FaultPlan parse_fault_plan(std::string_view text) {
     } else if (fields[0] == "corrupt") {
       if (fields.size() != 2) throw usage("corrupt takes no argument");
       faults.push_back({FaultKind::kCorrupt, rank, 0});
+    } else if (fields[0] == "linkdelay") {
+      if (fields.size() != 4) throw usage("linkdelay needs a peer rank and microseconds");
+      const std::uint64_t peer = parse_number(fields[2], entry, "peer rank");
+      if (peer > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+        throw usage(fmt::format("rank {} out of range", peer));
+      }
+      if (static_cast<int>(peer) == rank) throw usage("a link needs two different ranks");
+      faults.push_back({FaultKind::kLinkDelay, rank, parse_number(fields[3], entry, "delay"),
+                        static_cast<int>(peer)});
     } else if (fields[0] == "hang") {
       if (fields.size() > 3) throw usage("too many fields");
       const std::uint64_t at = fields.size() == 3 ? parse_number(fields[2], entry, "operation") : 0;
@@ -94,11 +103,30 @@ std::optional<std::uint64_t> FaultPlan::hang_before_operation(int rank) const {
   return std::nullopt;
 }
 
+FaultPlan FaultPlan::for_groups(const std::vector<int>& group_of_rank) const {
+  const auto group = [&](int rank) {
+    return rank >= 0 && static_cast<std::size_t>(rank) < group_of_rank.size()
+               ? group_of_rank[static_cast<std::size_t>(rank)]
+               : -1;
+  };
+  std::vector<Fault> out;
+  for (const auto& fault : faults_) {
+    if (fault.kind != FaultKind::kLinkDelay) {
+      out.push_back(fault);
+    } else if (group(fault.rank) >= 0 && group(fault.rank) == group(fault.peer)) {
+      out.push_back({FaultKind::kDelay, fault.rank, fault.argument});
+    }
+  }
+  return FaultPlan(std::move(out));
+}
+
 void FaultPlan::validate_ranks(int nranks) const {
   for (const auto& fault : faults_) {
-    if (fault.rank >= nranks) {
-      throw UsageError(fmt::format("COMMCERT_FAULT names rank {} but the job has {} rank(s)",
-                                   fault.rank, nranks));
+    for (const int rank : {fault.rank, fault.peer}) {
+      if (rank >= nranks) {
+        throw UsageError(
+            fmt::format("COMMCERT_FAULT names rank {} but the job has {} rank(s)", rank, nranks));
+      }
     }
   }
 }
@@ -116,6 +144,9 @@ std::string FaultPlan::describe() const {
         break;
       case FaultKind::kHang:
         out += fmt::format("hang:{}:{}", fault.rank, fault.argument);
+        break;
+      case FaultKind::kLinkDelay:
+        out += fmt::format("linkdelay:{}:{}:{}", fault.rank, fault.peer, fault.argument);
         break;
     }
   }

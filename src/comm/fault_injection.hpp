@@ -14,12 +14,15 @@ namespace commcert {
 //   delay:<rank>:<us>    the rank arrives <us> microseconds late at every operation
 //   corrupt:<rank>       the rank's output has bits flipped after every operation
 //   hang:<rank>[:<n>]    the rank stops before its n-th operation (default 0) and never returns
-enum class FaultKind { kDelay, kCorrupt, kHang };
+//   linkdelay:<rank>:<peer>:<us>  the rank arrives <us> late at every operation of a
+//                        communicator that also holds <peer>: a slow path between two nodes
+enum class FaultKind { kDelay, kCorrupt, kHang, kLinkDelay };
 
 struct Fault {
   FaultKind kind;
   int rank;
-  std::uint64_t argument;  // delay: microseconds; hang: operation index; corrupt: unused
+  std::uint64_t argument;  // delay, linkdelay: microseconds; hang: operation index
+  int peer = -1;           // linkdelay: the other end
 };
 
 class FaultPlan {
@@ -32,6 +35,9 @@ class FaultPlan {
   [[nodiscard]] std::optional<double> delay_seconds(int rank) const;
   [[nodiscard]] bool corrupts(int rank) const;
   [[nodiscard]] std::optional<std::uint64_t> hang_before_operation(int rank) const;
+  // The plan for one round of groups (group_of_rank[rank], -1: idle): a link delay becomes a
+  // plain delay of its rank where the rank and its peer share a group, and vanishes elsewhere.
+  [[nodiscard]] FaultPlan for_groups(const std::vector<int>& group_of_rank) const;
   // Throws UsageError when a fault names a rank the job does not have.
   void validate_ranks(int nranks) const;
   [[nodiscard]] std::string describe() const;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -8,7 +9,7 @@ namespace commcert {
 namespace {
 
 // The human summary: counts, then one line per node that is not certified with the reason to
-// act on first, then what was odd about the input.
+// act on first, then suspect links, then what was odd about the input.
 class TextReporter final : public VerdictReporter {
  public:
   std::string_view format() const override { return "text"; }
@@ -40,6 +41,15 @@ class TextReporter final : public VerdictReporter {
                          to_string(node.severity), first->message,
                          more > 0 ? fmt::format(" (+{} more)", more) : "");
     }
+    // A suspect link blames neither of its nodes, so it shows in no node's line: name it here.
+    std::set<std::string> links;
+    for (const auto& node : v.nodes) {
+      for (const auto& reason : node.reasons) {
+        if (reason.code == "localization.suspect_link") links.insert(reason.message);
+      }
+    }
+    for (const auto& link : links)
+      out += fmt::format("  suspect {}\n", link);
     if (warned > 0) {
       out +=
           fmt::format("{} certified node(s) carry warnings (monitor); see verdict.json\n", warned);

@@ -11,7 +11,7 @@ namespace commcert {
 namespace {
 
 bool same(const Fault& a, const Fault& b) {
-  return a.kind == b.kind && a.rank == b.rank && a.argument == b.argument;
+  return a.kind == b.kind && a.rank == b.rank && a.argument == b.argument && a.peer == b.peer;
 }
 
 TEST(ParseFaultPlan, EmptyMeansNoFault) {
@@ -147,8 +147,9 @@ TEST(FaultPlan, ValidateRanks) {
 }
 
 TEST(FaultPlan, DescribeRoundTrips) {
-  const char* const texts[] = {"delay:1:500", "corrupt:2", "hang:3:0", "hang:0:9",
-                               "delay:0:1,corrupt:1,hang:2:3"};
+  const char* const texts[] = {
+      "delay:1:500",       "corrupt:2", "hang:3:0", "hang:0:9", "delay:0:1,corrupt:1,hang:2:3",
+      "linkdelay:1:3:4000"};
   for (const char* text : texts) {
     const FaultPlan plan = parse_fault_plan(text);
     EXPECT_EQ(plan.describe(), text);
@@ -160,6 +161,23 @@ TEST(FaultPlan, DescribeRoundTrips) {
   }
   // The default operation of hang is spelled out.
   EXPECT_EQ(parse_fault_plan("hang:3").describe(), "hang:3:0");
+}
+
+TEST(FaultPlan, ALinkDelayHitsItsRankOnlyInAGroupWithThePeer) {
+  const FaultPlan plan = parse_fault_plan("linkdelay:1:3:4000,corrupt:0");
+  EXPECT_FALSE(plan.delay_seconds(1));  // not a plain delay until a round places both ends
+  // Cluster scope: one group holds everyone.
+  EXPECT_DOUBLE_EQ(*plan.for_groups({0, 0, 0, 0}).delay_seconds(1), 4e-3);
+  // Pairs (1,3) and (0,2): the link is inside a pair.
+  EXPECT_DOUBLE_EQ(*plan.for_groups({1, 0, 1, 0}).delay_seconds(1), 4e-3);
+  // Pairs (0,1) and (2,3), and a round where rank 3 sits out: the link is not exercised.
+  EXPECT_FALSE(plan.for_groups({0, 0, 1, 1}).delay_seconds(1));
+  EXPECT_FALSE(plan.for_groups({0, 0, 0, -1}).delay_seconds(1));
+  EXPECT_FALSE(plan.for_groups({0, -1, 0, -1}).delay_seconds(3));
+  EXPECT_TRUE(plan.for_groups({0, 0, 1, 1}).corrupts(0));  // other faults pass through
+  EXPECT_THROW(plan.validate_ranks(3), UsageError);        // the peer is beyond the job
+  EXPECT_THROW((void)parse_fault_plan("linkdelay:1:1:10"), UsageError);
+  EXPECT_THROW((void)parse_fault_plan("linkdelay:1:2"), UsageError);
 }
 
 class FaultEnvironment : public ::testing::Test {

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "report/verdict_reporter.hpp"
 #include "support.hpp"
 #include "validate/pair_localization.hpp"
 #include "validate/validator.hpp"
@@ -114,6 +115,10 @@ TEST(PairLocalization, ALoneSlowPairIsASuspectLinkThatBlamesNeitherNode) {
     EXPECT_THAT(reason.message, HasSubstr("link n1<->n4"));
     EXPECT_THAT(reason.message, HasSubstr("not yet re-tested"));
   }
+  // The summary names the link once, though it shows in no node's line (both are certified).
+  const std::string text = make_verdict_reporter("text")->render(verdict);
+  EXPECT_THAT(text, HasSubstr("\n  suspect link n1<->n4: allreduce 12 GB/s"));
+  EXPECT_EQ(text.find("suspect link"), text.rfind("suspect link"));
   // Before either end is blamed, each is re-tested against a node that passed everything.
   const PairLocalization pairs =
       localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
