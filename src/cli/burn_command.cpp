@@ -120,13 +120,21 @@ BurnSettings BurnCommand::resolve_settings() const {
   return s;
 }
 
+double BurnCommand::telemetry_interval_s() const {
+  const double interval = parse_duration_seconds(flags_.telemetry_interval, "--telemetry-interval");
+  if (!(interval >= 0.01)) throw UsageError("--telemetry-interval: must be at least 10ms");
+  return interval;
+}
+
+void BurnCommand::check() const {
+  (void)resolve_settings();
+  (void)telemetry_interval_s();
+}
+
 int BurnCommand::run(Invocation& invocation) {
   validate_stage_options(stage_);
   const BurnSettings settings = resolve_settings();
-  const double telemetry_interval =
-      parse_duration_seconds(flags_.telemetry_interval, "--telemetry-interval");
-  if (!(telemetry_interval >= 0.01))
-    throw UsageError("--telemetry-interval: must be at least 10ms");
+  const double telemetry_interval = telemetry_interval_s();
 
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   StageSession session(invocation, name(), "burn", stage_, settings.timeout_s);

@@ -21,9 +21,11 @@ class BurnCommand final : public Command {
   }
   void configure(CLI::App& app) override;
   int run(Invocation& invocation) override;
+  void check() const override;
 
   // Turns the raw flag values into settings; throws UsageError naming the flag.
   [[nodiscard]] BurnSettings resolve_settings() const;
+  [[nodiscard]] double telemetry_interval_s() const;
 
  private:
   struct RawFlags {

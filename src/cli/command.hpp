@@ -23,6 +23,10 @@ class Command {
   [[nodiscard]] virtual std::string_view name() const = 0;
   [[nodiscard]] virtual std::string_view summary() const = 0;
   virtual void configure(CLI::App& app) = 0;
+  // After parsing: the option values parsing alone cannot judge (sizes, durations, ranges),
+  // checked without side effects so `commcert run` refuses a suite before any stage starts.
+  // Throws UsageError naming the flag.
+  virtual void check() const {}
   // Returns the process exit status. UsageError and RuntimeFailure propagate to main.
   virtual int run(Invocation& invocation) = 0;
 };

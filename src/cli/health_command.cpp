@@ -28,18 +28,23 @@ void HealthCommand::configure(CLI::App& app) {
   add_stage_options(app, stage_);
 }
 
-int HealthCommand::run(Invocation& invocation) {
-  validate_stage_options(stage_);
-  HealthOptions options;
+HealthCommand::Resolved HealthCommand::resolve_options() const {
+  Resolved out;
   std::error_code error;
   if (!std::filesystem::is_directory(flags_.sysfs_root, error)) {
     throw UsageError(fmt::format("--sysfs-root {}: not a directory", flags_.sysfs_root));
   }
-  options.sysfs_root = flags_.sysfs_root;
-  options.nvml_library = flags_.nvml_library;
-  options.watch_seconds = parse_duration_seconds(flags_.watch, "--watch");
-  const double timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
-  if (!(timeout_s > 0)) throw UsageError("-T/--timeout: must be longer than 0 s");
+  out.options.sysfs_root = flags_.sysfs_root;
+  out.options.nvml_library = flags_.nvml_library;
+  out.options.watch_seconds = parse_duration_seconds(flags_.watch, "--watch");
+  out.timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
+  if (!(out.timeout_s > 0)) throw UsageError("-T/--timeout: must be longer than 0 s");
+  return out;
+}
+
+int HealthCommand::run(Invocation& invocation) {
+  validate_stage_options(stage_);
+  const auto [options, timeout_s] = resolve_options();
 
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   // Waiting for Xids is part of the stage: peers wait at most the watch time plus the timeout.

@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/run_setup.hpp"
+#include "health/node_health.hpp"
 
 namespace commcert {
 
@@ -18,6 +19,7 @@ class HealthCommand final : public Command {
   }
   void configure(CLI::App& app) override;
   int run(Invocation& invocation) override;
+  void check() const override { (void)resolve_options(); }
 
  private:
   struct RawFlags {
@@ -26,6 +28,13 @@ class HealthCommand final : public Command {
     std::string watch = "0";
     std::string timeout = "300";
   };
+  struct Resolved {
+    HealthOptions options;
+    double timeout_s = 0;
+  };
+  // The raw flag values as options; throws UsageError naming the flag.
+  [[nodiscard]] Resolved resolve_options() const;
+
   RawFlags flags_;
   StageOptions stage_;
 };

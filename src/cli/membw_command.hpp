@@ -21,6 +21,7 @@ class MembwCommand final : public Command {
   }
   void configure(CLI::App& app) override;
   int run(Invocation& invocation) override;
+  void check() const override { (void)resolve_settings(); }
 
   [[nodiscard]] MembwSettings resolve_settings() const;
 

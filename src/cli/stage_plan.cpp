@@ -54,6 +54,12 @@ ParsedStage parse_stage(const SuiteStage& stage, const std::vector<std::string>&
     throw UsageError(
         fmt::format("{}: stage '{}' ({}): {}", stage.args_source, stage.name, stage.command, what));
   }
+  try {
+    parsed.command->check();
+  } catch (const UsageError& error) {
+    throw UsageError(fmt::format("{}: stage '{}' ({}): {}", stage.args_source, stage.name,
+                                 stage.command, error.what()));
+  }
   return parsed;
 }
 

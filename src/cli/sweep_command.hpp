@@ -20,6 +20,7 @@ class SweepCommand final : public Command {
   }
   void configure(CLI::App& app) override;
   int run(Invocation& invocation) override;
+  void check() const override { (void)resolve_options(); }
 
   // Turns the raw flag values into SweepOptions; throws UsageError naming the flag.
   [[nodiscard]] SweepOptions resolve_options() const;

@@ -152,7 +152,7 @@ Suite load_suite(const std::filesystem::path& path) {
 
 std::vector<std::string> stage_checks(const SuiteStage& stage, const Baseline& baseline) {
   const bool no_gpus = baseline.gpus_per_node == 0;
-  const bool no_ib = baseline.ib_ports_per_node.value_or(0) == 0;
+  const bool no_ib = baseline.ib_ports_per_node == 0;
   std::vector<std::string> checks;
   if (stage.command == "health") {
     checks.emplace_back("health.node");

@@ -54,3 +54,80 @@ TEST(Suite, ItsRequiredChecksReplaceTheBaselines) {
 
 }  // namespace
 }  // namespace commcert
+
+namespace commcert {
+namespace {
+
+constexpr const char* kStages =
+    "schema: 1\n"
+    "name: s\n"
+    "baseline: cpu-mpi-ci\n"
+    "stages:\n"
+    "  - run: health\n"
+    "    budget: 90s\n"
+    "  - name: gemm\n"
+    "    run: burn\n"
+    "    args: [--duration, 10m]\n"
+    "    budget: 12m\n"
+    "  - name: fabric\n"
+    "    run: sweep\n"
+    "    args: [all_reduce_perf, alltoall, -b, 1G]\n"
+    "    budget: 5m\n"
+    "    localize: pairs\n"
+    "  - name: extra\n"
+    "    run: sweep\n"
+    "    args: [broadcast]\n"
+    "    budget: 1m\n"
+    "    required: false\n";
+
+TEST(SuiteStages, ReadInOrderWithBudgetsAndWhereTheyWereWritten) {
+  const Suite suite = parse_suite(kStages, "s.yaml");
+  EXPECT_EQ(suite.baseline, "cpu-mpi-ci");
+  ASSERT_EQ(suite.stages.size(), 4u);
+  EXPECT_EQ(suite.stages[0].name, "health");  // a stage is named after its command by default
+  EXPECT_DOUBLE_EQ(suite.stages[0].budget_s, 90.0);
+  EXPECT_TRUE(suite.stages[1].needs_gpu);
+  EXPECT_EQ(suite.stages[1].args, (std::vector<std::string>{"--duration", "10m"}));
+  EXPECT_EQ(suite.stages[1].args_source, "s.yaml:9");
+  EXPECT_EQ(suite.stages[2].localize, "pairs");
+  EXPECT_FALSE(suite.stages[3].required);
+}
+
+TEST(SuiteStages, RequiredChecksFollowTheStagesAndWhatTheBaselineSaysTheNodeHas) {
+  const Suite suite = parse_suite(kStages, "s.yaml");
+  // 8 GPUs and IB ports unset: GPU and port evidence is required (an unset count is not zero).
+  const Baseline gpu_node = fixtures::baseline_of("node: {gpus: 8}\nrequired: [burn]\n");
+  EXPECT_EQ(required_checks(suite, gpu_node),
+            (std::vector<std::string>{"health.node", "health.gpu", "health.ib", "burn",
+                                      "collective.allreduce", "collective.alltoall"}));
+  // A CPU node: no GPU or port evidence; the optional stage's broadcast is never required.
+  const Baseline cpu_node =
+      fixtures::baseline_of("node: {gpus: 0, ib_ports: 0}\nrequired: [collective.allreduce]\n");
+  EXPECT_EQ(
+      required_checks(suite, cpu_node),
+      (std::vector<std::string>{"health.node", "collective.allreduce", "collective.alltoall"}));
+}
+
+TEST(SuiteStages, MistakesNameTheLineAndKey) {
+  const auto error_of = [](const std::string& stages) {
+    try {
+      (void)parse_suite("schema: 1\nname: s\nstages:\n" + stages, "s.yaml");
+    } catch (const UsageError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(error_of("  - run: sweep\n    budget: 1m\n    localize: rings\n"),
+              HasSubstr("s.yaml:6:"));
+  EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    localize: pairs\n"),
+              HasSubstr("only a sweep stage localizes"));
+  EXPECT_THAT(error_of("  - run: health\n    budget: 0s\n"), HasSubstr("longer than 0 s"));
+  EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    required: maybe\n"),
+              HasSubstr("s.yaml:6:"));
+  EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    required: false\n"),
+              HasSubstr("requires nothing"));
+  EXPECT_THAT(error_of("  run: health\n"), HasSubstr("expected a list of stages"));
+}
+
+}  // namespace
+}  // namespace commcert

@@ -1,0 +1,244 @@
+"""`commcert run SUITE` end to end: the built-in `ci` suite under a real `mpirun -np 4`, each rank
+standing for a node (--node-name 'node{rank}'), with injected faults; suite errors before anything
+runs; a stage that outlives its budget. Localization needs a cluster-scope shortfall, which the
+CI baseline's generous floors never see: those tests judge against a copy whose cluster floor
+(50 MB/s) a 50 ms injected delay falls below and a healthy loaded 2-core box clears fourfold."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from commcert_testing import read_records, validate_records
+
+BIN = os.environ["COMMCERT_BIN"]
+SOURCE = os.environ["COMMCERT_SOURCE_DIR"]
+CI_BASELINE = os.path.join(SOURCE, "suites", "baselines", "cpu-mpi-ci.yaml")
+MPIRUN = shutil.which("mpirun") or "mpirun"
+NODES = [f"node{i}" for i in range(4)]
+
+
+def localization_baseline(path):
+    """cpu-mpi-ci with a cluster-scope floor of 0.05 GB/s for both collectives of the ci suite."""
+    with open(CI_BASELINE) as f:
+        text = f.read()
+    text, count = re.subn(r"(      cluster:\n        floor: )0\.001", r"\g<1>0.05", text)
+    assert count == 2, "cpu-mpi-ci.yaml changed shape: update this test"
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+class RunSuite(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="commcert-run-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.results = os.path.join(self.tmp, "results")
+
+    def run_suite(self, suite, *args, fault=None, ranks=4, timeout=300):
+        env = dict(os.environ)
+        env.pop("COMMCERT_FAULT", None)
+        command = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)]
+        if fault:
+            env["COMMCERT_FAULT"] = fault
+            command += ["-x", "COMMCERT_FAULT"]
+        command += [BIN, "run", suite, "--node-name", "node{rank}", "--out", self.results,
+                    "--run-id", "suite-run", *args]
+        proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+        self.run_dir = os.path.join(self.results, "suite-run")
+        return proc
+
+    def verdict(self):
+        with open(os.path.join(self.run_dir, "verdict.json")) as f:
+            return json.load(f)
+
+    def suite_log(self):
+        with open(os.path.join(self.run_dir, "suite.json")) as f:
+            return json.load(f)
+
+    def states(self):
+        return {n["node"]: n["state"] for n in self.verdict()["nodes"]}
+
+    def reasons(self, node):
+        entry = next(n for n in self.verdict()["nodes"] if n["node"] == node)
+        return entry["reasons"]
+
+    def test_clean_ci_run_certifies_every_node_with_one_results_directory(self):
+        proc = self.run_suite("ci")
+        self.assertEqual(proc.returncode, 0, proc.stdout[-3000:] + proc.stderr[-3000:])
+        self.assertEqual(self.states(), {node: "certified" for node in NODES})
+        self.assertIn("certified 4, quarantined 0, inconclusive 0", proc.stdout)
+        # Progress names stage, step and time on stderr; the verdict closes the run.
+        self.assertIn("commcert run: [1/3] health:", proc.stderr)
+        self.assertIn("commcert run: [3/3] cluster-collectives: ok", proc.stderr)
+        self.assertRegex(proc.stderr, r"elapsed [0-9.]+s · at most [0-9hms.]+ left")
+        log = self.suite_log()
+        self.assertEqual((log["suite"], log["baseline"], log["status"]),
+                         ("ci", "cpu-mpi-ci", "certified"))
+        self.assertEqual([(s["name"], s["status"]) for s in log["stages"]],
+                         [("health", "ok"), ("node-collectives", "ok"),
+                          ("cluster-collectives", "ok")])
+        # Every stage wrote into the one run directory, in the documented record schema.
+        records = read_records(os.path.join(self.run_dir, "records.jsonl"))
+        validate_records(self, records)
+        scopes = {r["scope"] for r in records if r["kind"] == "collective"}
+        self.assertEqual(scopes, {"node", "cluster"})
+        self.assertEqual({r["host"] for r in records if r["kind"] == "health"}, set(NODES))
+        self.assertEqual(self.verdict()["suite"]["name"], "ci")
+
+    def test_corrupting_rank_quarantines_exactly_its_node(self):
+        proc = self.run_suite("ci", fault="corrupt:2")
+        self.assertEqual(proc.returncode, 1, proc.stdout[-3000:] + proc.stderr[-3000:])
+        self.assertEqual(self.states(), {"node0": "certified", "node1": "certified",
+                                         "node2": "quarantined", "node3": "certified"})
+        self.assertEqual(self.reasons("node2")[0]["code"], "collective.wrong_data")
+        self.assertRegex(proc.stdout, r"node2\s+quarantined\s+isolate\s+allreduce: \d+ wrong")
+        self.assertEqual(self.suite_log()["status"], "fail")
+
+    def test_a_slow_node_is_found_by_the_pairs_and_blamed_alone(self):
+        baseline = localization_baseline(os.path.join(self.tmp, "floor.yaml"))
+        proc = self.run_suite("ci", "--baseline", baseline, fault="delay:2:50000")
+        self.assertEqual(proc.returncode, 1, proc.stdout[-3000:] + proc.stderr[-3000:])
+        self.assertIn("fell short without naming a node: measuring every node pair", proc.stderr)
+        self.assertEqual(self.states(), {"node0": "certified", "node1": "certified",
+                                         "node2": "quarantined", "node3": "certified"})
+        first = self.reasons("node2")[0]
+        self.assertEqual(first["code"], "localization.bad_node")
+        self.assertIn("slow with 3 of 3 partners", first["message"])
+        names = [s["name"] for s in self.suite_log()["stages"]]
+        self.assertIn("cluster-collectives-pairs", names)
+        self.assertNotIn("cluster-collectives-pairs-retest", names)  # nothing left to re-test
+        records = read_records(os.path.join(self.run_dir, "records.jsonl"))
+        pairs = {tuple(r["group_nodes"]) for r in records
+                 if r["kind"] == "collective" and r["scope"] == "pairs"}
+        self.assertEqual(len(pairs), 6)  # every pair of 4 nodes, once
+        self.assertEqual({r["round"] for r in records if r.get("scope") == "pairs"}, {0, 1, 2})
+
+    def test_a_slow_link_is_re_tested_and_blames_neither_node(self):
+        baseline = localization_baseline(os.path.join(self.tmp, "floor.yaml"))
+        proc = self.run_suite("ci", "--baseline", baseline, fault="linkdelay:1:3:50000")
+        self.assertEqual(proc.returncode, 0, proc.stdout[-3000:] + proc.stderr[-3000:])
+        self.assertEqual(self.states(), {node: "certified" for node in NODES})
+        self.assertIn("re-testing suspects against known-good nodes: node1:node", proc.stderr)
+        self.assertIn("suspect link node1<->node3: allreduce", proc.stdout)
+        for node in ("node1", "node3"):
+            link = next(r for r in self.reasons(node) if r["code"] == "localization.suspect_link")
+            self.assertEqual(link["severity"], "monitor")
+            self.assertRegex(link["message"], r"node1 passed with node\d, node3 passed with node\d")
+        retest = next(s for s in self.suite_log()["stages"] if s["name"].endswith("-retest"))
+        self.assertEqual(retest["status"], "ok")
+        self.assertIn("--pair-list", retest["argv"])
+        records = read_records(os.path.join(self.run_dir, "records.jsonl"))
+        retested = {tuple(r["group_nodes"]) for r in records if r.get("pair_list")}
+        self.assertEqual(len(retested), 2)
+        for pair in retested:
+            self.assertEqual(len(set(pair) & {"node1", "node3"}), 1, pair)  # a suspect, a good node
+
+    def test_a_stage_that_outlives_its_budget_ends_the_job_and_keeps_the_records(self):
+        suite = os.path.join(self.tmp, "stuck.yaml")
+        with open(suite, "w") as f:
+            f.write("schema: 1\nname: stuck\nbaseline: cpu-mpi-ci\nstages:\n"
+                    "  - run: health\n    budget: 60s\n"
+                    "  - name: stuck-sweep\n    run: sweep\n"
+                    "    args: [allreduce, --backend, mpi, -b, 1M, -e, 1M, -T, '0']\n"
+                    "    budget: 4s\n")
+        proc = self.run_suite(suite, fault="hang:1:3", timeout=120)
+        self.assertEqual(proc.returncode, 4, proc.stdout[-3000:] + proc.stderr[-3000:])
+        self.assertIn("stage 'stuck-sweep' used its budget of 4.0s; ending the job", proc.stderr)
+        log = self.suite_log()
+        self.assertEqual(log["status"], "over_budget")
+        self.assertEqual(log["stages"][-1]["status"], "over_budget")
+        records = read_records(os.path.join(self.run_dir, "records.jsonl"))
+        self.assertEqual({r["host"] for r in records if r["kind"] == "health"}, set(NODES))
+        # Judged afterwards, the nodes are not certified on a run that never finished.
+        certify = subprocess.run([BIN, "certify", self.run_dir, "--baseline", CI_BASELINE],
+                                 capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(certify.returncode, 0, certify.stdout)
+        self.assertNotIn("certified 4", certify.stdout)
+
+
+class SuiteErrors(unittest.TestCase):
+    """A malformed suite fails before anything runs: one line naming file, line and key."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="commcert-run-errors-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+
+    def run_plain(self, *args):
+        """`commcert run ARGS` without a launcher, into a results root of its own."""
+        self.out = tempfile.mkdtemp(dir=self.tmp)
+        os.rmdir(self.out)
+        return subprocess.run([BIN, "run", *args, "--out", self.out],
+                              capture_output=True, text=True, timeout=60)
+
+    def write(self, text):
+        path = os.path.join(self.tmp, "suite.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def assert_refused(self, proc, *fragments):
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        self.assertEqual(len(lines), 1, proc.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, lines[0])
+        self.assertFalse(os.path.exists(self.out), "something ran")
+
+    def test_malformed_suites_name_file_line_and_key(self):
+        head = "schema: 1\nname: bad\nbaseline: cpu-mpi-ci\nstages:\n"
+        cases = [
+            (head + "  - run: sweep\n    args: [allreduce]\n    budgt: 5m\n",
+             ["suite.yaml:7:", "budgt"]),
+            (head + "  - run: burnin\n    budget: 5m\n", ["suite.yaml:5:", "unknown stage 'burnin'"]),
+            (head + "  - run: sweep\n    args: [allreduce, --frobnicate]\n    budget: 5m\n",
+             ["suite.yaml:6:", "--frobnicate"]),
+            (head + "  - run: sweep\n    args: [allreduce, -b, 1X]\n    budget: 5m\n",
+             ["suite.yaml:6:", "1X"]),
+            (head + "  - run: sweep\n    args: [allreduce, --out, /tmp/x]\n    budget: 5m\n",
+             ["suite.yaml:6:", "--out is set by `commcert run`"]),
+            (head + "  - run: health\n", ["suite.yaml:5:", "budget"]),
+            (head + "  - run: health\n    budget: soon\n", ["suite.yaml:6:", "budget"]),
+            (head + "  - run: health\n    budget: 1m\n  - run: health\n    budget: 1m\n",
+             ["suite.yaml:7:", "'health' names two stages"]),
+            ("schema: 1\nname: bad\nbaseline: cpu-mpi-ci\nstages: [\n", ["suite.yaml:"]),
+        ]
+        for text, fragments in cases:
+            with self.subTest(fragments=fragments):
+                self.assert_refused(self.run_plain(self.write(text)), *fragments)
+
+    def test_unknown_suites_baselines_and_flags(self):
+        self.assert_refused(self.run_plain("nightly"), "no suite 'nightly'", "quick")
+        self.assert_refused(self.run_plain("ci", "--baseline", "h900"), "no baseline 'h900'")
+        self.assert_refused(self.run_plain("ci", "--frobnicate"), "--frobnicate")
+        self.assert_refused(self.run_plain(self.write("schema: 1\nname: x\nstages:\n"
+                                                      "  - run: health\n    budget: 1m\n")),
+                            "names no baseline")
+
+    def test_plan_lists_stages_budgets_and_required_checks_without_running(self):
+        proc = self.run_plain("quick", "--baseline", "cpu-mpi-ci", "--plan")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stdout, r"burn\s+-\s+burn --duration 60s .*\[skipped: baseline "
+                                      r"cpu-mpi-ci has no GPUs per node\]")
+        self.assertRegex(proc.stdout, r"cluster-collectives\s+5m00s\s+sweep allreduce allgather")
+        self.assertIn("required checks: health.node, collective.allreduce, collective.allgather",
+                      proc.stdout)
+        self.assertFalse(os.path.exists(self.out))
+        proc = self.run_plain("quick", "--baseline", "h100-sxm-8gpu-ndr400", "--plan")
+        self.assertIn("burn", proc.stdout)
+        self.assertIn("health.gpu", proc.stdout)
+        self.assertNotIn("skipped", proc.stdout)
+
+    def test_every_built_in_suite_plans_against_its_baseline(self):
+        for suite in ("quick", "acceptance", "sweep", "diagnose", "healthcheck", "ci"):
+            with self.subTest(suite=suite):
+                proc = self.run_plain(suite, "--baseline", "h200-sxm-8gpu-ndr400", "--plan")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertIn(f"suite {suite} ", proc.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
