@@ -9,6 +9,7 @@
 #include "core/units.hpp"
 #include "validate/baseline.hpp"
 #include "validate/baseline_derivation.hpp"
+#include "validate/catalog.hpp"
 #include "validate/finding.hpp"
 #include "validate/inputs.hpp"
 
@@ -45,7 +46,7 @@ int BaselineCommand::run(Invocation& /*invocation*/) {
     throw UsageError(fmt::format("{} exists; pass --force to replace it", flags_.out));
   }
   const Baseline template_baseline =
-      flags_.template_path ? load_baseline(*flags_.template_path) : Baseline{};
+      flags_.template_path ? load_baseline_ref(*flags_.template_path) : Baseline{};
   DerivationOptions options;
   options.sku = flags_.sku;
   options.floor_margin_pct = flags_.floor_margin_pct;

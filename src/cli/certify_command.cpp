@@ -12,6 +12,7 @@
 #include "pool/slurm_client.hpp"
 #include "report/verdict_reporter.hpp"
 #include "validate/baseline.hpp"
+#include "validate/catalog.hpp"
 #include "validate/inputs.hpp"
 #include "validate/suite.hpp"
 #include "validate/validator.hpp"
@@ -100,11 +101,14 @@ void CertifyCommand::configure(CLI::App& app) {
                  "Results directories (results/<run-id>), results roots or records.jsonl files")
       ->required();
   app.add_option("--baseline", flags_.baseline,
-                 "Baseline YAML of the nodes' SKU (suites/baselines/)")
+                 fmt::format("Baseline YAML of the nodes' SKU, or a built-in one ({})",
+                             embedded_baseline_names()))
       ->envname("COMMCERT_BASELINE")
       ->required();
   app.add_option("--suite", flags_.suite,
-                 "Suite YAML naming the required checks (default: the baseline's)")
+                 fmt::format("Suite YAML naming the required checks, or a built-in one ({}); "
+                             "default: the baseline's",
+                             embedded_suite_names()))
       ->envname("COMMCERT_SUITE");
   app.add_option("--verdict", flags_.verdict,
                  "Where to write verdict.json (default: in the first results directory)");
@@ -125,9 +129,9 @@ void CertifyCommand::configure(CLI::App& app) {
 
 int CertifyCommand::run(Invocation& /*invocation*/) {
   // Everything that can be wrong with the command line is found before anything is written.
-  const Baseline baseline = load_baseline(flags_.baseline);
+  const Baseline baseline = load_baseline_ref(flags_.baseline);
   const std::optional<Suite> suite =
-      flags_.suite ? std::optional<Suite>(load_suite(*flags_.suite)) : std::nullopt;
+      flags_.suite ? std::optional<Suite>(load_suite_ref(*flags_.suite)) : std::nullopt;
   const auto reporter = make_verdict_reporter(flags_.format);
   LoadedInputs inputs = load_inputs(flags_.inputs);
 

@@ -1,16 +1,15 @@
-"""`commcert certify --apply slurm` and scripts/slurm/ (the acceptance batch script, the
-HealthCheckProgram, by hand and run by slurmd) against a real Slurm: 4 fake nodes (node1..node4)
-on this host, slurmctld, one slurmd per node and a private munge (slurm_cluster.SlurmCluster), all
-stopped again at the end. Skipped where that cannot run (not root, no Slurm or munge, no MPI).
+"""`commcert run ci` under `srun`, `commcert certify --apply slurm` and scripts/slurm/ (the
+acceptance batch script, the HealthCheckProgram, by hand and run by slurmd) against a real Slurm:
+4 fake nodes (node1..node4) on this host, slurmctld, one slurmd per node and a private munge
+(slurm_cluster.SlurmCluster), all stopped again at the end. Skipped where that cannot run (not
+root, no Slurm or munge, no MPI).
 
-The evidence comes from real MPI sweeps:
-- under `srun --mpi=pmix`, where each rank's node identity is Slurm's name for its node
-  (SLURMD_NODENAME), the way a cluster runs it;
-- under a local `mpirun` with one COMMCERT_NODE_NAME per rank, for runs that must speak for a
-  drained node: Slurm does not start jobs on drained nodes (that is what draining is for), yet
-  the node has to be measured again to be resumed. On a real cluster that second run happens
-  outside the scheduler (or in a maintenance reservation after a manual resume); here it is a
-  local MPI job that names the nodes, like any `--node-name` run.
+Each rank's node identity is Slurm's name for its node (SLURMD_NODENAME), the way a cluster runs
+it. A drained node takes no new job, yet it has to be measured again to be resumed: the main
+scenario holds one allocation of all four nodes (`salloc --no-shell`) and runs both suites as
+steps of it (a drain does not end the steps of an allocation that already holds the node), as an
+acceptance job that re-tests after a repair would. Runs that must speak for some nodes only use a
+local `mpirun` with one COMMCERT_NODE_NAME per rank, like any `--node-name` run.
 """
 
 import json
@@ -30,18 +29,7 @@ MPIRUN = shutil.which("mpirun")
 NODES = ["node1", "node2", "node3", "node4"]
 HEALTHCHECK = os.path.join(SOURCE, "scripts", "slurm", "commcert-healthcheck")
 ACCEPTANCE = os.path.join(SOURCE, "scripts", "slurm", "commcert-acceptance.sbatch")
-# COMMCERT_BIN for the batch script: `run SUITE --run-id ID --out DIR` becomes a quick sweep (the
-# suite runner has its own tests; this one is about the script around it), the rest is commcert.
-STAND_IN = """#!/bin/bash
-if [[ $1 == run ]]; then
-  shift 2
-  exec {bin} sweep allreduce -b 1M -e 1M -n 5 --backend mpi -q "$@"
-fi
-exec {bin} "$@"
-"""
 SYSFS = os.path.join(SOURCE, "tests", "fixtures", "sysfs")
-# What the health check requires: the node stage only (a CI machine has no GPU and no RDMA).
-HEALTH_SUITE = "schema: 1\nname: healthcheck\nrequired: [health.node]\n"
 
 
 def skip_reason():
@@ -86,29 +74,53 @@ class SlurmPool(unittest.TestCase):
         self.wait_for_states({node: "IDLE" for node in NODES})
 
     # -- helpers -----------------------------------------------------------------------------
-    def srun_sweep(self, run_id, fault_on_node=None):
-        """A 1 MiB allreduce on every node, one rank per node, under srun: identities from Slurm.
-        With `fault_on_node`, the rank srun places there corrupts its output."""
+    def allocate(self):
+        """An allocation of all four nodes, one task each, held until the test ends; returns its
+        job id and the rank srun gives each node (block distribution: rank i on the i-th)."""
+        grant = self.cluster.run(["salloc", "--no-shell", "-N4", "-n4", "--ntasks-per-node=1"],
+                                 timeout=60)
+        self.assertEqual(grant.returncode, 0, grant.stderr)
+        job = re.search(r"Granted job allocation (\d+)", grant.stderr).group(1)
+        self.addCleanup(self.cluster.run, ["scancel", job])
         placement = self.cluster.run(
-            ["srun", "-N4", "-n4", "--ntasks-per-node=1", "--distribution=block", "-l",
-             "printenv", "SLURMD_NODENAME"], timeout=60)
+            ["srun", f"--jobid={job}", "-N4", "-n4", "-l", "printenv", "SLURMD_NODENAME"],
+            timeout=60)
         self.assertEqual(placement.returncode, 0, placement.stderr)
         rank_of = {}
         for line in placement.stdout.splitlines():
             rank, node = (part.strip() for part in line.split(":", 1))
             rank_of[node] = int(rank)
         self.assertEqual(sorted(rank_of), NODES, placement.stdout)
-        fault = f"corrupt:{rank_of[fault_on_node]}" if fault_on_node else None
+        return job, rank_of
+
+    def srun(self, job, args, fault=None):
+        """`srun --mpi=pmix commcert ARGS` as a step of allocation `job`, one rank per node, each
+        rank named by Slurm (SLURMD_NODENAME); `fault` goes to every rank as COMMCERT_FAULT."""
         env = self.cluster.environment({"OMPI_MCA_mpi_yield_when_idle": "1"})
         env.pop("COMMCERT_NODE_NAME", None)  # identities must come from SLURMD_NODENAME
         env.pop("COMMCERT_FAULT", None)
         if fault:
             env["COMMCERT_FAULT"] = fault  # srun hands the environment to every rank
-        proc = subprocess.run(
-            ["srun", "--mpi=pmix", "-N4", "-n4", "--ntasks-per-node=1", "--distribution=block",
-             BIN, "sweep", "allreduce", "-b", "1M", "-e", "1M", "-n", "5", "--backend", "mpi",
-             "--run-id", run_id, "--out", self.tmp, "-q"],
-            env=env, capture_output=True, text=True, timeout=180)
+        return subprocess.run(["srun", f"--jobid={job}", "--mpi=pmix", "-N4", "-n4", BIN, *args],
+                              env=env, capture_output=True, text=True, timeout=300)
+
+    def srun_run_ci(self, job, run_id, fault=None):
+        proc = self.srun(job, ["run", "ci", "--run-id", run_id, "--out", self.tmp, "-q"], fault)
+        run_dir = os.path.join(self.tmp, run_id)
+        self.assertTrue(os.path.exists(os.path.join(run_dir, "records.jsonl")),
+                        f"srun run wrote no records (exit {proc.returncode}): {proc.stderr[-2000:]}")
+        return run_dir, proc
+
+    def srun_sweep(self, run_id, fault_on_node=None):
+        """A 1 MiB allreduce on every node under srun (an allocation of its own): identities from
+        Slurm. With `fault_on_node`, the rank srun places there corrupts its output."""
+        job, rank_of = self.allocate()
+        fault = f"corrupt:{rank_of[fault_on_node]}" if fault_on_node else None
+        proc = self.srun(job, ["sweep", "allreduce", "-b", "1M", "-e", "1M", "-n", "5",
+                               "--backend", "mpi", "--run-id", run_id, "--out", self.tmp, "-q"],
+                         fault)
+        self.cluster.run(["scancel", job], check=True)
+        self.wait_for_states({node: "IDLE" for node in NODES})
         run_dir = os.path.join(self.tmp, run_id)
         self.assertTrue(os.path.exists(os.path.join(run_dir, "records.jsonl")),
                         f"srun sweep wrote no records (exit {proc.returncode}): {proc.stderr[-2000:]}")
@@ -154,9 +166,10 @@ class SlurmPool(unittest.TestCase):
                 self.assertEqual(state, "IDLE", node)
 
     # -- scenarios ---------------------------------------------------------------------------
-    def test_corrupting_node_is_drained_then_resumed_when_clean(self):
-        run_dir, sweep_status, rank_of = self.srun_sweep("corrupt", fault_on_node="node3")
-        self.assertEqual(sweep_status, 1)
+    def test_ci_suite_drains_the_faulty_node_and_a_clean_run_resumes_it(self):
+        job, rank_of = self.allocate()
+        run_dir, proc = self.srun_run_ci(job, "faulty", fault=f"corrupt:{rank_of['node3']}")
+        self.assertEqual(proc.returncode, 1, proc.stderr[-3000:])
         with open(os.path.join(run_dir, "records.jsonl")) as lines:
             records = [json.loads(line) for line in lines]
         run = next(r for r in records if r["kind"] == "run")
@@ -164,37 +177,76 @@ class SlurmPool(unittest.TestCase):
                          {rank: node for node, rank in rank_of.items()})
         wrong = {w["host"] for r in records if r["kind"] == "collective" for w in r["wrong_ranks"]}
         self.assertEqual(wrong, {"node3"})
+        # `commcert run` judged the run itself; certify --apply acts on that verdict.
+        with open(os.path.join(run_dir, "verdict.json")) as f:
+            self.assertEqual({n["node"]: n["state"] for n in json.load(f)["nodes"]},
+                             {"node1": "certified", "node2": "certified",
+                              "node3": "quarantined", "node4": "certified"})
+        # A technician drains node1 by hand while the allocation holds it.
+        self.cluster.drain("node1", "hw: fan")
 
-        proc = self.certify(run_dir)
+        proc = self.certify(run_dir, "--suite", "ci")
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertIn("drain  node3: commcert: allreduce: ", proc.stdout)
-        self.assert_pool({"node3": "commcert: allreduce: "})
-
+        self.assertIn("leave  node1: certified, but drained by someone else (hw: fan)", proc.stdout)
         # Certifying the same evidence again changes nothing (the reason is already set).
-        again = self.certify(run_dir)
+        again = self.certify(run_dir, "--suite", "ci")
         self.assertEqual(again.returncode, 1)
         self.assertIn("leave  node3: already drained for this reason", again.stdout)
 
-        # node3 is drained, so the clean run cannot go through Slurm (module comment).
-        clean = self.mpirun_sweep("clean")
-        dry = self.certify(clean, "--dry-run")
+        # node3 is drained but still in the allocation: the repaired node is measured again.
+        clean_dir, proc = self.srun_run_ci(job, "clean")
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        self.cluster.run(["scancel", job], check=True)
+        self.wait_for_states({"node2": "IDLE", "node4": "IDLE"})
+        self.assert_pool({"node1": "hw: fan", "node3": "commcert: allreduce: "})
+        sinfo = self.cluster.run(["sinfo", "-R", "-h", "-N", "-o", "%N|%E"], check=True).stdout
+        self.assertEqual(sorted(line.split("|")[0] for line in sinfo.splitlines()),
+                         ["node1", "node3"], sinfo)
+
+        dry = self.certify(clean_dir, "--suite", "ci", "--dry-run")
         self.assertEqual(dry.returncode, 0, dry.stdout + dry.stderr)
         self.assertIn("resume node3 (dry run)", dry.stdout)
-        self.assert_pool({"node3": "commcert: allreduce: "})
+        self.assert_pool({"node1": "hw: fan", "node3": "commcert: allreduce: "})
 
-        proc = self.certify(clean)
+        proc = self.certify(clean_dir, "--suite", "ci")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertIn("resume node3", proc.stdout)
-        self.wait_for_states({node: "IDLE" for node in NODES})
-        self.assert_pool({})
+        self.wait_for_states({"node2": "IDLE", "node3": "IDLE", "node4": "IDLE"})
+        self.assert_pool({"node1": "hw: fan"})  # the technician's drain stays
         self.assertNotIn("Reason", self.cluster.node("node3"))
 
-        # Back in service: a Slurm run over all four nodes certifies them, nothing to do.
-        run_dir, sweep_status, _ = self.srun_sweep("clean-srun")
-        self.assertEqual(sweep_status, 0)
-        proc = self.certify(run_dir)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertEqual(proc.stdout.count("certified; in service"), 4, proc.stdout)
+    def test_machine_formats_keep_stdout_clean_and_a_refused_action_is_status_3(self):
+        run_dir, sweep_status, _ = self.srun_sweep("corrupt", fault_on_node="node2")
+        self.assertEqual(sweep_status, 1)
+        proc = self.certify(run_dir, "--format", "json")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["exit_status"], 1)  # stdout is the verdict only
+        self.assertIn("drain  node2: commcert: allreduce: ", proc.stderr)
+        self.assert_pool({"node2": "commcert: allreduce: "})
+        self.cluster.run(["scontrol", "update", "NodeName=node2", "State=RESUME"], check=True)
+
+        proc = self.certify(run_dir, "--format", "nhc", "--node", "node2")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(len(proc.stdout.splitlines()), 1, proc.stdout)
+        self.assertTrue(proc.stdout.startswith("ERROR: commcert: node2: quarantined"), proc.stdout)
+        self.cluster.run(["scontrol", "update", "NodeName=node2", "State=RESUME"], check=True)
+        self.wait_for_states({node: "IDLE" for node in NODES})
+
+        # An operator without Slurm admin rights: Slurm refuses the drain. The verdict stands,
+        # the refusal is printed, and the status says the pool is not as the verdict says.
+        os.chmod(self.tmp, 0o777)
+        verdict = os.path.join(self.tmp, "nobody-verdict.json")
+        proc = subprocess.run(
+            ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", BIN, "certify",
+             run_dir, "--baseline", BASELINE, "--apply", "slurm", "--verdict", verdict],
+            env=self.cluster.environment(), capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("FAILED drain  node2: slurm_update error: ", proc.stdout)
+        self.assertIn("certified 3, quarantined 1", proc.stdout)
+        with open(verdict) as f:
+            self.assertEqual(json.load(f)["exit_status"], 1)
+        self.assert_pool({})
 
     def test_drains_by_others_are_kept_inconclusive_nodes_left_alone(self):
         self.cluster.drain("node2", "hw: fan")
@@ -245,13 +297,10 @@ class SlurmPool(unittest.TestCase):
 
     # -- the batch script --------------------------------------------------------------------
     def sbatch_acceptance(self, **settings):
-        """scripts/slurm/commcert-acceptance.sbatch on all four nodes; returns the job's output
-        and exit code once it has ended."""
-        stand_in = os.path.join(self.tmp, "commcert")
-        with open(stand_in, "w") as f:
-            f.write(STAND_IN.format(bin=BIN))
-        os.chmod(stand_in, 0o755)
-        env = {"COMMCERT_BIN": stand_in, "COMMCERT_BASELINE": BASELINE,
+        """scripts/slurm/commcert-acceptance.sbatch on all four nodes with the built-in ci suite
+        (the acceptance suite needs GPUs and hours); returns the job's output and exit code once
+        it has ended."""
+        env = {"COMMCERT_BIN": BIN, "COMMCERT_BASELINE": "cpu-mpi-ci", "COMMCERT_SUITE": "ci",
                "COMMCERT_RESULTS": os.path.join(self.tmp, "results"),
                "OMPI_MCA_mpi_yield_when_idle": "1", "COMMCERT_FAULT": "", **settings}
         output = os.path.join(self.tmp, "job-%j.out")
@@ -283,6 +332,10 @@ class SlurmPool(unittest.TestCase):
         self.assertEqual({n["node"]: n["state"] for n in verdict["nodes"]},
                          {"node1": "certified", "node2": "certified", "node3": "quarantined",
                           "node4": "certified"})
+        self.assertEqual(verdict["suite"]["name"], "ci")  # judged by the suite that ran
+        with open(os.path.join(self.tmp, "results", job, "suite.json")) as f:
+            self.assertEqual([s["name"] for s in json.load(f)["stages"]],
+                             ["health", "node-collectives", "cluster-collectives"])
 
         job, output, exit_code = self.sbatch_acceptance(COMMCERT_FAULT=fault)
         self.assertEqual(exit_code, 1, output)
@@ -292,13 +345,11 @@ class SlurmPool(unittest.TestCase):
 
     # -- the HealthCheckProgram --------------------------------------------------------------
     def healthcheck(self, node, sysfs="healthy", **settings):
-        """scripts/slurm/commcert-healthcheck with the almost empty environment slurmd gives it."""
-        suite = os.path.join(self.tmp, "healthcheck.yaml")
-        with open(suite, "w") as f:
-            f.write(HEALTH_SUITE)
+        """scripts/slurm/commcert-healthcheck with the almost empty environment slurmd gives it,
+        the built-in CPU baseline and the default (built-in healthcheck) suite."""
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SLURM_CONF": str(self.cluster.conf),
-               "SLURMD_NODENAME": node, "COMMCERT_BIN": BIN, "COMMCERT_HC_BASELINE": BASELINE,
-               "COMMCERT_HC_SUITE": suite, "COMMCERT_HC_DIR": os.path.join(self.tmp, "hc"),
+               "SLURMD_NODENAME": node, "COMMCERT_BIN": BIN, "COMMCERT_HC_BASELINE": "cpu-mpi-ci",
+               "COMMCERT_HC_DIR": os.path.join(self.tmp, "hc"),
                "COMMCERT_HC_HEALTH_ARGS": f"--sysfs-root {os.path.join(SYSFS, sysfs)}"}
         env.update(settings)
         return subprocess.run([HEALTHCHECK], env=env, capture_output=True, text=True, timeout=70)
@@ -357,15 +408,12 @@ class SlurmdRunsTheHealthCheck(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="commcert-slurm-hc-")
         os.chmod(cls.tmp, 0o755)
         cls.fault = os.path.join(cls.tmp, "node3-port-down")
-        suite = os.path.join(cls.tmp, "healthcheck.yaml")
-        with open(suite, "w") as f:
-            f.write(HEALTH_SUITE)
         wrapper = os.path.join(cls.tmp, "commcert-hc")
         cls.cluster = SlurmCluster(nodes=len(NODES), extra_config=(
             f"HealthCheckProgram={wrapper}\nHealthCheckInterval=2\nHealthCheckNodeState=ANY"))
         with open(wrapper, "w") as f:
             f.write(f"""#!/bin/bash
-export COMMCERT_BIN={BIN} COMMCERT_HC_BASELINE={BASELINE} COMMCERT_HC_SUITE={suite}
+export COMMCERT_BIN={BIN} COMMCERT_HC_BASELINE={BASELINE} COMMCERT_HC_SUITE=healthcheck
 export COMMCERT_HC_DIR={cls.tmp}/hc-"$SLURMD_NODENAME"
 if [[ -r {cls.tmp}/slurm_conf ]]; then export SLURM_CONF="$(cat {cls.tmp}/slurm_conf)"; fi
 sysfs={SYSFS}/healthy
