@@ -1,7 +1,9 @@
 #include "comm/mpi_control_plane.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <thread>
 
 #include "comm/mpi_runtime.hpp"
 
@@ -9,6 +11,7 @@ namespace commcert {
 namespace {
 
 constexpr int kNoticeTag = 7001;
+constexpr auto kAbortGrace = std::chrono::seconds(10);
 
 }  // namespace
 
@@ -119,6 +122,17 @@ std::optional<WatchdogNotice> MpiControlPlane::poll_notice() {
 
 void MpiControlPlane::abort_job(int exit_code) noexcept {
   std::fflush(nullptr);
+  // MPI_Abort asks the launcher to end every process; with the launcher gone (a killed srun
+  // step, a lost slurmd) it can wait for ever. This process ends regardless.
+  try {
+    std::thread([exit_code] {
+      std::this_thread::sleep_for(kAbortGrace);
+      std::fputs("commcert: MPI_Abort did not end the job; exiting this process\n", stderr);
+      std::_Exit(exit_code);
+    }).detach();
+  } catch (...) {
+    std::_Exit(exit_code);  // no thread for the fallback: do not risk waiting for ever
+  }
   MPI_Abort(MPI_COMM_WORLD, exit_code);
   std::_Exit(exit_code);
 }

@@ -13,6 +13,8 @@ namespace commcert {
 // results/<run-id>/: meta.json and records.jsonl. Thread-safe, because the watchdog thread
 // writes the timeout record while the main thread may be writing too. Only the process that
 // owns the run writes meta.json; any process may append a record (an error it alone saw).
+// meta.json describes the latest command that wrote to the directory; earlier ones are kept
+// in its `earlier` list.
 class RunOutput {
  public:
   RunOutput(std::filesystem::path directory, std::string run_id, bool owns_meta);
@@ -27,11 +29,16 @@ class RunOutput {
   void update_meta(const Json& fields);
 
  private:
+  // A run directory written to again (`commcert run` stages, a reused --run-id): the meta.json
+  // already there moves into `earlier`, in order, instead of being overwritten.
+  void keep_earlier_meta();
+
   std::filesystem::path directory_;
   std::string run_id_;
   bool owns_meta_;
   std::mutex mutex_;
   Json meta_ = Json::object();
+  Json earlier_;  // the metas of earlier commands in this directory; null when none
   std::unique_ptr<RecordsFile> records_;
 };
 

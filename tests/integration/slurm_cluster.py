@@ -1,7 +1,9 @@
 """A real Slurm cluster on this host for tests: one slurmctld and several slurmd, each slurmd
 standing for one node (Debian's Slurm is built with --enable-multiple-slurmd), with a private munge
 daemon and socket, per-node TmpFS (pmix needs it) and free ports, so it coexists with anything else
-on the machine. Everything it starts is stopped again, by PID.
+on the machine. Everything it starts is stopped again: its jobs are cancelled, its daemons stopped by
+PID, and any job process left over (slurmstepd outlives slurmd) is found by the SLURM_CONF of this
+cluster in its environment and killed.
 
     with SlurmCluster(nodes=4) as cluster:
         cluster.run(["srun", "-N4", "hostname"])
@@ -88,6 +90,7 @@ class SlurmCluster:
     def stop(self):
         if self.root is None:
             return
+        self._cancel_jobs()
         for pid in reversed(self.pids):
             try:
                 os.kill(pid, 15)
@@ -100,8 +103,30 @@ class SlurmCluster:
             if _alive(pid):
                 os.kill(pid, 9)
         self.pids.clear()
+        self._kill_leftover_job_processes()
         shutil.rmtree(self.root, ignore_errors=True)
         self.root = None
+
+    def _cancel_jobs(self, seconds=15):
+        try:
+            self.run(["scancel", "--full", "--user", pwd.getpwuid(os.getuid()).pw_name], timeout=30)
+            self.wait_until(lambda: not self.run(["squeue", "-h"], timeout=30).stdout.strip(),
+                            seconds, "jobs did not end")
+        except (AssertionError, subprocess.SubprocessError):
+            pass  # the processes are killed below whatever state the controller is in
+
+    def _kill_leftover_job_processes(self):
+        marker = f"SLURM_CONF={self.conf}".encode() + b"\0"
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if marker not in f.read() + b"\0":
+                        continue
+                os.kill(int(entry), 9)
+            except (OSError, ProcessLookupError):
+                pass
 
     # -- use -------------------------------------------------------------------------------
     def environment(self, extra=None):

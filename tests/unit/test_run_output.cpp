@@ -85,6 +85,28 @@ TEST(RunOutput, MetaIsMergedAndRewrittenAtomically) {
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"meta.json"}) << "no temporary file left";
 }
 
+TEST(RunOutput, AnEarlierStagesMetaIsKeptNotOverwritten) {
+  TempDirectory dir;
+  RunOutput(dir.path(), "run", true).update_meta({{"command", "health"}, {"status", "ok"}});
+  RunOutput(dir.path(), "run", true).update_meta({{"command", "sweep"}, {"status", "running"}});
+  RunOutput third(dir.path(), "run", true);
+  third.update_meta({{"command", "sweep"}, {"status", "fail"}});
+  Json meta = read_json(third.meta_path());
+  EXPECT_EQ(meta.at("command"), "sweep");
+  EXPECT_EQ(meta.at("status"), "fail");
+  ASSERT_EQ(meta.at("earlier").size(), 2u);
+  EXPECT_EQ(meta.at("earlier")[0], (Json{{"command", "health"}, {"status", "ok"}}));
+  EXPECT_EQ(meta.at("earlier")[1], (Json{{"command", "sweep"}, {"status", "running"}}));
+  EXPECT_EQ(meta.items().begin().key(), "command");  // the latest command's fields first
+
+  // A meta.json that cannot be read is set aside, not lost.
+  std::ofstream(third.meta_path()) << "{\"command\": \"bur";
+  RunOutput(dir.path(), "run", true).update_meta({{"command", "membw"}});
+  meta = read_json(third.meta_path());
+  EXPECT_FALSE(meta.contains("earlier"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "meta.json.unreadable"));
+}
+
 TEST(RunOutput, OnlyTheOwnerWritesMeta) {
   TempDirectory dir;
   RunOutput output(dir.path(), "run", false);
