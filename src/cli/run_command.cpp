@@ -29,6 +29,25 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The more serious of two stage exit statuses: ok < fail < error < timeout < usage.
+int worse(int a, int b) {
+  const auto rank = [](int code) {
+    switch (code) {
+      case 0:
+        return 0;
+      case 1:
+        return 1;
+      case 3:
+        return 2;
+      case 4:
+        return 3;
+      default:
+        return 4;  // usage, or anything unknown
+    }
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
 std::string status_name(int exit_code) {
   switch (exit_code) {
     case 0:
@@ -202,24 +221,6 @@ class SuiteRunner {
   [[nodiscard]] double elapsed_s() const { return seconds_since(start_); }
 
  private:
-  static int worse(int a, int b) {
-    auto rank = [](int code) {
-      switch (code) {
-        case 0:
-          return 0;
-        case 1:
-          return 1;
-        case 3:
-          return 2;
-        case 4:
-          return 3;
-        default:
-          return 4;  // usage
-      }
-    };
-    return rank(a) >= rank(b) ? a : b;
-  }
-
   int execute(const SuiteStage& stage, const std::vector<std::string>& argv) {
     try {
       ParsedStage parsed = parse_stage(stage, argv);
@@ -368,15 +369,15 @@ int RunCommand::run(Invocation& invocation) {
     }
     const int status = runner.run_stage(planned.stage, i, plan.size(), remaining);
     remaining -= planned.stage.budget_s;
-    worst = std::max(worst, status == to_int(ExitCode::kUsage) ? 99 : status);
+    worst = worse(worst, status);
     if (status == to_int(ExitCode::kUsage)) break;  // a stage refused its arguments: stop here
     if (planned.stage.localize && runner.needs_localization()) {
       const SuiteStage pairs = pairs_stage_of(planned.stage);
       if (runner.reporting()) {
         fmt::print(stderr,
                    "commcert run: '{}' fell short without naming a node: measuring every node "
-                   "pair ({} rounds for {} nodes at most)\n",
-                   planned.stage.name, "N-1", "N");
+                   "pair (N-1 rounds for N nodes)\n",
+                   planned.stage.name);
       }
       (void)runner.run_stage(pairs, i, plan.size(), remaining + pairs.budget_s);
       // A suspect is re-tested against a node that passed every pair before it is blamed.
@@ -390,7 +391,7 @@ int RunCommand::run(Invocation& invocation) {
       }
     }
   }
-  return runner.certify(worst == 99 ? to_int(ExitCode::kUsage) : worst);
+  return runner.certify(worst);
 }
 
 }  // namespace commcert
