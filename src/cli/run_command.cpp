@@ -48,21 +48,6 @@ int worse(int a, int b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
-std::string status_name(int exit_code) {
-  switch (exit_code) {
-    case 0:
-      return "ok";
-    case 1:
-      return "fail";
-    case 2:
-      return "usage";
-    case 4:
-      return "timeout";
-    default:
-      return "error";
-  }
-}
-
 // suite.json: what `commcert run` did, stage by stage, kept current on disk by process 0 so a
 // job that dies mid-suite still says how far it got (docs/suites.md).
 class SuiteLog {
@@ -152,10 +137,10 @@ class SuiteRunner {
       }
     }
     const double elapsed = seconds_since(stage_start);
-    log_.stage(stage, argv, status_name(status), status, elapsed);
+    log_.stage(stage, argv, status_word(status), status, elapsed);
     if (reporting()) {
       fmt::print(stderr, "commcert run: [{}/{}] {}: {} in {} (exit {})\n", index + 1, count,
-                 stage.name, status_name(status), format_duration(elapsed), status);
+                 stage.name, status_word(status), format_duration(elapsed), status);
     }
     return status;
   }
@@ -212,7 +197,7 @@ class SuiteRunner {
     int exit_code = 0;
     if (reporting()) {
       exit_code = judge_run(worst_stage_status);
-      log_.finish(exit_code == 0 ? "certified" : status_name(exit_code), exit_code);
+      log_.finish(exit_code == 0 ? "certified" : status_word(exit_code), exit_code);
     }
     return std::stoi(group_.control().broadcast_from_root(std::to_string(exit_code)));
   }

@@ -202,11 +202,7 @@ int StageSession::finish(const std::vector<Json>& records, bool interrupted) {
   }
   const int exit_code = static_cast<int>(
       all_reduce_max("finish: agreeing on the exit status", exit_code_for(records)));
-  const char* status = exit_code == to_int(ExitCode::kOk)        ? "ok"
-                       : exit_code == to_int(ExitCode::kFailed)  ? "fail"
-                       : exit_code == to_int(ExitCode::kTimeout) ? "timeout"
-                                                                 : "error";
-  output_->update_meta({{"status", status},
+  output_->update_meta({{"status", status_word(exit_code)},
                         {"exit_code", exit_code},
                         {"end_time", utc_timestamp_now()},
                         {"interrupted", interrupted}});

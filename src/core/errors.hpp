@@ -22,6 +22,22 @@ enum class ExitCode : int {
   return static_cast<int>(code);
 }
 
+// The word meta.json and suite.json give an exit status: ok, fail, usage, timeout or error.
+[[nodiscard]] constexpr const char* status_word(int exit_code) {
+  switch (exit_code) {
+    case to_int(ExitCode::kOk):
+      return "ok";
+    case to_int(ExitCode::kFailed):
+      return "fail";
+    case to_int(ExitCode::kUsage):
+      return "usage";
+    case to_int(ExitCode::kTimeout):
+      return "timeout";
+    default:
+      return "error";
+  }
+}
+
 // Thrown for anything the user can fix: a flag, a value, an input file. Becomes exit 2.
 class UsageError : public std::runtime_error {
  public:

@@ -83,7 +83,7 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
   std::iota(nodes.begin(), nodes.end(), NodeId{0});
   const MetricTable metrics(evidence, baseline);
   const PairLocalization pairs = localize_pairs(evidence, baseline);
-  const JudgeContext context{evidence, baseline, metrics, verdict.required, nodes, &pairs};
+  const JudgeContext context{evidence, baseline, metrics, verdict.required, nodes, pairs};
   std::vector<Finding> findings;
   for (const auto& rule : make_rules())
     rule->judge(context, findings);

@@ -241,7 +241,8 @@ std::vector<Finding> run_rule(const std::string& rule_id, const Evidence& eviden
   const MetricTable metrics(evidence, baseline);
   std::vector<NodeId> nodes(evidence.nodes.size());
   std::iota(nodes.begin(), nodes.end(), NodeId{0});
-  const JudgeContext context{evidence, baseline, metrics, baseline.required, nodes};
+  const PairLocalization pairs = localize_pairs(evidence, baseline);
+  const JudgeContext context{evidence, baseline, metrics, baseline.required, nodes, pairs};
   std::vector<Finding> out;
   for (const auto& rule : make_rules()) {
     if (rule->id() == rule_id) {

@@ -21,17 +21,8 @@ class PairLocalizationRule final : public Rule {
   }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
-    if (context.pairs) {
-      judge_with(context, *context.pairs, out);
-    } else {
-      judge_with(context, localize_pairs(context.evidence, context.baseline), out);
-    }
-  }
-
- private:
-  void judge_with(const JudgeContext& context, const PairLocalization& pairs,
-                  std::vector<Finding>& out) const {
     const Evidence& evidence = context.evidence;
+    const PairLocalization& pairs = context.pairs;
     for (const auto& verdict : pairs.verdicts) {
       const PairSeries& series = pairs.series[verdict.series];
       const std::string collective(evidence.text(series.collective));

@@ -19,9 +19,9 @@ struct JudgeContext {
   const Evidence& evidence;
   const Baseline& baseline;
   const MetricTable& metrics;
-  std::span<const std::string> required;    // checks a node needs positive evidence for
-  std::span<const NodeId> nodes;            // the fleet: every node the evidence names
-  const PairLocalization* pairs = nullptr;  // computed once by the validator; else by the rule
+  std::span<const std::string> required;  // checks a node needs positive evidence for
+  std::span<const NodeId> nodes;          // the fleet: every node the evidence names
+  const PairLocalization& pairs;          // pairwise localization, computed once per judgement
 };
 
 // One way of judging evidence: a class in its own file under rules/ and one line in the table
