@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cli/library_report.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
 
@@ -26,8 +27,17 @@ int launcher_rank_hint() {
 int run_cli(int argc, char** argv) {
   CLI::App app{"commcert: certify GPU nodes before they join the schedulable pool", "commcert"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("commcert {} ({}, {})", build_info::kVersion,
-                                                build_info::kGitDescribe, build_info::kBuildType));
+  // The libraries are looked up only when --version is asked for: each lookup loads one.
+  app.set_version_flag("--version", [] {
+    std::string cuda = build_info::kWithCuda
+                           ? fmt::format("CUDA {} (archs {})", build_info::kCudaMajor,
+                                         build_info::kCudaArchitectures)
+                           : std::string("no CUDA");
+    return fmt::format("commcert {} ({}, {}; {}, {})\nlibraries:\n{}", build_info::kVersion,
+                       build_info::kGitDescribe, build_info::kBuildType, cuda,
+                       build_info::kWithMpi ? "MPI plugin" : "no MPI",
+                       format_library_lines(runtime_libraries()));
+  });
   auto commands = make_commands();
   std::vector<std::pair<CLI::App*, Command*>> dispatch;
   for (auto& command : commands) {
@@ -51,7 +61,7 @@ int run_cli(int argc, char** argv) {
       std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return to_int(ExitCode::kOk);
   } catch (const CLI::CallForVersion& version) {
-    if (launcher_rank_hint() == 0) fmt::print("{}\n", version.what());
+    if (launcher_rank_hint() == 0) fmt::print("{}", version.what());
     return to_int(ExitCode::kOk);
   } catch (const CLI::ParseError& error) {
     // Help on a subcommand arrives as CallForHelp from that subcommand's parser too.

@@ -5,12 +5,10 @@
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
 
-#if COMMCERT_HAVE_MPI
-#include "comm/mpi_communicator.hpp"
-#endif
 #if COMMCERT_HAVE_CUDA
 #include "comm/nccl_communicator.hpp"
 #endif
+#include "runtime/runtime_library.hpp"
 
 namespace commcert {
 
@@ -40,16 +38,20 @@ BackendChoice choose_backend(std::string_view requested, const GpuRuntimeInfo& g
 std::unique_ptr<Communicator> make_communicator(const BackendChoice& choice,
                                                 const GpuRuntimeInfo& gpu, ProcessGroup& group,
                                                 int gpus_per_process) {
-#if COMMCERT_HAVE_MPI
   if (choice.name == "mpi") {
     if (gpus_per_process != 1) throw UsageError("-g/--ngpus applies to the nccl backend only");
-    return std::make_unique<MpiCommunicator>(group.local_count());
+    if (!group.mpi()) {
+      throw RuntimeFailure(
+          fmt::format("the mpi backend cannot start: {}", group.mpi_unavailable_reason()));
+    }
+    return group.mpi()->make_communicator(group.local_count());
   }
-#endif
 #if COMMCERT_HAVE_CUDA
   if (choice.name == "nccl") {
     if (gpu.device_count == 0)
       throw RuntimeFailure(fmt::format("--backend nccl: {}", gpu.unavailable_reason));
+    if (!nccl_runtime().loaded())
+      throw RuntimeFailure(fmt::format("--backend nccl: {}", nccl_runtime().error));
     return std::make_unique<NcclCommunicator>(group.control(), group.local_index(),
                                               gpus_per_process);
   }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/library_report.hpp"
 #include "cli/stage_session.hpp"
 #include "core/errors.hpp"
 #include "core/progress.hpp"
@@ -73,6 +74,8 @@ int HealthCommand::run(Invocation& invocation) {
                  health.nvml_unavailable_reason.empty()
                      ? ""
                      : " (" + health.nvml_unavailable_reason + ")");
+      fmt::print(stderr, "commcert health: libraries (also in meta.json):\n{}",
+                 format_library_lines(runtime_libraries(session.group().mpi_library())));
     }
   }
   return session.finish(records, false);

@@ -6,13 +6,12 @@
 
 #include "cli/command.hpp"
 #include "comm/control_plane.hpp"
+#include "comm/mpi_session.hpp"
 
 namespace commcert {
 
-class MpiRuntime;
-
-// The processes of this job: MPI when the build has it (a singleton MPI job without a
-// launcher), otherwise this one process.
+// The processes of this job: MPI when its plugin and libmpi load (a singleton MPI job without a
+// launcher), otherwise this one process. Refuses to run alone when a launcher started several.
 class ProcessGroup {
  public:
   explicit ProcessGroup(Invocation& invocation);
@@ -27,10 +26,18 @@ class ProcessGroup {
   [[nodiscard]] int local_count() const { return local_count_; }
   [[nodiscard]] bool has_mpi() const { return mpi_ != nullptr; }
   [[nodiscard]] std::optional<std::string> mpi_library() const;
+  // The MPI session, or nullptr with the reason in mpi_unavailable_reason().
+  [[nodiscard]] MpiSession* mpi() { return mpi_.get(); }
+  [[nodiscard]] const std::string& mpi_unavailable_reason() const {
+    return mpi_unavailable_reason_;
+  }
+  [[nodiscard]] const std::string& mpi_plugin_path() const { return mpi_plugin_path_; }
   [[nodiscard]] bool watchdog_can_reach_peers() const { return control_->has_side_channel(); }
 
  private:
-  std::unique_ptr<MpiRuntime> mpi_;
+  std::unique_ptr<MpiSession> mpi_;
+  std::string mpi_unavailable_reason_;
+  std::string mpi_plugin_path_;
   std::unique_ptr<ControlPlane> control_;
   int process_index_ = 0;
   int process_count_ = 1;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/library_report.hpp"
 #include "core/build_info.hpp"
 #include "core/environment.hpp"
 #include "core/errors.hpp"
@@ -131,6 +132,7 @@ Json start_meta(std::string_view command, const Invocation& invocation, const Ru
                       {"nccl", version_or_null(gpu.nccl_version, format_nccl_version)},
                       {"cuda_runtime", version_or_null(gpu.runtime_version, format_cuda_version)},
                       {"cuda_driver", version_or_null(gpu.driver_version, format_cuda_version)}};
+  meta["libraries"] = libraries_json(runtime_libraries(mpi));
   meta["nodes"] = distinct_nodes(ranks);
   meta["processes"] = group.process_count();
   meta["ranks"] = to_json(ranks);
