@@ -83,7 +83,7 @@ std::string format_library_lines(const std::vector<LibraryStatus>& libraries) {
     }
     std::string where = library.path;
     if (!library.origin.empty()) where += fmt::format(" ({})", library.origin);
-    text += fmt::format("  {:<13}{:<9}{}\n", library.name,
+    text += fmt::format("  {:<13}{:<8} {}\n", library.name,
                         library.version.empty() ? "?" : library.version, where);
     if (library.name == "mpi" || library.name == "cuda_driver") {
       if (!library.detail.empty()) text += fmt::format("  {:<13}{}\n", "", library.detail);
