@@ -67,6 +67,7 @@ Json collective_record(const CollectiveRecordContext& context, const Measurement
   record["warmup_iterations"] = m.warmup_iterations;
   record["aggregation"] = name_of(context.aggregation);
   record["time_s"] = f.time_seconds;
+  record["timing"] = name_of(f.timing);
   record["algbw_bytes_per_s"] = f.algbw_bytes_per_second;
   record["busbw_bytes_per_s"] = f.busbw_bytes_per_second;
   record["bus_factor"] = collective_info(m.collective).bus_factor(m.nranks);

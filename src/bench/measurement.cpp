@@ -8,25 +8,30 @@
 
 namespace commcert {
 
-double combine_rank_times(const std::vector<RankMeasurement>& ranks, RankAggregation aggregation) {
-  if (ranks.empty()) throw std::invalid_argument("no rank times to combine");
-  const auto by_time = [](const RankMeasurement& a, const RankMeasurement& b) {
-    return a.mean_seconds < b.mean_seconds;
-  };
+std::string_view name_of(TimingMethod method) {
+  return method == TimingMethod::kBackToBack ? "back_to_back" : "windows";
+}
+
+double combine_rank_seconds(const std::vector<double>& times, RankAggregation aggregation) {
+  if (times.empty()) throw std::invalid_argument("no rank times to combine");
   switch (aggregation) {
     case RankAggregation::kRankZero:
-      return ranks.front().mean_seconds;
+      return times.front();
     case RankAggregation::kMin:
-      return std::min_element(ranks.begin(), ranks.end(), by_time)->mean_seconds;
+      return *std::min_element(times.begin(), times.end());
     case RankAggregation::kMax:
-      return std::max_element(ranks.begin(), ranks.end(), by_time)->mean_seconds;
+      return *std::max_element(times.begin(), times.end());
     case RankAggregation::kMean:
       break;
   }
-  const double total =
-      std::accumulate(ranks.begin(), ranks.end(), 0.0,
-                      [](double sum, const RankMeasurement& r) { return sum + r.mean_seconds; });
-  return total / static_cast<double>(ranks.size());
+  return std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size());
+}
+
+double combine_rank_times(const std::vector<RankMeasurement>& ranks, RankAggregation aggregation) {
+  std::vector<double> times;
+  for (const auto& rank : ranks)
+    times.push_back(rank.mean_seconds);
+  return combine_rank_seconds(times, aggregation);
 }
 
 const RankMeasurement& rank_entry(const Measurement& m, int rank) {
@@ -41,7 +46,21 @@ MeasurementFigures derive_figures(const Measurement& m, RankAggregation aggregat
   if (m.ranks.empty() || m.iteration_seconds.empty()) {
     throw std::invalid_argument("measurement without samples");
   }
-  f.time_seconds = combine_rank_times(m.ranks, aggregation);
+  // nccl-tests' figure when every rank has it: the operations back to back, as nccl-tests runs
+  // them. Otherwise each operation's own window, which leaves out the gaps between operations.
+  const bool back_to_back = std::all_of(m.ranks.begin(), m.ranks.end(), [](const auto& rank) {
+    return rank.back_to_back_seconds.has_value();
+  });
+  if (back_to_back) {
+    std::vector<double> spans;
+    for (const auto& rank : m.ranks)
+      spans.push_back(*rank.back_to_back_seconds);
+    f.time_seconds = combine_rank_seconds(spans, aggregation);
+    f.timing = TimingMethod::kBackToBack;
+  } else {
+    f.time_seconds = combine_rank_times(m.ranks, aggregation);
+    f.timing = TimingMethod::kWindows;
+  }
   if (f.time_seconds > 0) {
     f.algbw_bytes_per_second = static_cast<double>(m.bytes) / f.time_seconds;
     f.busbw_bytes_per_second =

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/sweep_options.hpp"
@@ -13,7 +14,11 @@ namespace commcert {
 
 struct RankMeasurement {
   int rank = 0;
-  double mean_seconds = 0;  // mean time this rank spent inside the operation
+  double mean_seconds = 0;  // mean time this rank spent inside the operation (its windows)
+  // Per operation, from the start of the first timed operation to the end of the last, when
+  // every batch ran its operations back to back (RankLoopResult::back_to_back_seconds): what
+  // nccl-tests times. nullopt when the harness ran work between operations.
+  std::optional<double> back_to_back_seconds;
   std::uint64_t wrong_elements = 0;
   int wrong_iterations = 0;
   bool checked = false;
@@ -49,9 +54,17 @@ struct Measurement {
   std::optional<AdaptiveOutcome> adaptive;
 };
 
+// Where `time_s` and the bandwidths come from (docs/measurement.md, "What is timed").
+enum class TimingMethod {
+  kBackToBack,  // the span of the operations run back to back, divided by their number
+  kWindows,     // the mean of each operation's own window
+};
+[[nodiscard]] std::string_view name_of(TimingMethod method);
+
 // What a measurement says, derived once for the table and the record alike.
 struct MeasurementFigures {
   double time_seconds = 0;  // per operation, combined across ranks by the aggregation
+  TimingMethod timing = TimingMethod::kWindows;
   double algbw_bytes_per_second = 0;
   double busbw_bytes_per_second = 0;
   double rank_min_seconds = 0;
@@ -69,8 +82,12 @@ struct MeasurementFigures {
 // The entry of `m.ranks` for global rank `rank` (throws std::out_of_range if absent).
 [[nodiscard]] const RankMeasurement& rank_entry(const Measurement& m, int rank);
 
+// Combines the ranks' mean windows as -a says.
 [[nodiscard]] double combine_rank_times(const std::vector<RankMeasurement>& ranks,
                                         RankAggregation aggregation);
+// The same over per-rank times given in group-rank order.
+[[nodiscard]] double combine_rank_seconds(const std::vector<double>& times,
+                                          RankAggregation aggregation);
 
 [[nodiscard]] MeasurementFigures derive_figures(const Measurement& measurement,
                                                 RankAggregation aggregation);

@@ -33,14 +33,19 @@ std::string describe(const CollectiveInfo& collective, DataType type, std::optio
 struct RankTotals {
   double seconds = 0;
   std::size_t samples = 0;
+  // Spans of batches run back to back, and their operations; `back_to_back` turns false as soon
+  // as one batch was not (the figure then comes from the windows).
+  double back_to_back_seconds = 0;
+  std::size_t back_to_back_operations = 0;
+  bool back_to_back = true;
   std::uint64_t wrong_elements = 0;
   int wrong_iterations = 0;
   bool checked = false;
 };
 
-// Fields each process sends to process 0 per local rank.
-constexpr std::size_t kRankFields =
-    6;  // global rank, group, mean s, wrong, wrong iterations, checked
+// Fields each process sends to process 0 per local rank: global rank, group, mean s, wrong,
+// wrong iterations, checked, back-to-back s per operation (-1: none).
+constexpr std::size_t kRankFields = 7;
 
 }  // namespace
 
@@ -251,6 +256,12 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
           exchange[base + i] = std::max(exchange[base + i], result.operation_seconds[i]);
         }
         total.samples += result.operation_seconds.size();
+        if (result.back_to_back_seconds) {
+          total.back_to_back_seconds += *result.back_to_back_seconds;
+          total.back_to_back_operations += result.operation_seconds.size();
+        } else {
+          total.back_to_back = false;
+        }
       }
     }
     exchange.back() = stop_requested().load() ? 1.0 : 0.0;
@@ -305,10 +316,14 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
   std::vector<double> mine_values;
   for (const auto& [rank, total] : totals) {
     const double mean = total.samples ? total.seconds / static_cast<double>(total.samples) : 0.0;
-    mine_values.insert(mine_values.end(),
-                       {static_cast<double>(rank), static_cast<double>(mine), mean,
-                        static_cast<double>(total.wrong_elements),
-                        static_cast<double>(total.wrong_iterations), total.checked ? 1.0 : 0.0});
+    const double back_to_back =
+        total.back_to_back && total.back_to_back_operations > 0
+            ? total.back_to_back_seconds / static_cast<double>(total.back_to_back_operations)
+            : -1.0;
+    mine_values.insert(mine_values.end(), {static_cast<double>(rank), static_cast<double>(mine),
+                                           mean, static_cast<double>(total.wrong_elements),
+                                           static_cast<double>(total.wrong_iterations),
+                                           total.checked ? 1.0 : 0.0, back_to_back});
   }
   std::vector<std::vector<double>> gathered;
   {
@@ -324,6 +339,7 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
       rank.wrong_elements = static_cast<std::uint64_t>(process[at + 3]);
       rank.wrong_iterations = static_cast<int>(process[at + 4]);
       rank.checked = process[at + 5] > 0;
+      if (process[at + 6] >= 0) rank.back_to_back_seconds = process[at + 6];
       by_rank[rank.rank] = rank;
     }
   }

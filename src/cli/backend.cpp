@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "bench/device_assignment.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
+#include "core/node_identity.hpp"
 
 #if COMMCERT_HAVE_CUDA
 #include "comm/nccl_communicator.hpp"
@@ -35,6 +37,15 @@ BackendChoice choose_backend(std::string_view requested, const GpuRuntimeInfo& g
       fmt::format("no backend can run here: {} and this build has no MPI", gpu.unavailable_reason));
 }
 
+std::vector<int> nccl_devices(int visible_devices, int local_index, int local_count,
+                              int gpus_per_process) {
+  DeviceAssignment assignment =
+      assign_devices(visible_devices, local_index, local_count, gpus_per_process);
+  if (!assignment.error.empty()) throw UsageError(assignment.error);
+  if (assignment.devices.empty()) throw UsageError("no GPU is visible to this process");
+  return std::move(assignment.devices);
+}
+
 std::unique_ptr<Communicator> make_communicator(const BackendChoice& choice,
                                                 const GpuRuntimeInfo& gpu, ProcessGroup& group,
                                                 int gpus_per_process) {
@@ -52,8 +63,20 @@ std::unique_ptr<Communicator> make_communicator(const BackendChoice& choice,
       throw RuntimeFailure(fmt::format("--backend nccl: {}", gpu.unavailable_reason));
     if (!nccl_runtime().loaded())
       throw RuntimeFailure(fmt::format("--backend nccl: {}", nccl_runtime().error));
-    return std::make_unique<NcclCommunicator>(group.control(), group.local_index(),
-                                              gpus_per_process);
+    std::vector<int> devices;
+    std::string misfit;
+    try {
+      devices = nccl_devices(gpu.device_count, group.local_index(), group.local_count(),
+                             gpus_per_process);
+    } catch (const UsageError& error) {
+      misfit = fmt::format("{}: {}", local_hostname(), error.what());
+    }
+    // Every process reaches the same verdict before any enters NCCL init, where the others would
+    // wait for a process that gave up.
+    for (const auto& verdict : group.control().all_gather(misfit)) {
+      if (!verdict.empty()) throw UsageError(fmt::format("--backend nccl: {}", verdict));
+    }
+    return std::make_unique<NcclCommunicator>(group.control(), devices);
   }
 #endif
   (void)gpu;

@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "core/record.hpp"
 #include "core/run_directory.hpp"
+#include "health/pci_address.hpp"
 
 namespace commcert {
 
@@ -50,7 +51,13 @@ std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const 
         local_process_index * static_cast<int>(local.size()) + static_cast<int>(slot);
     identity.pid = static_cast<int>(::getpid());
     identity.device = slot < devices.size() ? devices[slot] : "host";
-    if (slot < gpus.size()) identity.gpu = gpus[slot];
+    if (slot < gpus.size()) {
+      identity.gpu = gpus[slot];
+      // One spelling of a GPU's PCI address in every stage's records (the sysfs form health,
+      // burn and membw write), whatever the backend reported, so records join on it.
+      auto& bus_id = identity.gpu->pci_bus_id;
+      bus_id = normalize_pci_bus_id(bus_id).value_or(bus_id);
+    }
     mine.push_back(to_json(identity));
   }
   std::vector<RankIdentity> ranks(static_cast<std::size_t>(communicator.size()));

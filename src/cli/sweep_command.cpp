@@ -18,6 +18,7 @@
 #include "comm/watchdog.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
+#include "core/node_identity.hpp"
 #include "core/units.hpp"
 #include "report/nccl_table.hpp"
 
@@ -49,58 +50,76 @@ class SweepReporter final : public SweepObserver {
   NcclTestsTable& table_;
 };
 
-// What the watchdog's handler can reach. Filled in as set-up proceeds; before arm() a timeout
-// can only be reported on stderr.
-class TimeoutTarget {
- public:
-  Communicator* communicator = nullptr;
+// How long the watchdog waits for the main thread to abort its communicators before it ends
+// the job anyway (ncclCommAbort itself may take seconds on a network transport).
+constexpr double kAbortWaitSeconds = 10;
+// How long a process that does not write the timeout record gives the one that does.
+constexpr double kReporterHeadStartSeconds = 2;
 
-  void arm(RunOutput* output, const CollectiveRecordContext& context,
-           const std::vector<RankIdentity>* ranks) {
-    std::lock_guard lock(mutex_);
-    output_ = output;
-    context_ = context;
-    ranks_ = ranks;
-  }
-
-  void report(const TimeoutReport& report) {
-    std::lock_guard lock(mutex_);
-    static const std::vector<RankIdentity> kNoRanks;
-    const auto& ranks = ranks_ ? *ranks_ : kNoRanks;
-    if (report.this_process_reports) {
-      fmt::print(stderr, "commcert sweep: timeout: {}\n", describe_timeout(report, ranks));
-    }
-    if (communicator) communicator->abort();
-    if (!output_) return;
-    if (report.this_process_reports) {
-      // The reporter is the lowest process that answered: rank 0 may be the one that hung.
-      CollectiveRecordContext context = context_;
-      context.origin.rank = communicator ? communicator->local_ranks()[0] : 0;
-      if (ranks_ && static_cast<std::size_t>(context.origin.rank) < ranks_->size()) {
-        context.origin.host = (*ranks_)[static_cast<std::size_t>(context.origin.rank)].node;
-      }
-      output_->append_record(timeout_record(context, report));
-      output_->update_meta({{"status", "timeout"},
-                            {"exit_code", to_int(ExitCode::kTimeout)},
-                            {"end_time", utc_timestamp_now()}});
-    } else {
-      // Give the reporter time to write before this process ends the job too.
-      std::this_thread::sleep_for(std::chrono::seconds(2));
-    }
-  }
-
- private:
-  std::mutex mutex_;
-  RunOutput* output_ = nullptr;
-  CollectiveRecordContext context_;
-  const std::vector<RankIdentity>* ranks_ = nullptr;
-};
+// The watchdog declared a timeout: it writes the record and ends the job with the timeout's exit
+// status. An error this thread sees meanwhile is the timeout's consequence (its communicators
+// were aborted on request, or a peer's were); it aborts what it drives and waits for the end.
+[[noreturn]] void leave_to_watchdog(Communicator* communicator, const std::exception& error) {
+  fmt::print(stderr, "commcert sweep: stopped by the timeout on {}: {}\n", local_hostname(),
+             error.what());
+  if (communicator) communicator->abort();
+  while (true)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+}
 
 extern "C" void request_stop(int /*signal*/) {
   SweepEngine::stop_requested().store(true);
 }
 
 }  // namespace
+
+void SweepTimeoutHandler::set_communicator(Communicator* communicator) {
+  std::lock_guard lock(mutex_);
+  communicator_ = communicator;
+}
+
+void SweepTimeoutHandler::arm(RunOutput* output, const CollectiveRecordContext& context,
+                              const std::vector<RankIdentity>* ranks) {
+  std::lock_guard lock(mutex_);
+  output_ = output;
+  context_ = context;
+  ranks_ = ranks;
+}
+
+void SweepTimeoutHandler::report(const TimeoutReport& report) {
+  std::lock_guard lock(mutex_);
+  static const std::vector<RankIdentity> kNoRanks;
+  const auto& ranks = ranks_ ? *ranks_ : kNoRanks;
+  if (report.this_process_reports) {
+    fmt::print(stderr, "commcert sweep: timeout: {}\n", describe_timeout(report, ranks));
+    if (output_) {
+      try {
+        // The reporter is the lowest process that answered: rank 0 may be the one that hung.
+        CollectiveRecordContext context = context_;
+        context.origin.rank = communicator_ ? communicator_->global_ranks()[0] : 0;
+        if (ranks_ && static_cast<std::size_t>(context.origin.rank) < ranks_->size()) {
+          context.origin.host = (*ranks_)[static_cast<std::size_t>(context.origin.rank)].node;
+        }
+        output_->append_record(timeout_record(context, report));
+        output_->update_meta({{"status", "timeout"},
+                              {"exit_code", to_int(ExitCode::kTimeout)},
+                              {"end_time", utc_timestamp_now()}});
+      } catch (const std::exception& error) {
+        // The abort below must happen all the same.
+        fmt::print(stderr, "commcert sweep: could not write the timeout record: {}\n",
+                   error.what());
+      }
+    }
+  } else if (reporter_head_start_seconds_ > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(reporter_head_start_seconds_));
+  }
+  if (communicator_ && !communicator_->request_abort(abort_wait_seconds_)) {
+    fmt::print(stderr,
+               "commcert sweep: the communicators were not aborted within {} s (the main thread "
+               "is blocked elsewhere); ending the job anyway\n",
+               abort_wait_seconds_);
+  }
+}
 
 void SweepCommand::configure(CLI::App& app) {
   app.add_option("collectives", flags_.collectives,
@@ -267,7 +286,7 @@ int SweepCommand::run(Invocation& invocation) {
 
   // The watchdog guards set-up too (communicator creation, identity exchange), so a peer that
   // never starts cannot hang the others. Until set-up is done it can only report to stderr.
-  TimeoutTarget target;
+  SweepTimeoutHandler target(kAbortWaitSeconds, kReporterHeadStartSeconds);
   std::vector<int> local_ranks;
   std::vector<int> process_of_rank;
   for (int slot = 0; slot < slots; ++slot)
@@ -292,7 +311,7 @@ int SweepCommand::run(Invocation& invocation) {
       WatchedSection section(guard);
       communicator = make_communicator(backend, gpu, group, flags_.gpus_per_process);
     }
-    target.communicator = communicator.get();
+    target.set_communicator(communicator.get());
     faults.validate_ranks(communicator->size());
     if (options.root >= communicator->size()) {
       throw UsageError(fmt::format("-r/--root {} is not a rank of this {}-rank job", options.root,
@@ -313,6 +332,7 @@ int SweepCommand::run(Invocation& invocation) {
     control.barrier();
     throw;
   } catch (const std::exception& error) {
+    if (watchdog.timeout_declared()) leave_to_watchdog(communicator.get(), error);
     fmt::print(stderr, "commcert sweep: set-up failed on process {} ({}): {}\n",
                group.process_index(), local_hostname(), error.what());
     if (communicator) communicator->abort();
@@ -384,6 +404,7 @@ int SweepCommand::run(Invocation& invocation) {
     communicator->attach_watchdog(nullptr);
     return exit_code;
   } catch (const std::exception& error) {
+    if (watchdog.timeout_declared()) leave_to_watchdog(communicator.get(), error);
     // This rank alone may have failed: record why, then end the whole job so no peer waits.
     const int rank = communicator->local_ranks()[0];
     fmt::print(stderr, "commcert sweep: error on rank {} ({}): {}\n", rank, node.node,

@@ -10,6 +10,7 @@
 
 #include "collective_types.hpp"
 #include "comm/fault_injection.hpp"
+#include "core/errors.hpp"
 #include "core/record.hpp"
 #include "pattern.hpp"
 
@@ -34,9 +35,20 @@ struct LoopPlan {
 struct RankLoopResult {
   int rank = 0;
   std::vector<double> operation_seconds;  // one per timed iteration, operation only
-  std::uint64_t wrong_elements = 0;       // summed over checked iterations
+  // From the start of the first timed operation to the end of the last, when they ran back to
+  // back on this rank's stream (nothing of the harness between them): nccl-tests' measurement.
+  // Unset when checks, barriers or graph boundaries ran between operations.
+  std::optional<double> back_to_back_seconds;
+  std::uint64_t wrong_elements = 0;  // summed over checked iterations
   int wrong_iterations = 0;
   bool checked = false;  // false when this rank has no output to verify
+};
+
+// Thrown by the thread that drives a communicator after it aborted it because another thread
+// asked (the watchdog, on a timeout): the job is being ended, this rank did not fail on its own.
+class AbortedOnRequest : public RuntimeFailure {
+ public:
+  using RuntimeFailure::RuntimeFailure;
 };
 
 // The data plane: runs collectives on this process's ranks. Implementations: MpiCommunicator
@@ -65,8 +77,17 @@ class Communicator {
   [[nodiscard]] virtual std::vector<GpuIdentity> gpu_identities() const { return {}; }
 
   virtual std::vector<RankLoopResult> run(const LoopPlan& plan) = 0;
-  // Tears the communicator down without waiting for peers (called on timeout).
+  // Tears the communicator down without waiting for peers. Only the thread that drives the
+  // communicator calls it: it may be polling the communicator at any moment.
   virtual void abort() noexcept = 0;
+  // Any thread (the watchdog's): asks the driving thread to abort this communicator and its
+  // splits at its next poll, waiting at most `wait_seconds` for it. True when it was aborted in
+  // time, or when the backend has nothing a thread could abort (MPI: ending the job ends its
+  // calls); false when the driving thread did not get to it (blocked where it does not poll).
+  virtual bool request_abort(double wait_seconds) noexcept {
+    (void)wait_seconds;
+    return true;
+  }
 
   // Collective over every process of this communicator: a new communicator per color, for the
   // slots whose color is >= 0 (`color_per_slot` is in slot order). Returns nullptr when none

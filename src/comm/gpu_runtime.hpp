@@ -16,7 +16,7 @@ struct GpuRuntimeInfo {
 
 [[nodiscard]] GpuRuntimeInfo probe_gpu_runtime();
 
-// "13.0" from 13000; "2.28.9" from 22809.
+// "13.0" from 13000; "2.28.9" from 22809; "2.8.4" from 2804 (NCCL before 2.9).
 [[nodiscard]] std::string format_cuda_version(int version);
 [[nodiscard]] std::string format_nccl_version(int version);
 

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "comm/batch_layout.hpp"
 #include "comm/cuda_errors.hpp"
+#include "comm/nccl_features.hpp"
 #include "comm/watchdog.hpp"
 #include "core/errors.hpp"
 #include "pattern_device.hpp"
@@ -90,15 +93,20 @@ bool same_data(const PatternSpec& a, const PatternSpec& b) {
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(ControlPlane& control, int local_process_index,
-                                   int gpus_per_process)
-    : control_(control) {
-  int device_count = 0;
-  check_cuda(cudaGetDeviceCount(&device_count), "cudaGetDeviceCount");
-  if (gpus_per_process > device_count) {
-    throw UsageError(fmt::format("-g/--ngpus {} but only {} GPU(s) are visible", gpus_per_process,
-                                 device_count));
+NcclCommunicator::NcclCommunicator(ControlPlane& control, const std::vector<int>& devices)
+    : control_(control), abort_signal_(std::make_shared<AbortSignal>()) {
+  if (devices.empty()) throw RuntimeFailure("--backend nccl: no GPU assigned to this process");
+  // The library loaded now, not the headers compiled against, decides what may be called: an
+  // older libnccl.so.2 first on the library path would otherwise end the sweep with "undefined
+  // symbol" in the middle, without a record.
+  int loaded_version = 0;
+  check_nccl(ncclGetVersion(&loaded_version), "ncclGetVersion");
+  if (const auto why = nccl_too_old(loaded_version)) {
+    throw RuntimeFailure(fmt::format("--backend nccl: {}", *why));
   }
+  nccl_version_ = usable_nccl_version(NCCL_VERSION_CODE, loaded_version);
+
+  const int gpus_per_process = static_cast<int>(devices.size());
   size_ = control.process_count() * gpus_per_process;
   ncclUniqueId id{};
   if (control.process_index() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -106,14 +114,14 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, int local_process_inde
       control.broadcast_from_root(std::string(reinterpret_cast<const char*>(&id), sizeof id));
   std::copy(shared.begin(), shared.end(), reinterpret_cast<char*>(&id));
 
-  slots_.resize(static_cast<std::size_t>(gpus_per_process));
+  slots_.resize(devices.size());
   max_buffer_bytes_ = UINT64_MAX;
   for (int i = 0; i < gpus_per_process; ++i) {
     Slot& slot = slots_[static_cast<std::size_t>(i)];
     slot.rank = control.process_index() * gpus_per_process + i;
     slot.global_rank = slot.rank;
     slot.watchdog_slot = i;
-    slot.device = (local_process_index * gpus_per_process + i) % device_count;
+    slot.device = devices[static_cast<std::size_t>(i)];
     ranks_.push_back(slot.rank);
     global_ranks_.push_back(slot.rank);
     check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
@@ -123,7 +131,9 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, int local_process_inde
     slot.gpu.index = slot.device;
     slot.gpu.name = properties.name;
     slot.gpu.uuid = format_uuid(properties.uuid);
-    slot.gpu.pci_bus_id = fmt::format("{:08x}:{:02x}:{:02x}.0", properties.pciDomainID,
+    // The sysfs spelling (4-digit domain) the other stages write; the sweep normalizes it again
+    // with the rank identities (exchange_rank_identities).
+    slot.gpu.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", properties.pciDomainID,
                                       properties.pciBusID, properties.pciDeviceID);
     check_cuda(cudaStreamCreateWithFlags(&slot.stream, cudaStreamNonBlocking), "cudaStreamCreate");
     std::size_t free_bytes = 0;
@@ -142,8 +152,13 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, int local_process_inde
 }
 
 NcclCommunicator::NcclCommunicator(ControlPlane& control, std::vector<Slot> slots,
-                                   std::uint64_t max_buffer_bytes)
-    : control_(control), slots_(std::move(slots)), max_buffer_bytes_(max_buffer_bytes) {
+                                   std::uint64_t max_buffer_bytes, int nccl_version,
+                                   std::shared_ptr<AbortSignal> abort_signal)
+    : control_(control),
+      slots_(std::move(slots)),
+      max_buffer_bytes_(max_buffer_bytes),
+      nccl_version_(nccl_version),
+      abort_signal_(std::move(abort_signal)) {
   for (Slot& slot : slots_) {
     int count = 0;
     check_nccl(ncclCommCount(slot.comm, &count), "ncclCommCount", slot.comm);
@@ -157,27 +172,31 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, std::vector<Slot> slot
 }
 
 std::unique_ptr<Communicator> NcclCommunicator::split(std::span<const int> color_per_slot) {
-  std::vector<Slot> parts;
+  honour_abort_request();
+  // Inside a group, ncclCommSplit leaves *newcomm null and writes the new communicator through
+  // that pointer when the group completes (ncclGroupEnd): every destination must be in place,
+  // and stay there, before the group starts.
+  std::vector<Slot> parts(slots_.size());
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    parts[s].global_rank = slots_[s].global_rank;
+    parts[s].watchdog_slot = slots_[s].watchdog_slot;
+    parts[s].device = slots_[s].device;
+    parts[s].gpu = slots_[s].gpu;
+    parts[s].compute_capability = slots_[s].compute_capability;
+  }
   check_nccl(ncclGroupStart(), "ncclGroupStart");
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     const int color = s < color_per_slot.size() && color_per_slot[s] >= 0 ? color_per_slot[s]
                                                                           : NCCL_SPLIT_NOCOLOR;
-    Slot part;
-    part.global_rank = slots_[s].global_rank;
-    part.watchdog_slot = slots_[s].watchdog_slot;
-    part.device = slots_[s].device;
-    part.gpu = slots_[s].gpu;
-    part.compute_capability = slots_[s].compute_capability;
-    check_cuda(cudaSetDevice(part.device), "cudaSetDevice");
-    check_nccl(ncclCommSplit(slots_[s].comm, color, slots_[s].global_rank, &part.comm, nullptr),
+    check_cuda(cudaSetDevice(parts[s].device), "cudaSetDevice");
+    check_nccl(ncclCommSplit(slots_[s].comm, color, slots_[s].global_rank, &parts[s].comm, nullptr),
                "ncclCommSplit", slots_[s].comm);
-    parts.push_back(part);
   }
   check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   std::erase_if(parts, [](const Slot& part) { return part.comm == nullptr; });
   if (parts.empty()) return nullptr;
-  std::unique_ptr<Communicator> out(
-      new NcclCommunicator(control_, std::move(parts), max_buffer_bytes_));
+  std::unique_ptr<Communicator> out(new NcclCommunicator(
+      control_, std::move(parts), max_buffer_bytes_, nccl_version_, abort_signal_));
   out->attach_watchdog(watchdog_);
   return out;
 }
@@ -197,6 +216,7 @@ void NcclCommunicator::free_buffers(Slot& slot) {
   slot.wrong_counters = nullptr;
   slot.barrier_word = nullptr;
   slot.capacity = 0;
+  slot.receive_capacity = 0;
   slot.counter_capacity = 0;
 }
 
@@ -212,6 +232,10 @@ void NcclCommunicator::release_buffers() {
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  // Destroyed while an exception unwinds (a CUDA or NCCL error, a peer that failed): an
+  // operation may still wait for a peer that will never come, and ncclCommDestroy or a stream
+  // synchronisation would wait with it, so the error would never be recorded. Abort instead.
+  if (std::uncaught_exceptions() > 0) abort();
   for (Slot& slot : slots_) {
     free_buffers(slot);
     if (slot.comm && !aborted_) ncclCommDestroy(slot.comm);
@@ -220,11 +244,28 @@ NcclCommunicator::~NcclCommunicator() {
 }
 
 void NcclCommunicator::abort() noexcept {
-  if (aborted_) return;
-  aborted_ = true;
-  for (Slot& slot : slots_) {
-    if (slot.comm) ncclCommAbort(slot.comm);
+  if (!aborted_) {
+    aborted_ = true;
+    for (Slot& slot : slots_) {
+      if (slot.comm) ncclCommAbort(slot.comm);  // tearing down: nothing to do about a failure
+    }
   }
+  abort_signal_->mark_done();
+}
+
+bool NcclCommunicator::request_abort(double wait_seconds) noexcept {
+  abort_signal_->request();
+  try {
+    return abort_signal_->wait_done(wait_seconds);
+  } catch (...) {
+    return false;
+  }
+}
+
+void NcclCommunicator::honour_abort_request() {
+  if (!abort_signal_->requested()) return;
+  abort();
+  throw AbortedOnRequest("NCCL communicators aborted on the watchdog's request (timeout)");
 }
 
 std::optional<std::string> NcclCommunicator::unsupported(CollectiveKind kind, DataType type,
@@ -233,8 +274,8 @@ std::optional<std::string> NcclCommunicator::unsupported(CollectiveKind kind, Da
     return "sendrecv has no in-place form (send and receive buffers would overlap)";
   }
   if (in_place && kind == CollectiveKind::kAllToAll) return "NCCL has no in-place alltoall";
+  if (auto lacking = nccl_version_lacks(nccl_version_, kind, type)) return lacking;
   if (type == DataType::kFp8E4M3 || type == DataType::kFp8E5M2) {
-    if (NCCL_VERSION_CODE < NCCL_VERSION(2, 24, 0)) return "fp8 needs NCCL 2.24 or later";
     const bool all_hopper = std::all_of(slots_.begin(), slots_.end(), [](const Slot& slot) {
       return slot.compute_capability >= 90;
     });
@@ -262,6 +303,13 @@ RankLayout NcclCommunicator::layout_for(const Slot& slot, const PatternSpec& spe
   return rank_layout(spec.collective, spec.count, size_, slot.rank, spec.root);
 }
 
+std::uint64_t NcclCommunicator::image_bytes(const Slot& slot, const LoopPlan& plan) const {
+  const RankLayout layout = layout_for(slot, plan.pattern);
+  const auto element = static_cast<std::uint64_t>(element_size(plan.pattern.type));
+  if (plan.in_place) return layout.in_place_buffer_elements() * element;
+  return layout.has_output ? layout.output_elements * element : 0;
+}
+
 void NcclCommunicator::reserve(Slot& slot, std::uint64_t bytes, std::size_t iterations) {
   check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
   if (bytes > slot.capacity) {
@@ -271,10 +319,12 @@ void NcclCommunicator::reserve(Slot& slot, std::uint64_t bytes, std::size_t iter
     cudaFree(slot.expected);
     slot.send = slot.receive = slot.expected = nullptr;
     slot.capacity = 0;
+    slot.receive_capacity = 0;
     check_cuda(cudaMalloc(&slot.send, bytes), "cudaMalloc");
     check_cuda(cudaMalloc(&slot.receive, bytes), "cudaMalloc");
     check_cuda(cudaMalloc(&slot.expected, bytes), "cudaMalloc");
     slot.capacity = bytes;
+    slot.receive_capacity = bytes;
   }
   if (iterations > slot.counter_capacity) {
     check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
@@ -314,6 +364,8 @@ void NcclCommunicator::prepare(const LoopPlan& plan) {
       enqueue_fill_expected(spec, slot.rank, slot.expected, layout.output_elements, slot.stream);
     }
     if (plan.in_place) {
+      // The send buffer keeps the pristine in-place image (input, poisoned output) from which
+      // every checked iteration restores its receive buffer.
       if (layout.has_output && want_expected) {
         enqueue_poison(spec, slot.expected, send + layout.in_place_output_offset * element,
                        layout.output_elements, slot.stream);
@@ -332,12 +384,88 @@ void NcclCommunicator::prepare(const LoopPlan& plan) {
       PreparedData{spec, plan.in_place, want_expected || (same && prepared_->with_expected)};
 }
 
-void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, bool in_place) {
+std::optional<std::vector<std::uint64_t>> NcclCommunicator::batch_strides(const LoopPlan& plan) {
+  const auto iterations = static_cast<std::uint64_t>(plan.iterations);
+  std::vector<std::uint64_t> strides;
+  for (Slot& slot : slots_) {
+    const std::uint64_t image = image_bytes(slot, plan);
+    if (!batch_slice_stride(image, iterations, slot.receive_capacity)) {
+      check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+      std::size_t free_bytes = 0;
+      std::size_t total_bytes = 0;
+      check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+      const std::uint64_t grown =
+          batch_receive_bytes(image, iterations, slot.receive_capacity, slot.capacity,
+                              usable_device_bytes(free_bytes, total_bytes));
+      if (grown > slot.receive_capacity) {
+        // Outside any timed window: the receive buffer's contents are restored per slice.
+        check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
+        check_cuda(cudaFree(slot.receive), "cudaFree");
+        slot.receive = nullptr;
+        if (cudaMalloc(&slot.receive, grown) == cudaSuccess) {
+          slot.receive_capacity = grown;
+        } else {
+          cudaGetLastError();  // out of memory after all (fragmentation): keep the old size
+          check_cuda(cudaMalloc(&slot.receive, slot.receive_capacity), "cudaMalloc");
+        }
+        // The receive buffer no longer holds the prepared in-place image: prepare afresh next
+        // time (this batch restores every slice from the send buffer, which is intact).
+        prepared_.reset();
+      }
+    }
+    const auto stride = batch_slice_stride(image, iterations, slot.receive_capacity);
+    if (!stride) return std::nullopt;
+    strides.push_back(*stride);
+  }
+  return strides;
+}
+
+void NcclCommunicator::mark_hung_ranks(const LoopPlan& plan, std::vector<bool>& launched) const {
+  if (!plan.faults) return;
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    const auto hang_at = plan.faults->hang_before_operation(slots_[s].global_rank);
+    // An injected hang: from that operation on, this rank never arrives.
+    launched[s] = launched[s] && !(hang_at && data_operations_ >= *hang_at);
+  }
+}
+
+void NcclCommunicator::stage_output(Slot& slot, const LoopPlan& plan, std::uint64_t offset) {
+  const RankLayout layout = layout_for(slot, plan.pattern);
+  auto* base = static_cast<unsigned char*>(slot.receive) + offset;
+  if (plan.in_place) {
+    const std::uint64_t image = image_bytes(slot, plan);
+    if (image > 0) {
+      check_cuda(cudaMemcpyAsync(base, slot.send, image, cudaMemcpyDeviceToDevice, slot.stream),
+                 "cudaMemcpyAsync");
+    }
+  } else if (layout.has_output) {
+    enqueue_poison(plan.pattern, slot.expected, base, layout.output_elements, slot.stream);
+  }
+}
+
+void NcclCommunicator::verify_output(Slot& slot, const LoopPlan& plan, std::size_t iteration,
+                                     std::uint64_t offset) {
+  const RankLayout layout = layout_for(slot, plan.pattern);
+  if (!layout.has_output) return;
+  const auto element = static_cast<std::uint64_t>(element_size(plan.pattern.type));
+  auto* output = static_cast<unsigned char*>(slot.receive) + offset +
+                 (plan.in_place ? layout.in_place_output_offset * element : 0);
+  if (plan.faults && plan.faults->corrupts(slot.global_rank)) {
+    enqueue_corrupt(plan.pattern, output, layout.output_elements, slot.stream);
+  }
+  if (plan.check && plan.timed) {
+    enqueue_count_mismatches(plan.pattern, output, slot.expected, layout.output_elements,
+                             slot.wrong_counters + iteration, slot.stream);
+  }
+}
+
+void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, bool in_place,
+                                          std::uint64_t offset) {
   const RankLayout layout = layout_for(slot, spec);
   const auto element = static_cast<std::uint64_t>(element_size(spec.type));
-  auto* receive = static_cast<unsigned char*>(slot.receive);
+  auto* receive = static_cast<unsigned char*>(slot.receive) + offset;
   const void* input = in_place ? receive + layout.in_place_input_offset * element : slot.send;
-  void* output = in_place ? receive + layout.in_place_output_offset * element : slot.receive;
+  void* output = in_place ? receive + layout.in_place_output_offset * element : receive;
   const ncclDataType_t type = nccl_type(spec.type);
   const ncclRedOp_t op = nccl_op(spec.op);
   const std::size_t count = spec.count;
@@ -363,6 +491,7 @@ void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, b
       check_nccl(ncclReduce(input, output, count, type, op, spec.root, slot.comm, slot.stream),
                  "ncclReduce", slot.comm);
       break;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
     case CollectiveKind::kAllToAll:
       check_nccl(ncclAlltoAll(input, output, count, type, slot.comm, slot.stream), "ncclAlltoAll",
                  slot.comm);
@@ -375,6 +504,13 @@ void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, b
       check_nccl(ncclScatter(input, output, count, type, spec.root, slot.comm, slot.stream),
                  "ncclScatter", slot.comm);
       break;
+#else
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kGather:
+    case CollectiveKind::kScatter:
+      // unsupported() reports these as skipped; reaching here is a bug in the caller.
+      throw RuntimeFailure("alltoall, gather and scatter need NCCL 2.28 headers at build time");
+#endif
     case CollectiveKind::kSendRecv:
       check_nccl(ncclGroupStart(), "ncclGroupStart");
       check_nccl(ncclSend(input, count, type, (slot.rank + 1) % n, slot.comm, slot.stream),
@@ -386,33 +522,20 @@ void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, b
   }
 }
 
-void NcclCommunicator::enqueue_iteration(const LoopPlan& plan, std::size_t iteration,
-                                         std::vector<bool>& launched) {
-  const PatternSpec& spec = plan.pattern;
-  const auto element = static_cast<std::uint64_t>(element_size(spec.type));
-  const FaultPlan no_faults;
-  const FaultPlan& faults = plan.faults ? *plan.faults : no_faults;
-  const bool check = plan.check && plan.timed;
+void NcclCommunicator::enqueue_operation(const LoopPlan& plan, std::size_t iteration,
+                                         const std::vector<bool>& launched,
+                                         const std::vector<std::uint64_t>& offsets) {
   for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (!launched[s]) continue;
     Slot& slot = slots_[s];
-    const auto hang_at = faults.hang_before_operation(slot.global_rank);
-    launched[s] = launched[s] && !(hang_at && data_operations_ >= *hang_at);
-    if (!launched[s]) continue;  // injected hang: this rank never arrives
     check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-    const RankLayout layout = layout_for(slot, spec);
-    auto* receive = static_cast<unsigned char*>(slot.receive);
-    if (check && layout.has_output) {
-      if (plan.in_place) {
-        check_cuda(
-            cudaMemcpyAsync(slot.receive, slot.send, layout.in_place_buffer_elements() * element,
-                            cudaMemcpyDeviceToDevice, slot.stream),
-            "cudaMemcpyAsync");
-      } else {
-        enqueue_poison(spec, slot.expected, receive, layout.output_elements, slot.stream);
+    // A late arrival runs before the start event: the rank's own window stays short while its
+    // peers' windows absorb the wait, which is how the straggler is named.
+    if (plan.faults) {
+      if (const auto delay = plan.faults->delay_seconds(slot.global_rank)) {
+        enqueue_spin(*delay, slot.stream);
       }
     }
-    if (const auto delay = faults.delay_seconds(slot.global_rank))
-      enqueue_spin(*delay, slot.stream);
     check_cuda(cudaEventRecord(slot.events[2 * iteration], slot.stream), "cudaEventRecord");
     if (watchdog_) watchdog_->begin(slot.watchdog_slot);
   }
@@ -420,35 +543,44 @@ void NcclCommunicator::enqueue_iteration(const LoopPlan& plan, std::size_t itera
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (!launched[s]) continue;
     check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
-    enqueue_collective(slots_[s], spec, plan.in_place);
+    enqueue_collective(slots_[s], plan.pattern, plan.in_place, offsets.empty() ? 0 : offsets[s]);
   }
   check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   ++data_operations_;
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (!launched[s]) continue;
-    Slot& slot = slots_[s];
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-    check_cuda(cudaEventRecord(slot.events[2 * iteration + 1], slot.stream), "cudaEventRecord");
-    const RankLayout layout = layout_for(slot, spec);
-    if (!layout.has_output) continue;
-    auto* output = static_cast<unsigned char*>(slot.receive) +
-                   (plan.in_place ? layout.in_place_output_offset * element : 0);
-    if (faults.corrupts(slot.global_rank))
-      enqueue_corrupt(spec, output, layout.output_elements, slot.stream);
-    if (check) {
-      enqueue_count_mismatches(spec, output, slot.expected, layout.output_elements,
-                               slot.wrong_counters + iteration, slot.stream);
-    }
+    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+    check_cuda(cudaEventRecord(slots_[s].events[2 * iteration + 1], slots_[s].stream),
+               "cudaEventRecord");
+  }
+}
+
+void NcclCommunicator::enqueue_checked_iteration(const LoopPlan& plan, std::size_t iteration,
+                                                 std::vector<bool>& launched) {
+  const bool check = plan.check && plan.timed;
+  mark_hung_ranks(plan, launched);
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (!launched[s] || !check) continue;
+    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+    stage_output(slots_[s], plan, 0);
+  }
+  enqueue_operation(plan, iteration, launched, {});
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (!launched[s]) continue;
+    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+    verify_output(slots_[s], plan, iteration, 0);
   }
   check_cuda(cudaGetLastError(), "kernel launch");
 }
 
-void NcclCommunicator::wait_for_iterations(const LoopPlan& /*plan*/, std::size_t iterations,
+void NcclCommunicator::wait_for_iterations(std::size_t iterations,
                                            const std::vector<bool>& launched) {
-  // Poll instead of blocking so the watchdog's deadline restarts as each operation completes
-  // and NCCL's asynchronous errors surface as errors rather than a silent wait.
+  // Poll instead of blocking so the watchdog's deadline restarts as each operation completes,
+  // NCCL's asynchronous errors surface as errors rather than a silent wait, and an abort asked
+  // for by the watchdog is carried out here, by the thread that polls these communicators.
   std::vector<std::size_t> completed(slots_.size(), 0);
   while (true) {
+    honour_abort_request();
     bool all_done = true;
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       Slot& slot = slots_[s];
@@ -463,7 +595,8 @@ void NcclCommunicator::wait_for_iterations(const LoopPlan& /*plan*/, std::size_t
       check_nccl(ncclCommGetAsyncError(slot.comm, &async_error), "ncclCommGetAsyncError",
                  slot.comm);
       check_nccl(async_error, "NCCL asynchronous error", slot.comm);
-      all_done = all_done && (!launched[s] ? false : completed[s] == iterations);
+      // A rank that never launched (an injected hang) is never done: the watchdog ends it.
+      all_done = all_done && launched[s] && completed[s] == iterations;
     }
     if (all_done) break;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -492,22 +625,28 @@ void NcclCommunicator::barrier() {
   }
   check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   for (Slot& slot : slots_) {
-    while (cudaStreamQuery(slot.stream) == cudaErrorNotReady) {
+    while (true) {
+      honour_abort_request();
+      const cudaError_t state = cudaStreamQuery(slot.stream);
+      if (state != cudaErrorNotReady) {
+        check_cuda(state, "cudaStreamQuery");
+        break;
+      }
       ncclResult_t async_error = ncclSuccess;
       check_nccl(ncclCommGetAsyncError(slot.comm, &async_error), "ncclCommGetAsyncError",
                  slot.comm);
       check_nccl(async_error, "NCCL asynchronous error", slot.comm);
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
-    check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
     if (watchdog_) watchdog_->end(slot.watchdog_slot);
   }
 }
 
-std::vector<RankLoopResult> NcclCommunicator::collect(const LoopPlan& plan,
-                                                      std::size_t iterations) {
+std::vector<RankLoopResult> NcclCommunicator::collect(const LoopPlan& plan, std::size_t iterations,
+                                                      bool back_to_back) {
   std::vector<RankLoopResult> results;
   for (Slot& slot : slots_) {
+    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
     RankLoopResult result;
     result.rank = slot.global_rank;
     result.checked = plan.check && plan.timed && layout_for(slot, plan.pattern).has_output;
@@ -517,6 +656,13 @@ std::vector<RankLoopResult> NcclCommunicator::collect(const LoopPlan& plan,
         check_cuda(cudaEventElapsedTime(&milliseconds, slot.events[2 * i], slot.events[2 * i + 1]),
                    "cudaEventElapsedTime");
         result.operation_seconds.push_back(static_cast<double>(milliseconds) * 1e-3);
+      }
+      if (back_to_back && iterations > 0) {
+        float milliseconds = 0;
+        check_cuda(
+            cudaEventElapsedTime(&milliseconds, slot.events[0], slot.events[2 * iterations - 1]),
+            "cudaEventElapsedTime");
+        result.back_to_back_seconds = static_cast<double>(milliseconds) * 1e-3;
       }
     }
     if (result.checked) {
@@ -535,10 +681,12 @@ std::vector<RankLoopResult> NcclCommunicator::collect(const LoopPlan& plan,
 }
 
 std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
+  honour_abort_request();
   if (aborted_) throw RuntimeFailure("NCCL communicator was aborted");
   if (plan.graph_launches > 0 && plan.timed) return run_graph(plan);
   prepare(plan);
   const auto iterations = static_cast<std::size_t>(plan.iterations);
+  const bool check = plan.check && plan.timed;
   for (Slot& slot : slots_) {
     check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
     check_cuda(cudaMemsetAsync(slot.wrong_counters, 0, iterations * sizeof(unsigned long long),
@@ -547,18 +695,57 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
   }
   std::vector<bool> launched(slots_.size(), true);
   if (plan.blocking > 0) {
-    // -z 1: each operation completes everywhere before the next one starts.
+    // -z 1: each operation completes everywhere before the next one starts; a barrier sits
+    // between operations, so only the per-operation windows are timed.
     for (std::size_t i = 0; i < iterations; ++i) {
-      enqueue_iteration(plan, i, launched);
-      wait_for_iterations(plan, i + 1, launched);
+      enqueue_checked_iteration(plan, i, launched);
+      wait_for_iterations(i + 1, launched);
       barrier();
     }
-  } else {
-    for (std::size_t i = 0; i < iterations; ++i)
-      enqueue_iteration(plan, i, launched);
-    wait_for_iterations(plan, iterations, launched);
+    return collect(plan, iterations, false);
   }
-  return collect(plan, iterations);
+  // Checked operations run back to back when each has its own slice of the receive buffer;
+  // otherwise the poison and the comparison of each one sit between them.
+  std::optional<std::vector<std::uint64_t>> strides;
+  if (check) {
+    strides = batch_strides(plan);
+    if (!strides) {
+      barrier();  // the ranks start the timed batch together, as nccl-tests' do
+      for (std::size_t i = 0; i < iterations; ++i)
+        enqueue_checked_iteration(plan, i, launched);
+      wait_for_iterations(iterations, launched);
+      return collect(plan, iterations, false);
+    }
+    for (std::size_t s = 0; s < slots_.size(); ++s) {
+      check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+      for (std::size_t i = 0; i < iterations; ++i)
+        stage_output(slots_[s], plan, i * (*strides)[s]);
+    }
+    check_cuda(cudaGetLastError(), "pattern kernel launch");
+  }
+  if (plan.timed) barrier();
+  std::vector<std::uint64_t> offsets(slots_.size(), 0);
+  for (std::size_t i = 0; i < iterations; ++i) {
+    mark_hung_ranks(plan, launched);
+    if (strides) {
+      for (std::size_t s = 0; s < slots_.size(); ++s)
+        offsets[s] = i * (*strides)[s];
+    }
+    enqueue_operation(plan, i, launched, offsets);
+  }
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (!launched[s]) continue;
+    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+    if (strides) {
+      for (std::size_t i = 0; i < iterations; ++i)
+        verify_output(slots_[s], plan, i, i * (*strides)[s]);
+    } else if (iterations > 0) {
+      verify_output(slots_[s], plan, iterations - 1, 0);  // unchecked: injected corruption only
+    }
+  }
+  check_cuda(cudaGetLastError(), "kernel launch");
+  wait_for_iterations(iterations, launched);
+  return collect(plan, iterations, true);
 }
 
 std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
@@ -566,54 +753,86 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
   // gives one sample (its time divided by -n). The output of the last replay is checked.
   prepare(plan);
   const auto launches = static_cast<std::size_t>(plan.graph_launches);
-  const FaultPlan no_faults;
-  const FaultPlan& faults = plan.faults ? *plan.faults : no_faults;
-  std::vector<cudaGraphExec_t> executables(slots_.size(), nullptr);
-  const auto mode =
-      slots_.size() > 1 ? cudaStreamCaptureModeThreadLocal : cudaStreamCaptureModeGlobal;
-  for (Slot& slot : slots_) {
+  const bool check = plan.check;
+  for (Slot& slot : slots_)
     reserve(slot, slot.capacity, std::max(launches, std::size_t{1}));
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-    check_cuda(cudaStreamBeginCapture(slot.stream, mode), "cudaStreamBeginCapture");
-  }
-  for (int i = 0; i < plan.iterations; ++i) {
-    check_nccl(ncclGroupStart(), "ncclGroupStart");
-    for (Slot& slot : slots_) {
-      check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-      enqueue_collective(slot, plan.pattern, plan.in_place);
+
+  // Destroys the executable graphs however this function is left.
+  struct Executables {
+    std::vector<cudaGraphExec_t> graphs;
+    ~Executables() {
+      for (cudaGraphExec_t graph : graphs) {
+        if (graph) cudaGraphExecDestroy(graph);
+      }
     }
-    check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  } executables{std::vector<cudaGraphExec_t>(slots_.size(), nullptr)};
+  // Thread-local capture, as nccl-tests: global mode would forbid NCCL's own threads the CUDA
+  // calls they make meanwhile (and the cudaMalloc of a connection set up during capture).
+  for (Slot& slot : slots_) {
+    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+    check_cuda(cudaStreamBeginCapture(slot.stream, cudaStreamCaptureModeThreadLocal),
+               "cudaStreamBeginCapture");
+  }
+  try {
+    for (int i = 0; i < plan.iterations; ++i) {
+      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      for (Slot& slot : slots_) {
+        check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+        enqueue_collective(slot, plan.pattern, plan.in_place, 0);
+      }
+      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+    }
+  } catch (...) {
+    // Leave no stream capturing: the error is reported, and the streams are used again.
+    for (Slot& slot : slots_) {
+      cudaGraph_t partial = nullptr;
+      cudaSetDevice(slot.device);
+      if (cudaStreamEndCapture(slot.stream, &partial) == cudaSuccess && partial) {
+        cudaGraphDestroy(partial);
+      }
+      cudaGetLastError();
+    }
+    throw;
   }
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     cudaGraph_t graph = nullptr;
     check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
     check_cuda(cudaStreamEndCapture(slots_[s].stream, &graph), "cudaStreamEndCapture");
-    check_cuda(cudaGraphInstantiate(&executables[s], graph, 0), "cudaGraphInstantiate");
+    const cudaError_t instantiated = cudaGraphInstantiate(&executables.graphs[s], graph, 0);
     cudaGraphDestroy(graph);
+    check_cuda(instantiated, "cudaGraphInstantiate");
   }
   std::vector<bool> launched(slots_.size(), true);
   for (std::size_t launch = 0; launch < launches; ++launch) {
+    const bool last = launch + 1 == launches;
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       Slot& slot = slots_[s];
-      const auto hang_at = faults.hang_before_operation(slot.global_rank);
+      const auto hang_at =
+          plan.faults ? plan.faults->hang_before_operation(slot.global_rank) : std::nullopt;
       launched[s] = launched[s] && !(hang_at && data_operations_ >= *hang_at);
       if (!launched[s]) continue;
       check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-      if (const auto delay = faults.delay_seconds(slot.global_rank))
-        enqueue_spin(*delay, slot.stream);
+      // The output checked is the last replay's: poison it first (outside the replay's events),
+      // so a graph that writes nothing cannot pass on what the warm-up or earlier replays left.
+      if (check && last && !plan.in_place) stage_output(slot, plan, 0);
+      if (plan.faults) {
+        if (const auto delay = plan.faults->delay_seconds(slot.global_rank)) {
+          enqueue_spin(*delay, slot.stream);
+        }
+      }
       check_cuda(cudaEventRecord(slot.events[2 * launch], slot.stream), "cudaEventRecord");
       if (watchdog_) watchdog_->begin(slot.watchdog_slot);
-      check_cuda(cudaGraphLaunch(executables[s], slot.stream), "cudaGraphLaunch");
+      check_cuda(cudaGraphLaunch(executables.graphs[s], slot.stream), "cudaGraphLaunch");
       check_cuda(cudaEventRecord(slot.events[2 * launch + 1], slot.stream), "cudaEventRecord");
     }
     data_operations_ += static_cast<std::uint64_t>(plan.iterations);
   }
-  wait_for_iterations(plan, launches, launched);
-  for (std::size_t s = 0; s < slots_.size(); ++s)
-    cudaGraphExecDestroy(executables[s]);
+  check_cuda(cudaGetLastError(), "kernel launch");
+  wait_for_iterations(launches, launched);
 
   std::vector<RankLoopResult> results;
   for (Slot& slot : slots_) {
+    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
     RankLoopResult result;
     result.rank = slot.global_rank;
     for (std::size_t launch = 0; launch < launches; ++launch) {
@@ -626,7 +845,7 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
     }
     results.push_back(std::move(result));
   }
-  if (plan.check) {
+  if (check) {
     // In place, repeated operations compound (an allreduce of an allreduce), so the evidence is
     // one more, checked iteration; out of place the last replay's output is checked directly.
     LoopPlan checked = plan;
@@ -635,21 +854,17 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
     const auto verdict = plan.in_place ? run(checked) : std::vector<RankLoopResult>{};
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       Slot& slot = slots_[s];
-      const RankLayout layout = layout_for(slot, plan.pattern);
-      results[s].checked = layout.has_output;
+      results[s].checked = layout_for(slot, plan.pattern).has_output;
       if (plan.in_place) {
         results[s].wrong_elements = verdict[s].wrong_elements;
         results[s].wrong_iterations = verdict[s].wrong_iterations;
         continue;
       }
-      if (!layout.has_output) continue;
+      if (!results[s].checked) continue;
       check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
       check_cuda(cudaMemsetAsync(slot.wrong_counters, 0, sizeof(unsigned long long), slot.stream),
                  "cudaMemsetAsync");
-      if (faults.corrupts(slot.global_rank))
-        enqueue_corrupt(plan.pattern, slot.receive, layout.output_elements, slot.stream);
-      enqueue_count_mismatches(plan.pattern, slot.receive, slot.expected, layout.output_elements,
-                               slot.wrong_counters, slot.stream);
+      verify_output(slot, plan, 0, 0);
       unsigned long long wrong = 0;
       check_cuda(cudaMemcpyAsync(&wrong, slot.wrong_counters, sizeof wrong, cudaMemcpyDeviceToHost,
                                  slot.stream),

@@ -1,24 +1,30 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "comm/abort_signal.hpp"
 #include "comm/communicator.hpp"
 #include "comm/control_plane.hpp"
 
 namespace commcert {
 
 // Collectives in device memory through NCCL, timed with CUDA events on each rank's stream.
-// A process drives `gpus_per_process` ranks (one per GPU) in NCCL groups; under MPI the
-// control plane carries the NCCL unique id. Fill, poison, check and fault kernels are enqueued
-// on the same stream around each operation, outside its events, so the whole batch runs without
-// host synchronisation (-z 0) and every timed iteration's output is still checked.
+// A process drives one rank per device in `devices` (CUDA ordinals, from assign_devices) in
+// NCCL groups; under MPI the control plane carries the NCCL unique id. Fill, poison, check and
+// fault kernels are enqueued on the same stream, outside the operations' events, so a batch runs
+// without host synchronisation (-z 0) and every timed iteration's output is still checked: each
+// operation of a batch writes its own slice of the receive buffer, so the operations run back to
+// back as in nccl-tests (batch_layout.hpp), or, where the slices do not fit, the checks run
+// between them. Only the thread that constructed it may drive it (run, split, abort); another
+// thread asks for an abort with request_abort().
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(ControlPlane& control, int local_process_index, int gpus_per_process);
+  NcclCommunicator(ControlPlane& control, const std::vector<int>& devices);
   ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -34,6 +40,7 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] std::vector<GpuIdentity> gpu_identities() const override;
   std::vector<RankLoopResult> run(const LoopPlan& plan) override;
   void abort() noexcept override;
+  bool request_abort(double wait_seconds) noexcept override;
   [[nodiscard]] std::unique_ptr<Communicator> split(std::span<const int> color_per_slot) override;
   void reserve_buffers(std::uint64_t bytes) override;
   void release_buffers() override;
@@ -51,7 +58,8 @@ class NcclCommunicator final : public Communicator {
     void* send = nullptr;
     void* receive = nullptr;
     void* expected = nullptr;
-    std::uint64_t capacity = 0;                    // bytes of each buffer
+    std::uint64_t capacity = 0;          // bytes of each buffer, as reserved
+    std::uint64_t receive_capacity = 0;  // bytes of `receive`: more when grown for batch slices
     unsigned long long* wrong_counters = nullptr;  // one per iteration, device memory
     float* barrier_word = nullptr;
     std::size_t counter_capacity = 0;
@@ -64,19 +72,39 @@ class NcclCommunicator final : public Communicator {
   };
 
   // A communicator made of split NCCL communicators on the given slots.
-  NcclCommunicator(ControlPlane& control, std::vector<Slot> slots, std::uint64_t max_buffer_bytes);
+  NcclCommunicator(ControlPlane& control, std::vector<Slot> slots, std::uint64_t max_buffer_bytes,
+                   int nccl_version, std::shared_ptr<AbortSignal> abort_signal);
   void free_buffers(Slot& slot);
 
   [[nodiscard]] RankLayout layout_for(const Slot& slot, const PatternSpec& spec) const;
+  // Bytes of receive buffer one operation of `plan` needs: its output, or in place its image.
+  [[nodiscard]] std::uint64_t image_bytes(const Slot& slot, const LoopPlan& plan) const;
   void reserve(Slot& slot, std::uint64_t bytes, std::size_t iterations);
   void prepare(const LoopPlan& plan);
-  void enqueue_collective(Slot& slot, const PatternSpec& spec, bool in_place);
-  void enqueue_iteration(const LoopPlan& plan, std::size_t iteration, std::vector<bool>& launched);
+  // Per local slot, the bytes between the slices of a checked back-to-back batch, or nullopt
+  // when some slot has no room for them (the batch then interleaves its checks).
+  std::optional<std::vector<std::uint64_t>> batch_strides(const LoopPlan& plan);
+  void mark_hung_ranks(const LoopPlan& plan, std::vector<bool>& launched) const;
+  // Poisons the output (out of place) or restores the pristine image (in place) at `offset`.
+  void stage_output(Slot& slot, const LoopPlan& plan, std::uint64_t offset);
+  // Injected corruption, then the comparison with the expected output, for one iteration.
+  void verify_output(Slot& slot, const LoopPlan& plan, std::size_t iteration, std::uint64_t offset);
+  void enqueue_collective(Slot& slot, const PatternSpec& spec, bool in_place, std::uint64_t offset);
+  // One timed operation on every launched slot between its start and stop events, receive
+  // buffer at offsets[s] (empty: 0 everywhere).
+  void enqueue_operation(const LoopPlan& plan, std::size_t iteration,
+                         const std::vector<bool>& launched,
+                         const std::vector<std::uint64_t>& offsets);
+  void enqueue_checked_iteration(const LoopPlan& plan, std::size_t iteration,
+                                 std::vector<bool>& launched);
   void barrier();
-  void wait_for_iterations(const LoopPlan& plan, std::size_t iterations,
-                           const std::vector<bool>& launched);
-  std::vector<RankLoopResult> collect(const LoopPlan& plan, std::size_t iterations);
+  void wait_for_iterations(std::size_t iterations, const std::vector<bool>& launched);
+  std::vector<RankLoopResult> collect(const LoopPlan& plan, std::size_t iterations,
+                                      bool back_to_back);
   std::vector<RankLoopResult> run_graph(const LoopPlan& plan);
+  // Aborts and throws AbortedOnRequest when another thread asked for it; called where the
+  // driving thread polls.
+  void honour_abort_request();
 
   ControlPlane& control_;
   int size_ = 1;
@@ -84,9 +112,13 @@ class NcclCommunicator final : public Communicator {
   std::vector<int> global_ranks_;
   std::vector<Slot> slots_;
   std::uint64_t max_buffer_bytes_ = 0;
+  // The NCCL version whose features may be used (compiled against and loaded; nccl_features.hpp).
+  int nccl_version_ = 0;
   std::optional<PreparedData> prepared_;
   std::uint64_t data_operations_ = 0;
-  bool aborted_ = false;
+  // Shared with the communicators split from this one: one request aborts whichever is driven.
+  std::shared_ptr<AbortSignal> abort_signal_;
+  bool aborted_ = false;  // only the driving thread reads or writes it
 };
 
 }  // namespace commcert

@@ -145,6 +145,7 @@ void Watchdog::watch() {
 }
 
 void Watchdog::declare_timeout(std::optional<WatchdogNotice> first_notice) {
+  declared_.store(true, std::memory_order_release);
   const int this_process = control_.process_index();
   std::map<int, std::vector<std::int64_t>> answers;
   answers[this_process] = own_notice();

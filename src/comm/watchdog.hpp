@@ -73,6 +73,10 @@ class Watchdog {
   [[nodiscard]] std::int64_t operations_begun(int slot) const;
 
   [[nodiscard]] double timeout_seconds() const { return timeout_seconds_; }
+  // True from the moment this process starts declaring a timeout until the job ends. An error
+  // the main thread sees from then on is the timeout's consequence (a peer aborted its
+  // communicators), to be left to the watchdog rather than recorded and ended as an error.
+  [[nodiscard]] bool timeout_declared() const { return declared_.load(std::memory_order_acquire); }
   // How long processes wait for each other's answers once a timeout is declared.
   [[nodiscard]] double grace_seconds() const;
 
@@ -99,6 +103,7 @@ class Watchdog {
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  std::atomic<bool> declared_{false};
   std::thread thread_;
 };
 

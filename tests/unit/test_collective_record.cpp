@@ -133,6 +133,7 @@ TEST(CollectiveRecord, OkRecordHasTheDocumentedFieldsAndUnits) {
   EXPECT_DOUBLE_EQ(r.at("algbw_bytes_per_s").get<double>(), (1 << 20) / time);
   EXPECT_DOUBLE_EQ(r.at("bus_factor").get<double>(), 1.5);
   EXPECT_DOUBLE_EQ(r.at("busbw_bytes_per_s").get<double>(), (1 << 20) / time * 1.5);
+  EXPECT_EQ(r.at("timing"), "windows");  // the MPI backend times each call
 
   EXPECT_EQ(r.at("rank_time_s"),
             Json::array({2e-3, 3e-3, 1e-3, 4e-3}));  // aligned with group_ranks
@@ -158,6 +159,25 @@ TEST(CollectiveRecord, OkRecordHasTheDocumentedFieldsAndUnits) {
   EXPECT_EQ(r.at("wrong_elements"), 0);
   EXPECT_EQ(r.at("wrong_ranks"), Json::array());
   EXPECT_TRUE(r.at("adaptive").is_null());
+}
+
+TEST(CollectiveRecord, BackToBackTimeIsTheFigureAndSaysSo) {
+  // NCCL batches run back to back: time_s and the bandwidths are nccl-tests' figure, while the
+  // rank times and the straggler stay each operation's own window.
+  const auto ranks = rank_map();
+  Measurement m = allreduce_measurement();
+  const double spans[] = {5e-3, 5e-3, 6e-3, 4e-3};
+  for (int r = 0; r < 4; ++r)
+    m.ranks[static_cast<std::size_t>(r)].back_to_back_seconds = spans[r];
+  const Json r = collective_record(context_for(ranks), m);
+  EXPECT_EQ(r.at("timing"), "back_to_back");
+  EXPECT_DOUBLE_EQ(r.at("time_s").get<double>(), 5e-3);
+  EXPECT_DOUBLE_EQ(r.at("busbw_bytes_per_s").get<double>(), (1 << 20) / 5e-3 * 1.5);
+  EXPECT_EQ(r.at("rank_time_s"), Json::array({2e-3, 3e-3, 1e-3, 4e-3}));
+  EXPECT_EQ(r.at("straggler").at("rank"), 2);
+  const Json timing =
+      schema().at("$defs").at("collective_measurement").at("properties").at("timing");
+  EXPECT_EQ(timing.at("enum"), Json::array({"back_to_back", "windows"}));
 }
 
 TEST(CollectiveRecord, RootedCollectivesRecordTheRootAndNoReduction) {

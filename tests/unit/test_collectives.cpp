@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "bench/collectives.hpp"
+#include "comm/gpu_runtime.hpp"
+#include "comm/nccl_features.hpp"
 #include "core/errors.hpp"
 
 namespace commcert {
@@ -204,6 +206,66 @@ TEST(ParseCollectives, UnknownNamesAndEmptyListsAreUsageErrors) {
   } catch (const UsageError& error) {
     EXPECT_NE(std::string(error.what()).find("bogus"), std::string::npos) << error.what();
   }
+}
+
+// --- What the loaded NCCL can run (decided from ncclGetVersion at run time) ---------------
+
+TEST(NcclFeatures, TheUsableVersionIsTheOlderOfHeadersAndLibrary) {
+  EXPECT_EQ(usable_nccl_version(22809, 22703), 22703);  // built on 2.28, an older library loaded
+  EXPECT_EQ(usable_nccl_version(22703, 22809), 22703);  // built on 2.27 headers: no alltoall call
+  EXPECT_EQ(usable_nccl_version(22809, 22809), 22809);
+}
+
+TEST(NcclFeatures, AllToAllGatherScatterNeed228) {
+  // With libnccl 2.27 first on the library path the sweep died with "undefined symbol:
+  // ncclAlltoAll" mid-run; these placements are now skipped with the reason.
+  const auto alltoall = nccl_version_lacks(22703, CollectiveKind::kAllToAll, DataType::kFloat);
+  ASSERT_TRUE(alltoall.has_value());
+  EXPECT_EQ(*alltoall, "ncclAlltoAll needs NCCL 2.28.0 or later; this NCCL is 2.27.3");
+  EXPECT_TRUE(nccl_version_lacks(22703, CollectiveKind::kGather, DataType::kFloat));
+  EXPECT_TRUE(nccl_version_lacks(22703, CollectiveKind::kScatter, DataType::kInt8));
+  for (const auto kind :
+       {CollectiveKind::kAllToAll, CollectiveKind::kGather, CollectiveKind::kScatter}) {
+    EXPECT_FALSE(nccl_version_lacks(22800, kind, DataType::kFloat)) << static_cast<int>(kind);
+  }
+  for (const auto kind :
+       {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+        CollectiveKind::kBroadcast, CollectiveKind::kReduce, CollectiveKind::kSendRecv}) {
+    EXPECT_FALSE(nccl_version_lacks(kOldestNcclVersion, kind, DataType::kBfloat16))
+        << static_cast<int>(kind);
+  }
+}
+
+TEST(NcclFeatures, Fp8NeedsTheLoadedNcclToBe224) {
+  for (const auto type : {DataType::kFp8E4M3, DataType::kFp8E5M2}) {
+    const auto lacking = nccl_version_lacks(22304, CollectiveKind::kAllReduce, type);
+    ASSERT_TRUE(lacking.has_value());
+    EXPECT_EQ(*lacking, "fp8 needs NCCL 2.24.0 or later; this NCCL is 2.23.4");
+    EXPECT_FALSE(nccl_version_lacks(22400, CollectiveKind::kAllReduce, type));
+  }
+  // Both at once: the collective is named first.
+  EXPECT_EQ(nccl_version_lacks(22304, CollectiveKind::kGather, DataType::kFp8E4M3).value_or(""),
+            "ncclGather needs NCCL 2.28.0 or later; this NCCL is 2.23.4");
+}
+
+TEST(NcclFeatures, EverythingRunsOnTheNcclWeBuildAgainst) {
+  for (int k = 0; k < kCollectiveKindCount; ++k) {
+    for (int t = 0; t < kDataTypeCount; ++t) {
+      EXPECT_FALSE(
+          nccl_version_lacks(22809, static_cast<CollectiveKind>(k), static_cast<DataType>(t)))
+          << k << " " << t;
+    }
+  }
+}
+
+TEST(NcclFeatures, AnNcclOlderThanSplitIsRefusedWithBothVersions) {
+  EXPECT_EQ(nccl_too_old(21703).value_or(""),
+            "the loaded NCCL is 2.17.3; commcert needs NCCL 2.18.0 or later");
+  EXPECT_FALSE(nccl_too_old(21800).has_value());
+  // Releases before 2.9 encode major * 1000 + minor * 100 + patch.
+  EXPECT_EQ(nccl_too_old(2804).value_or(""),
+            "the loaded NCCL is 2.8.4; commcert needs NCCL 2.18.0 or later");
+  EXPECT_EQ(format_nccl_version(22809), "2.28.9");
 }
 
 }  // namespace

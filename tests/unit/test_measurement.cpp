@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/measurement.hpp"
+#include "comm/batch_layout.hpp"
 
 namespace commcert {
 namespace {
@@ -160,6 +161,74 @@ TEST(DeriveFigures, MeasurementWithoutSamplesThrows) {
   Measurement no_ranks = measurement(CollectiveKind::kAllReduce, 8, {1e-6});
   no_ranks.ranks.clear();
   EXPECT_THROW((void)derive_figures(no_ranks, RankAggregation::kMean), std::invalid_argument);
+}
+
+// --- nccl-tests' figure: operations back to back ------------------------------------------
+
+TEST(DeriveFigures, BackToBackSpansGiveTheTimeWhenEveryRankHasOne) {
+  // Windows leave out the gaps between operations; the span over the batch, divided by its
+  // operations, is what nccl-tests reports, so it decides time and bandwidth. The windows still
+  // name the straggler.
+  Measurement m = measurement(CollectiveKind::kAllReduce, 8 << 20, {1e-3, 2e-3, 3e-3});
+  m.ranks[0].back_to_back_seconds = 3.0e-3;
+  m.ranks[1].back_to_back_seconds = 3.2e-3;
+  m.ranks[2].back_to_back_seconds = 3.4e-3;
+  const MeasurementFigures f = derive_figures(m, RankAggregation::kMean);
+  EXPECT_EQ(f.timing, TimingMethod::kBackToBack);
+  EXPECT_DOUBLE_EQ(f.time_seconds, 3.2e-3);
+  EXPECT_DOUBLE_EQ(f.algbw_bytes_per_second, 8388608 / 3.2e-3);
+  EXPECT_DOUBLE_EQ(derive_figures(m, RankAggregation::kMax).time_seconds, 3.4e-3);
+  EXPECT_DOUBLE_EQ(derive_figures(m, RankAggregation::kRankZero).time_seconds, 3.0e-3);
+  EXPECT_EQ(f.straggler_rank, 0);
+  EXPECT_DOUBLE_EQ(f.rank_max_seconds, 3e-3);  // rank times stay the windows
+  EXPECT_EQ(name_of(f.timing), "back_to_back");
+}
+
+TEST(DeriveFigures, OneRankWithoutASpanFallsBackToWindowsForAll) {
+  // Mixing spans with windows would compare different things across ranks.
+  Measurement m = measurement(CollectiveKind::kAllReduce, 8 << 20, {1e-3, 2e-3, 3e-3});
+  m.ranks[0].back_to_back_seconds = 9e-3;
+  m.ranks[2].back_to_back_seconds = 9e-3;
+  const MeasurementFigures f = derive_figures(m, RankAggregation::kMean);
+  EXPECT_EQ(f.timing, TimingMethod::kWindows);
+  EXPECT_DOUBLE_EQ(f.time_seconds, 2e-3);
+  EXPECT_EQ(name_of(f.timing), "windows");
+}
+
+TEST(BatchLayout, SlicesArePageAlignedAndMustAllFit) {
+  EXPECT_EQ(batch_slice_stride(8, 20, 1 << 20), 4096u);  // tiny outputs still get a page each
+  EXPECT_EQ(batch_slice_stride(4096, 20, 20 * 4096), 4096u);
+  EXPECT_EQ(batch_slice_stride(4097, 20, 20 * 8192), 8192u);
+  EXPECT_FALSE(batch_slice_stride(4097, 20, 20 * 8192 - 1).has_value());
+  EXPECT_FALSE(batch_slice_stride(32 << 20, 20, 32 << 20).has_value());  // one size, 20 slices
+  // No receive buffer (a non-root rank of an out-of-place reduce): every operation shares it.
+  EXPECT_EQ(batch_slice_stride(0, 20, 0), 0u);
+}
+
+TEST(BatchLayout, TheReceiveBufferGrowsOnceForTheRoundWhenMemoryAllows) {
+  constexpr std::uint64_t kMiB = 1 << 20;
+  constexpr std::uint64_t kGiB = 1ULL << 30;
+  // Default sweep: 32 MiB, 20 iterations, buffers reserved for 32 MiB: 640 MiB of slices.
+  EXPECT_EQ(batch_receive_bytes(32 * kMiB, 20, 32 * kMiB, 32 * kMiB, 70 * kGiB), 640 * kMiB);
+  // A sweep to 128 MiB: up to 6 MiB the 20 slices fit the 128 MiB reserved; at 8 MiB the buffer
+  // grows at once for every size of the round (up to 128 MiB), so it never grows again.
+  EXPECT_EQ(batch_receive_bytes(6 * kMiB, 20, 128 * kMiB, 128 * kMiB, 70 * kGiB), 128 * kMiB);
+  EXPECT_EQ(batch_receive_bytes(8 * kMiB, 20, 128 * kMiB, 128 * kMiB, 70 * kGiB), 20 * 128 * kMiB);
+  // Already room: nothing to allocate.
+  EXPECT_EQ(batch_receive_bytes(1 * kMiB, 20, 20 * kMiB, 128 * kMiB, 0), 20 * kMiB);
+  // Not enough memory for the whole round, enough for this size: this size only.
+  EXPECT_EQ(batch_receive_bytes(4 * kMiB, 20, 32 * kMiB, 1 * kGiB, 100 * kMiB), 80 * kMiB);
+  // Not even that: the batch interleaves its checks instead.
+  EXPECT_EQ(batch_receive_bytes(16 * kGiB, 20, 16 * kGiB, 16 * kGiB, 40 * kGiB), 16 * kGiB);
+  EXPECT_EQ(batch_receive_bytes(0, 20, 4096, 4096, 0), 4096u);
+}
+
+TEST(BatchLayout, WhatTheReceiveBufferGrowsToHoldsTheSlices) {
+  constexpr std::uint64_t kMiB = 1 << 20;
+  for (const std::uint64_t image : {std::uint64_t{1}, 4097 * std::uint64_t{1}, 3 * kMiB + 5}) {
+    const std::uint64_t grown = batch_receive_bytes(image, 7, image, 8 * kMiB, 1ULL << 40);
+    EXPECT_TRUE(batch_slice_stride(image, 7, grown).has_value()) << image;
+  }
 }
 
 }  // namespace

@@ -7,8 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/run_setup.hpp"
+#include "comm/control_plane.hpp"
 #include "core/errors.hpp"
 #include "core/node_identity.hpp"
+#include "fake_communicator.hpp"
+#include "health/pci_address.hpp"
 
 namespace commcert {
 namespace {
@@ -157,6 +161,27 @@ TEST(ValidateNodeName, ErrorSaysWhereTheNameCameFrom) {
     EXPECT_NE(message.find("SLURMD_NODENAME"), std::string::npos) << message;
     EXPECT_NE(message.find("x y"), std::string::npos) << message;
   }
+}
+
+TEST(RankIdentities, TheSweepSpellsAGpusPciAddressAsTheOtherStagesDo) {
+  // CUDA and NVML give the domain in 8 digits and upper case; health, burn and membw records use
+  // the sysfs form, and the validator joins records on it.
+  GpuIdentity gpu;
+  gpu.index = 0;
+  gpu.uuid = "GPU-8a1c2e3f-0000-4b5c-9d6e-0123456789ab";
+  gpu.name = "NVIDIA H100 80GB HBM3";
+  gpu.pci_bus_id = "00000000:3B:00.0";
+  const test_support::FakeCommunicator communicator({gpu});
+  SingleProcessControlPlane control;
+  NodeIdentity node;
+  node.node = "nodeA";
+  node.hostname = "nodeA";
+  const auto ranks = exchange_rank_identities(control, node, communicator, 0);
+  ASSERT_EQ(ranks.size(), 1u);
+  ASSERT_TRUE(ranks[0].gpu.has_value());
+  EXPECT_EQ(ranks[0].gpu->pci_bus_id, "0000:3b:00.0");
+  EXPECT_EQ(ranks[0].gpu->pci_bus_id, normalize_pci_bus_id("0000:3b:00.0"));
+  EXPECT_EQ(ranks[0].gpu->uuid, gpu.uuid);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -7,8 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/sweep_command.hpp"
+#include "comm/abort_signal.hpp"
 #include "comm/control_plane.hpp"
 #include "comm/watchdog.hpp"
+#include "core/json.hpp"
+#include "core/run_output.hpp"
+#include "fake_communicator.hpp"
+#include "temp_directory.hpp"
 
 namespace commcert {
 namespace {
@@ -261,6 +268,25 @@ TEST_F(WatchdogDeathTest, AHandlerThatThrowsStillEndsTheJob) {
       ::testing::ExitedWithCode(4), "error while reporting a timeout");
 }
 
+TEST_F(WatchdogDeathTest, TheMainThreadSeesThatATimeoutIsBeingDeclared) {
+  // The sweep's main thread asks this before recording an error of its own: once a timeout is
+  // declared, errors are its consequence and the timeout record is the evidence.
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog* watched = nullptr;
+        Watchdog watchdog(control, {0}, {0}, 0.2, [&watched](const TimeoutReport&) {
+          std::fprintf(stderr, "in handler declared=%d\n", watched->timeout_declared() ? 1 : 0);
+        });
+        watched = &watchdog;
+        std::fprintf(stderr, "before declared=%d\n", watchdog.timeout_declared() ? 1 : 0);
+        watchdog.begin(0);
+        wait_for_the_watchdog();
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "before declared=0.*in handler declared=1");
+}
+
 TEST(Watchdog, OperationsThatFinishInTimeNeverFire) {
   SingleProcessControlPlane control;
   bool fired = false;
@@ -298,6 +324,158 @@ TEST(Watchdog, GraceIsAQuarterOfTheTimeoutWithinTwoToTenSeconds) {
     Watchdog watchdog(control, {0}, {0}, timeout, [](const TimeoutReport&) {});
     EXPECT_DOUBLE_EQ(watchdog.grace_seconds(), grace) << timeout;
   }
+}
+
+// --- Aborting communicators on a timeout ---------------------------------------------------
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(AbortSignal, TheRequesterWaitsForTheDrivingThreadToAbort) {
+  AbortSignal signal;
+  EXPECT_FALSE(signal.requested());
+  // The driving thread polls, as NcclCommunicator's wait loop does, and aborts when asked.
+  std::thread driver([&signal] {
+    while (!signal.requested())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    signal.mark_done();
+  });
+  signal.request();
+  EXPECT_TRUE(signal.wait_done(30));
+  driver.join();
+}
+
+TEST(AbortSignal, TheWaitIsBoundedWhenTheDrivingThreadNeverPolls) {
+  AbortSignal signal;
+  signal.request();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(signal.wait_done(0.2));
+  EXPECT_GE(seconds_since(start), 0.19);
+  EXPECT_LT(seconds_since(start), 5.0);
+}
+
+TEST(AbortSignal, AnAbortAlreadyDoneAnswersAtOnce) {
+  // The main thread aborted on an error of its own before the watchdog asked.
+  AbortSignal signal;
+  signal.mark_done();
+  signal.request();
+  EXPECT_TRUE(signal.wait_done(0));
+}
+
+std::vector<RankIdentity> two_ranks() {
+  std::vector<RankIdentity> ranks(2);
+  for (int r = 0; r < 2; ++r) {
+    ranks[static_cast<std::size_t>(r)].rank = r;
+    ranks[static_cast<std::size_t>(r)].node = r == 0 ? "nodeA" : "nodeB";
+    ranks[static_cast<std::size_t>(r)].device = "host";
+  }
+  return ranks;
+}
+
+TimeoutReport rank_one_never_arrived(bool this_process_reports) {
+  std::vector<RankTimeoutState> states = {state(0, 3, true), state(1, 2, false)};
+  auto report = attribute_timeout(std::move(states), {0, 1}, 0, kTimeout);
+  report.context = "allreduce float sum 1 MiB out-of-place";
+  report.this_process_reports = this_process_reports;
+  return report;
+}
+
+std::vector<Json> records_in(const RunOutput& output) {
+  std::vector<Json> records;
+  std::ifstream in(output.records_path());
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) records.push_back(Json::parse(line));
+  }
+  return records;
+}
+
+Json meta_of(const RunOutput& output) {
+  std::ifstream in(output.meta_path());
+  return in ? Json::parse(in) : Json();
+}
+
+struct TimeoutFixture {
+  test_support::TempDirectory directory;
+  RunOutput output{directory.path(), "20261121T233900Z-sweep-abcdef", true};
+  std::vector<RankIdentity> ranks = two_ranks();
+  test_support::FakeCommunicator communicator;
+  CollectiveRecordContext context;
+
+  TimeoutFixture() {
+    context.origin.run_id = output.run_id();
+    context.origin.host = "nodeA";
+    context.backend = "nccl";
+    context.ranks = &ranks;
+  }
+};
+
+TEST(SweepTimeoutHandler, WritesTheRecordAndMetaBeforeAskingForTheAbort) {
+  TimeoutFixture f;
+  std::vector<Json> records_when_asked;
+  Json meta_when_asked;
+  f.communicator.on_abort_request = [&] {
+    records_when_asked = records_in(f.output);
+    meta_when_asked = meta_of(f.output);
+    return true;
+  };
+  SweepTimeoutHandler handler(10, 0);
+  handler.set_communicator(&f.communicator);
+  handler.arm(&f.output, f.context, &f.ranks);
+  handler.report(rank_one_never_arrived(true));
+
+  ASSERT_EQ(records_when_asked.size(), 1u);
+  EXPECT_EQ(records_when_asked[0].at("status"), "timeout");
+  EXPECT_EQ(records_when_asked[0].at("operation"), "allreduce float sum 1 MiB out-of-place");
+  EXPECT_EQ(meta_when_asked.at("status"), "timeout");
+  EXPECT_EQ(meta_when_asked.at("exit_code"), 4);
+  // The watchdog thread only asks; the thread that drives the communicator aborts it.
+  EXPECT_EQ(f.communicator.aborts, 0);
+  EXPECT_EQ(f.communicator.requested_wait_seconds, 10.0);
+}
+
+TEST(SweepTimeoutHandler, ADrivingThreadThatNeverPollsDelaysTheEndOnlyByTheBound) {
+  // The NCCL communicator's request_abort: ask, then wait for the driving thread, which here is
+  // blocked elsewhere (in an MPI exchange, in NCCL init) and never answers.
+  TimeoutFixture f;
+  AbortSignal signal;
+  f.communicator.on_abort_request = [&] {
+    signal.request();
+    return signal.wait_done(*f.communicator.requested_wait_seconds);
+  };
+  SweepTimeoutHandler handler(0.2, 0);
+  handler.set_communicator(&f.communicator);
+  handler.arm(&f.output, f.context, &f.ranks);
+  const auto start = std::chrono::steady_clock::now();
+  handler.report(rank_one_never_arrived(true));
+  EXPECT_GE(seconds_since(start), 0.19);
+  EXPECT_LT(seconds_since(start), 5.0);
+  EXPECT_TRUE(signal.requested());
+  EXPECT_EQ(records_in(f.output).size(), 1u);  // the evidence was written regardless
+}
+
+TEST(SweepTimeoutHandler, AProcessThatDoesNotReportLetsTheReporterWriteFirst) {
+  TimeoutFixture f;
+  std::chrono::steady_clock::time_point asked;
+  f.communicator.on_abort_request = [&] {
+    asked = std::chrono::steady_clock::now();
+    return true;
+  };
+  SweepTimeoutHandler handler(10, 0.2);
+  handler.set_communicator(&f.communicator);
+  handler.arm(&f.output, f.context, &f.ranks);
+  const auto start = std::chrono::steady_clock::now();
+  handler.report(rank_one_never_arrived(false));
+  ASSERT_TRUE(f.communicator.requested_wait_seconds.has_value());
+  EXPECT_GE(std::chrono::duration<double>(asked - start).count(), 0.19);
+  EXPECT_TRUE(records_in(f.output).empty());  // the reporting process writes the record
+}
+
+TEST(SweepTimeoutHandler, BeforeSetUpEndsItOnlyReports) {
+  // A timeout during communicator creation: nothing to write to and nothing to abort yet.
+  SweepTimeoutHandler handler(10, 0);
+  handler.report(rank_one_never_arrived(true));
+  SUCCEED();
 }
 
 }  // namespace
