@@ -1,11 +1,12 @@
 // The baseline `commcert burn` is compared with: a plain cuBLASLt GEMM loop of the same shape,
 // types and layout (D = A^T B, m = n = k), written without any commcert code, timed with CUDA
-// events over 1 s windows like the burn. scripts/gpu-selftest.sh divides the burn's TFLOP/s by
-// this program's (target >= 0.95). Not a test: it measures.
+// events over 1 s windows like the burn. The self-test (scripts/selftest) divides the burn's
+// TFLOP/s by this program's (target >= 0.95). Not a test: it measures.
 //
 //   commcert_plain_gemm KERNEL SIZE SECONDS [DEVICE|all]
 //
-// prints one JSON line per GPU: {"device", "name", "kernel", "size", "tflops", "windows"}. With
+// prints one JSON line per GPU: {"device", "name", "pci_bus_id", "kernel", "size", "tflops",
+// "windows"}; the PCI bus id joins it with the burn's record of the same GPU. With
 // `all`, every GPU runs at once (as the burn does), so both see the same power and cooling.
 
 #include <algorithm>
@@ -88,6 +89,7 @@ std::vector<unsigned char> random_matrix(const std::string& kernel, std::size_t 
 struct Result {
   int device = 0;
   std::string name;
+  std::string pci_bus_id;
   double tflops = 0;
   std::size_t windows = 0;
 };
@@ -179,6 +181,10 @@ Result run(int device, const std::string& kernel, std::uint64_t n, double second
   Result r;
   r.device = device;
   r.name = prop.name;
+  char bus_id[32] = {};
+  check(cudaDeviceGetPCIBusId(bus_id, static_cast<int>(sizeof bus_id), device),
+        "cudaDeviceGetPCIBusId");
+  r.pci_bus_id = bus_id;
   r.windows = windows.size();
   const std::size_t mid = windows.size() / 2;
   r.tflops = windows.size() % 2 ? windows[mid] : (windows[mid - 1] + windows[mid]) / 2;
@@ -218,10 +224,10 @@ int main(int argc, char** argv) {
     thread.join();
   for (const auto& r : results) {
     std::printf(
-        "{\"device\": %d, \"name\": \"%s\", \"kernel\": \"%s\", \"size\": %llu, \"tflops\": %.3f, "
-        "\"windows\": %zu}\n",
-        r.device, r.name.c_str(), kernel.c_str(), static_cast<unsigned long long>(n), r.tflops,
-        r.windows);
+        "{\"device\": %d, \"name\": \"%s\", \"pci_bus_id\": \"%s\", \"kernel\": \"%s\", "
+        "\"size\": %llu, \"tflops\": %.3f, \"windows\": %zu}\n",
+        r.device, r.name.c_str(), r.pci_bus_id.c_str(), kernel.c_str(),
+        static_cast<unsigned long long>(n), r.tflops, r.windows);
   }
   return 0;
 }

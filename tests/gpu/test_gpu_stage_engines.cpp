@@ -1,7 +1,7 @@
 // The burn and membw engines, and health's NVML reading, on a real GPU: short runs that must be
 // clean, deterministic and plausible. Skipped, with the reason, where no GPU is usable. Speed
-// targets (burn vs a plain GEMM, copy vs cudaMemcpy) are checked by scripts/gpu-selftest.sh,
-// not here: a unit test asserts behaviour, not timing.
+// targets (burn vs a plain GEMM, copy vs cudaMemcpy) are checked by the self-test
+// (scripts/selftest), not here: a unit test asserts behaviour, not timing.
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,436 @@
+"""The GPU self-test (scripts/selftest, bin/commcert-selftest in the bundle) and its report writer
+(scripts/selftest-report), which otherwise run only on GPU machines, kept from rotting here:
+
+- the report writer on hand-written self-test directories (tests/fixtures/selftest/: `pass` is a
+  whole 2-GPU run, the others are overlays of files that replace its files);
+- the script's no-GPU path against the real built binary (COMMCERT_BIN, set by ctest);
+- the script's GPU path with fake programs (nvidia-smi, commcert, the helpers, nccl-tests) that
+  answer from the `pass` fixture: every step runs with the right arguments, in bundle layout and
+  with the COMMCERT_BIN/COMMCERT_LIBEXEC overrides.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from commcert_testing import BIN, SOURCE_DIR, read_records, validate_records
+
+SCRIPT = SOURCE_DIR / "scripts" / "selftest"
+WRITER = SOURCE_DIR / "scripts" / "selftest-report"
+FIXTURES = SOURCE_DIR / "tests" / "fixtures" / "selftest"
+STEP_NAMES = ["version", "health", "commcert_gpu_tests", "commcert_gpu_stage_gpu_tests", "sweep", "sweep-graph",
+              "nccl-tests", "burn", "plain-gemm", "membw", "fault-corrupt", "fault-hang"]
+GPU_STEPS = STEP_NAMES[2:]
+
+
+def step_rows(report):
+    """{step: result} from the report's steps table."""
+    rows = {}
+    for line in report.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 8 and cells[0].isdigit():
+            rows[cells[1]] = cells[3].strip("*")
+    return rows
+
+
+class TemporaryDirectory(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="commcert-selftest-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class ReportWriterTest(TemporaryDirectory):
+    def scenario(self, overlay=None):
+        out = self.tmp / "out"
+        shutil.copytree(FIXTURES / "pass", out)
+        if overlay:
+            shutil.copytree(FIXTURES / overlay, out, dirs_exist_ok=True)
+        return out
+
+    def write_report(self, out):
+        completed = subprocess.run([sys.executable, str(WRITER), str(out)], capture_output=True, text=True,
+                                   timeout=60)
+        report = (out / "gpu-results.md").read_text() if (out / "gpu-results.md").exists() else ""
+        return completed, report
+
+    def test_fixture_records_follow_the_schema(self):
+        paths = sorted(FIXTURES.rglob("records.jsonl"))
+        self.assertGreaterEqual(len(paths), 8)
+        for path in paths:
+            with self.subTest(path=str(path.relative_to(FIXTURES))):
+                validate_records(self, read_records(path))
+
+    def test_a_passing_run_reports_every_figure_and_ratio(self):
+        completed, report = self.write_report(self.scenario())
+        self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
+        self.assertIn("self-test: PASS", completed.stdout)
+        self.assertTrue(report.startswith("## Self-test 2026-11-26 on `gpu-node-07`: PASS"), report[:200])
+        self.assertEqual(step_rows(report), {name: "PASS" for name in STEP_NAMES})
+        # machine, versions, the libraries --version named
+        self.assertIn("GPU 1: NVIDIA H100 80GB HBM3, PCI 00000000:3B:00.0, driver 580.95.05", report)
+        self.assertIn("nccl         2.28.9   /usr/lib/x86_64-linux-gnu/libnccl.so.2", report)
+        # commands as run
+        self.assertIn("sweep all --backend nccl -g 2 -b 1M -e 4M -f 4 -n 20 -w 1 -c 1 -G 2", report)
+        # sweep table, both passes side by side; in-place sendrecv skipped with its reason
+        self.assertIn("| allreduce | 4 MiB | out | 40.0 | 105.0 | 0 | 37.0 | 113.5 | 0 | 1.081 |", report)
+        self.assertIn("- skipped: sendrecv has no in-place form", report)
+        # ours beside nccl-tests
+        self.assertIn("| allreduce | 1 MiB | out | 19.0 | 18.7 | 55.22 | 56.06 | 0.985 | PASS |", report)
+        self.assertIn("| alltoall | 4 MiB | in |", report)
+        # burn against the plain GEMM (joined on the PCI bus id, spelled two ways), membw against memcpy
+        self.assertIn("| 0 | NVIDIA H100 80GB HBM3 | 741.9 | 758.2 | 0.979 | PASS | 75.0% | 0 | false |", report)
+        self.assertIn("| 1 | NVIDIA H100 80GB HBM3 | 736.4 | 754.0 | 0.977 | PASS |", report)
+        self.assertIn("sw_power_cap 38.2", report)
+        self.assertIn("| 5.620 TB/s | 5.700 TB/s | 98.6% | PASS |", report)
+        self.assertIn("0 errors in 71.0 GiB", report)
+        # faults
+        self.assertIn("10280 wrong elements counted, wrong_ranks [1]", report)
+        self.assertIn("exit 4 after 16.9 s (bound 45 s)", report)
+        self.assertIn("not_arrived rank 1 (gpu-node-07), attributed true", report)
+        # health and unit tests
+        self.assertIn("| 0 | NVIDIA H100 80GB HBM3 | 0000:19:00.0 | 580.95.05 |", report)
+        self.assertIn("18/18", report)
+        self.assertIn("| `commcert_gpu_stage_gpu_tests` | 4 | 0 | 1 | 0 |", report)
+        self.assertNotIn("End of each failed step's log", report)
+
+    def test_a_burn_below_the_plain_gemm_fails_the_burn_step(self):
+        completed, report = self.write_report(self.scenario("burn-below-target"))
+        self.assertEqual(completed.returncode, 1, completed.stdout)
+        rows = step_rows(report)
+        self.assertEqual(rows["burn"], "FAIL")
+        self.assertEqual([name for name, result in rows.items() if result != "PASS"], ["burn"])
+        self.assertIn("| 1 | NVIDIA H100 80GB HBM3 | 736.4 | 812.5 | 0.906 | BELOW TARGET |", report)
+        self.assertIn("GPU 1 at 0.906× the plain GEMM (target 0.95)", report)
+        self.assertIn("self-test: FAIL (1 step(s) failed: burn)", completed.stdout)
+
+    def test_a_hang_that_is_not_bounded_fails_the_fault_step(self):
+        completed, report = self.write_report(self.scenario("hang-not-bounded"))
+        self.assertEqual(completed.returncode, 1, completed.stdout)
+        rows = step_rows(report)
+        self.assertEqual([name for name, result in rows.items() if result != "PASS"], ["fault-hang"])
+        self.assertIn("killed by the self-test after 60 s", report)
+        self.assertIn("no `timeout` record written", report)
+        # the end of the failed step's log, to start the diagnosis from
+        self.assertIn("`logs/fault-hang.log`:", report)
+        self.assertIn("NCCL WARN Cuda failure 'unspecified launch failure'", report)
+
+    def test_without_nccl_tests_nothing_is_compared_and_nothing_fails(self):
+        completed, report = self.write_report(self.scenario("no-nccl-tests"))
+        self.assertEqual(completed.returncode, 0, completed.stdout)
+        self.assertEqual(step_rows(report)["nccl-tests"], "NOT AVAILABLE")
+        self.assertIn("Not compared: nccl-tests not available (no all_reduce_perf on PATH or in $NCCL_TESTS_DIR).",
+                      report)
+        self.assertNotIn("nccl-tests GB/s", report)
+
+    def test_nccl_tests_faster_than_ours_fails_the_comparison(self):
+        out = self.scenario()
+        table = out / "nccl-tests" / "all_reduce_perf.txt"
+        lines = []
+        for line in table.read_text().splitlines():
+            fields = line.split()
+            if fields and fields[0].isdigit():  # theirs 10 % faster: busbw columns (8th, 12th) up
+                fields[7] = f"{float(fields[7]) * 1.1:.2f}"
+                fields[11] = f"{float(fields[11]) * 1.1:.2f}"
+                line = " ".join(fields)
+            lines.append(line)
+        table.write_text("\n".join(lines) + "\n")
+        completed, report = self.write_report(out)
+        self.assertEqual(completed.returncode, 1, completed.stdout)
+        self.assertEqual(step_rows(report)["nccl-tests"], "FAIL")
+        self.assertIn("| 0.895 | BELOW TARGET |", report)
+        self.assertIn("allreduce 1 MiB out-of-place at 0.90× nccl-tests", report)
+
+    def test_a_truncated_record_is_reported_not_dropped(self):
+        out = self.scenario()
+        with open(out / "results" / "membw" / "records.jsonl", "a") as f:
+            f.write('{"schema": 1, "run_id": "membw", "kind": "mem')
+        completed, report = self.write_report(out)
+        self.assertEqual(completed.returncode, 0, completed.stdout)
+        self.assertIn("`membw/records.jsonl` line 4 is not JSON (truncated last line)", report)
+
+    def test_not_a_selftest_directory(self):
+        completed = subprocess.run([sys.executable, str(WRITER), str(self.tmp)], capture_output=True, text=True)
+        self.assertEqual(completed.returncode, 2)
+        self.assertIn("steps.tsv not found", completed.stderr)
+
+
+class NoGpuTest(TemporaryDirectory):
+    """The script on this machine: no GPU, the real binary."""
+
+    def setUp(self):
+        super().setUp()
+        if not Path(BIN).is_file():
+            self.skipTest(f"COMMCERT_BIN={BIN} is not a built binary (run through ctest)")
+
+    def run_selftest(self, env=None, args=None):
+        full_env = dict(os.environ, COMMCERT_BIN=str(Path(BIN).resolve()))
+        full_env.pop("CUDA_VISIBLE_DEVICES", None)
+        full_env.update(env or {})
+        out = self.tmp / "out"
+        completed = subprocess.run([str(SCRIPT), "--out", str(out), *(args or [])], env=full_env,
+                                   capture_output=True, text=True, timeout=300)
+        report = (out / "gpu-results.md").read_text() if (out / "gpu-results.md").exists() else ""
+        return completed, out, report
+
+    def assert_no_gpu_run(self, completed, report, why):
+        output = completed.stdout + completed.stderr
+        self.assertEqual(completed.returncode, 3, output)
+        lines = [line for line in output.splitlines() if line.startswith("commcert-selftest: no GPU:")]
+        self.assertEqual(len(lines), 1, output)
+        self.assertIn(why, lines[0])
+        self.assertIn("the self-test fails", lines[0])
+        self.assertIn(": NO GPU", report.splitlines()[0])
+        self.assertIn("The GPU steps did not run", report)
+        rows = step_rows(report)
+        self.assertEqual(rows["version"], "PASS")
+        self.assertEqual(rows["health"], "PASS")
+        for step in GPU_STEPS:
+            self.assertEqual(rows[step], "NOT RUN", step)
+        self.assertIn("Not run: `commcert_gpu_tests`, `commcert_gpu_stage_gpu_tests`, `sweep`", report)
+
+    def test_no_driver(self):
+        completed, out, report = self.run_selftest({"COMMCERT_NVIDIA_SMI": str(self.tmp / "missing" / "nvidia-smi")})
+        self.assert_no_gpu_run(completed, report, "nvidia-smi not found")
+        # The real binary ran what needs no GPU: its version in the report, health's skipped records.
+        version = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout.strip()
+        self.assertIn(version.splitlines()[0], report)
+        health = read_records(out / "results" / "health" / "records.jsonl")
+        validate_records(self, health)
+        gpu = [r for r in health if r.get("component") == "gpu"]
+        self.assertTrue(gpu and all(r["status"] == "skipped" for r in gpu), gpu)
+        self.assertEqual(sorted(p.name for p in (out / "results").iterdir()), ["health"])
+        self.assertIn("[12/12 ", completed.stdout)
+
+    def test_a_driver_that_does_not_answer(self):
+        smi = self.tmp / "nvidia-smi"
+        smi.write_text("#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
+                       "driver. Make sure that the latest NVIDIA driver is installed and running.\"\nexit 9\n")
+        smi.chmod(0o755)
+        completed, _, report = self.run_selftest({"COMMCERT_NVIDIA_SMI": str(smi)}, ["--burn-seconds", "5"])
+        self.assert_no_gpu_run(completed, report, "nvidia-smi failed (exit 9): NVIDIA-SMI has failed")
+
+    def test_every_gpu_hidden_by_cuda_visible_devices(self):
+        smi = self.tmp / "nvidia-smi"
+        smi.write_text(f"#!/bin/sh\ncat {FIXTURES / 'pass' / 'gpus.csv'}\n")
+        smi.chmod(0o755)
+        completed, _, report = self.run_selftest({"COMMCERT_NVIDIA_SMI": str(smi), "CUDA_VISIBLE_DEVICES": ""})
+        self.assert_no_gpu_run(completed, report, "CUDA_VISIBLE_DEVICES='' hides every GPU")
+
+
+FAKE_COMMCERT = r'''#!/usr/bin/env python3
+import json, os, shutil, sys
+from pathlib import Path
+fixture = Path(os.environ["SELFTEST_FAKE_FIXTURE"])
+args = sys.argv[1:]
+with open(os.environ["SELFTEST_FAKE_LOG"], "a") as log:
+    log.write(json.dumps({"program": "commcert", "argv": args, "fault": os.environ.get("COMMCERT_FAULT"),
+                          "pid": os.getpid()}) + "\n")
+if os.environ.get("SELFTEST_FAKE_STUCK") in args:
+    import time
+    time.sleep(300)
+if args == ["--version"]:
+    sys.stdout.write((fixture / "version.txt").read_text())
+    sys.exit(0)
+run_id = args[args.index("--run-id") + 1]
+target = Path(args[args.index("--out") + 1]) / run_id
+target.mkdir(parents=True, exist_ok=True)
+for path in (fixture / "results" / run_id).iterdir():
+    shutil.copy(path, target / path.name)
+sys.exit({"fault-corrupt": 1, "fault-hang": 4}.get(run_id, 0))
+'''
+
+FAKE_HELPER = r'''#!/usr/bin/env python3
+import json, os, shutil, sys
+from pathlib import Path
+fixture = Path(os.environ["SELFTEST_FAKE_FIXTURE"])
+name = Path(sys.argv[0]).name
+with open(os.environ["SELFTEST_FAKE_LOG"], "a") as log:
+    log.write(json.dumps({"program": name, "argv": sys.argv[1:]}) + "\n")
+if name == "commcert_plain_gemm":
+    sys.stdout.write((fixture / "plain_gemm.jsonl").read_text())
+elif name.endswith("_perf"):
+    sys.stdout.write((fixture / "nccl-tests" / (name + ".txt")).read_text())
+else:
+    xml = [a.split("xml:", 1)[1] for a in sys.argv[1:] if a.startswith("--gtest_output=xml:")][0]
+    shutil.copy(fixture / "gtest" / (name + ".xml"), xml)
+'''
+
+
+class FakeGpuTest(TemporaryDirectory):
+    """The script's GPU path, with programs that answer from the `pass` fixture."""
+
+    def make_fakes(self, libexec):
+        libexec.mkdir(parents=True, exist_ok=True)
+        for name in ("commcert_plain_gemm", "commcert_gpu_tests", "commcert_gpu_stage_gpu_tests"):
+            (libexec / name).write_text(FAKE_HELPER)
+            (libexec / name).chmod(0o755)
+        nccl_tests = self.tmp / "nccl-tests" / "build"
+        nccl_tests.mkdir(parents=True)
+        for name in ("all_reduce_perf", "alltoall_perf"):
+            (nccl_tests / name).write_text(FAKE_HELPER)
+            (nccl_tests / name).chmod(0o755)
+        smi = self.tmp / "nvidia-smi"
+        smi.write_text(f"#!/bin/sh\ncat {FIXTURES / 'pass' / 'gpus.csv'}\n")
+        smi.chmod(0o755)
+        self.log = self.tmp / "invocations.jsonl"
+        return {"SELFTEST_FAKE_FIXTURE": str(FIXTURES / "pass"), "SELFTEST_FAKE_LOG": str(self.log),
+                "COMMCERT_NVIDIA_SMI": str(smi), "NCCL_TESTS_DIR": str(self.tmp / "nccl-tests")}
+
+    def run_script(self, script, env):
+        full_env = dict(os.environ)
+        for name in ("COMMCERT_BIN", "COMMCERT_LIBEXEC", "COMMCERT_BUILD_DIR", "CUDA_VISIBLE_DEVICES"):
+            full_env.pop(name, None)
+        full_env.update(env)
+        out = self.tmp / "out"
+        completed = subprocess.run([str(script), "--out", str(out), "--burn-seconds", "3"], env=full_env,
+                                   capture_output=True, text=True, timeout=300)
+        report = (out / "gpu-results.md").read_text() if (out / "gpu-results.md").exists() else ""
+        calls = [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+        return completed, out, report, calls
+
+    def assert_every_step_ran(self, completed, out, report, calls):
+        output = completed.stdout + completed.stderr
+        self.assertEqual(completed.returncode, 0, output + report)
+        self.assertNotIn("no GPU", output)
+        self.assertEqual(step_rows(report), {name: "PASS" for name in STEP_NAMES})
+        for i in range(1, 13):
+            self.assertIn(f"[{i}/12 ", completed.stdout)
+        commcert = [c for c in calls if c["program"] == "commcert"]
+        argv = {c["argv"][c["argv"].index("--run-id") + 1]: c for c in commcert if "--run-id" in c["argv"]}
+        self.assertEqual(sorted(argv), ["burn", "fault-corrupt", "fault-hang", "health", "membw", "sweep", "sweep-graph"])
+        self.assertIn(["--version"], [c["argv"] for c in commcert])
+        sweep = " ".join(argv["sweep"]["argv"])
+        self.assertIn("sweep all --backend nccl -g 2 -b 64K -e 256M -f 4 -n 20 -w 1 -c 1", sweep)
+        self.assertNotIn("-G", sweep)
+        self.assertIn("-G 2", " ".join(argv["sweep-graph"]["argv"]))
+        self.assertIn("burn -g 0 --kernel gemm_bf16 --size 8192 -D 3", " ".join(argv["burn"]["argv"]))
+        self.assertIn("membw -g 0", " ".join(argv["membw"]["argv"]))
+        self.assertEqual(argv["fault-corrupt"]["fault"], "corrupt:1")
+        self.assertEqual(argv["fault-hang"]["fault"], "hang:1:3")
+        self.assertIn("sweep allreduce --backend nccl -g 2", " ".join(argv["fault-hang"]["argv"]))
+        self.assertIn("-T 10", " ".join(argv["fault-hang"]["argv"]))
+        for name in ("sweep", "sweep-graph", "burn", "membw", "health"):
+            self.assertIsNone(argv[name]["fault"], name)
+        helpers = {c["program"]: c["argv"] for c in calls if c["program"] != "commcert"}
+        self.assertEqual(helpers["commcert_plain_gemm"], ["gemm_bf16", "8192", "3", "all"])
+        self.assertEqual(helpers["all_reduce_perf"], ["-b", "64K", "-e", "256M", "-f", "4", "-n", "20", "-w", "1",
+                                                      "-g", "2", "-c", "1"])
+        self.assertIn("alltoall_perf", helpers)
+        self.assertIn("--gtest_output=xml:" + str(out / "gtest" / "commcert_gpu_tests.xml"),
+                      helpers["commcert_gpu_tests"])
+        # burn and plain GEMM right after each other, the hang last
+        order = [c["argv"][c["argv"].index("--run-id") + 1] if "--run-id" in c["argv"] else c["program"]
+                 for c in calls]
+        self.assertEqual(order[order.index("burn") + 1], "commcert_plain_gemm")
+        self.assertEqual(order[-1], "fault-hang")
+        for name in ("version", "health", "sweep", "burn", "fault-hang"):
+            self.assertTrue((out / "logs" / f"{name}.log").exists(), name)
+        self.assertTrue((out / "logs" / "nccl-tests-all_reduce_perf.log").exists())
+
+    def test_bundle_layout(self):
+        prefix = self.tmp / "commcert-0.1.0-linux-x86_64-cuda13"
+        (prefix / "bin").mkdir(parents=True)
+        shutil.copy(SCRIPT, prefix / "bin" / "commcert-selftest")
+        (prefix / "bin" / "commcert").write_text(FAKE_COMMCERT)
+        (prefix / "bin" / "commcert").chmod(0o755)
+        env = self.make_fakes(prefix / "libexec" / "commcert")
+        shutil.copy(WRITER, prefix / "libexec" / "commcert" / "selftest-report")
+        completed, out, report, calls = self.run_script(prefix / "bin" / "commcert-selftest", env)
+        self.assert_every_step_ran(completed, out, report, calls)
+        self.assertIn("(bundle layout; commcert `" + str(prefix / "bin" / "commcert"), report)
+        self.assertIn(str(prefix / "libexec" / "commcert" / "commcert_gpu_tests"), report)
+
+    def test_source_checkout_with_overrides(self):
+        fake = self.tmp / "fake-commcert"
+        fake.write_text(FAKE_COMMCERT)
+        fake.chmod(0o755)
+        env = self.make_fakes(self.tmp / "helpers")
+        env.update({"COMMCERT_BIN": str(fake), "COMMCERT_LIBEXEC": str(self.tmp / "helpers")})
+        completed, out, report, calls = self.run_script(SCRIPT, env)
+        self.assert_every_step_ran(completed, out, report, calls)
+        self.assertIn("(source layout; commcert `" + str(fake), report)
+
+    def test_a_missing_helper_fails_its_step_and_the_rest_still_run(self):
+        fake = self.tmp / "fake-commcert"
+        fake.write_text(FAKE_COMMCERT)
+        fake.chmod(0o755)
+        env = self.make_fakes(self.tmp / "helpers")
+        (self.tmp / "helpers" / "commcert_plain_gemm").unlink()
+        env.update({"COMMCERT_BIN": str(fake), "COMMCERT_LIBEXEC": str(self.tmp / "helpers")})
+        completed, _, report, calls = self.run_script(SCRIPT, env)
+        self.assertEqual(completed.returncode, 1, completed.stdout)
+        rows = step_rows(report)
+        self.assertEqual([name for name, result in rows.items() if result != "PASS"], ["plain-gemm"])
+        self.assertIn("commcert_plain_gemm not found at " + str(self.tmp / "helpers" / "commcert_plain_gemm"), report)
+        self.assertIn("| 0 | NVIDIA H100 80GB HBM3 | 741.9 | n/a | n/a | n/a |", report)
+        self.assertIn("fault-hang", [c["argv"][c["argv"].index("--run-id") + 1] for c in calls if "--run-id" in c["argv"]])
+
+    def test_interrupted_it_stops_the_step_and_reports_what_ran(self):
+        fake = self.tmp / "fake-commcert"
+        fake.write_text(FAKE_COMMCERT)
+        fake.chmod(0o755)
+        env = dict(os.environ)
+        env.pop("CUDA_VISIBLE_DEVICES", None)
+        env.update(self.make_fakes(self.tmp / "helpers"))
+        env.update({"COMMCERT_BIN": str(fake), "COMMCERT_LIBEXEC": str(self.tmp / "helpers"),
+                    "SELFTEST_FAKE_STUCK": "burn"})
+        out = self.tmp / "out"
+        script = subprocess.Popen([str(SCRIPT), "--out", str(out)], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        stuck = None
+        deadline = time.monotonic() + 120
+        while stuck is None and time.monotonic() < deadline and script.poll() is None:
+            time.sleep(0.2)
+            calls = [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+            stuck = next((c["pid"] for c in calls if "burn" in c["argv"]), None)
+        self.assertIsNotNone(stuck, "the burn step never started")
+        time.sleep(0.5)
+        script.send_signal(signal.SIGTERM)
+        output, _ = script.communicate(timeout=60)
+        self.assertEqual(script.returncode, 130, output)
+        self.assertIn("interrupted; stopping the current step", output)
+        with self.assertRaises(ProcessLookupError):
+            os.kill(stuck, 0)  # the stuck step's process is gone
+        report = (out / "gpu-results.md").read_text()
+        self.assertIn(": FAIL (interrupted)", report.splitlines()[0])
+        rows = step_rows(report)
+        self.assertEqual(rows["sweep"], "PASS")
+        self.assertEqual(rows["burn"], "FAIL")
+        self.assertEqual(rows["fault-hang"], "NOT RUN")
+
+
+class UsageTest(TemporaryDirectory):
+    def run_script(self, *args):
+        return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+
+    def test_usage_errors_are_one_line_and_exit_2(self):
+        (self.tmp / "full").mkdir()
+        (self.tmp / "full" / "gpu-results.md").write_text("an earlier self-test\n")
+        for args, mentions in (((), "--out DIR is required"),
+                               (("--out", str(self.tmp / "a"), "--burn-seconds", "soon"), "--burn-seconds"),
+                               (("--out", str(self.tmp / "b"), "--bogus"), "unknown argument '--bogus'"),
+                               (("--out", str(self.tmp / "full")), "is not empty")):
+            with self.subTest(args=args):
+                completed = self.run_script(*args)
+                self.assertEqual(completed.returncode, 2, completed.stderr)
+                self.assertEqual(len(completed.stderr.strip().splitlines()), 1, completed.stderr)
+                self.assertIn(mentions, completed.stderr)
+        self.assertFalse((self.tmp / "a").exists())
+
+    def test_help(self):
+        completed = self.run_script("--help")
+        self.assertEqual(completed.returncode, 0)
+        self.assertIn("--burn-seconds", completed.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
