@@ -579,6 +579,9 @@ void NcclCommunicator::wait_for_iterations(std::size_t iterations,
   // NCCL's asynchronous errors surface as errors rather than a silent wait, and an abort asked
   // for by the watchdog is carried out here, by the thread that polls these communicators.
   std::vector<std::size_t> completed(slots_.size(), 0);
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (!launched[s] && watchdog_) watchdog_->await_absent(slots_[s].watchdog_slot);
+  }
   while (true) {
     honour_abort_request();
     bool all_done = true;

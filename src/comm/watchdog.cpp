@@ -82,7 +82,16 @@ void Watchdog::begin(int slot) {
                           std::memory_order_relaxed);
   state.last_change_ns.store(now, std::memory_order_relaxed);
   state.operations_begun.fetch_add(1, std::memory_order_relaxed);
+  state.awaited_absent.store(false, std::memory_order_relaxed);
   state.inside.store(true, std::memory_order_release);
+}
+
+void Watchdog::await_absent(int slot) {
+  auto& state = slots_[static_cast<std::size_t>(slot)];
+  if (state.awaited_absent.load(std::memory_order_acquire)) return;
+  state.deadline_ns.store(now_ns() + static_cast<std::int64_t>(timeout_seconds_ * 1e9),
+                          std::memory_order_relaxed);
+  state.awaited_absent.store(true, std::memory_order_release);
 }
 
 void Watchdog::refresh(int slot) {
@@ -93,6 +102,7 @@ void Watchdog::refresh(int slot) {
 void Watchdog::end(int slot) {
   auto& state = slots_[static_cast<std::size_t>(slot)];
   state.last_change_ns.store(now_ns(), std::memory_order_relaxed);
+  state.awaited_absent.store(false, std::memory_order_relaxed);
   state.inside.store(false, std::memory_order_release);
 }
 
@@ -132,8 +142,9 @@ void Watchdog::watch() {
     bool overdue = false;
     for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) {
       const auto& state = slots_[slot];
-      overdue = overdue || (state.inside.load(std::memory_order_acquire) &&
-                            now > state.deadline_ns.load(std::memory_order_relaxed));
+      const bool watched = state.inside.load(std::memory_order_acquire) ||
+                           state.awaited_absent.load(std::memory_order_acquire);
+      overdue = overdue || (watched && now > state.deadline_ns.load(std::memory_order_relaxed));
     }
     std::optional<WatchdogNotice> notice;
     if (control_.has_side_channel()) notice = control_.poll_notice();

@@ -68,6 +68,10 @@ class Watchdog {
   // operations is given the timeout per operation as each one completes.
   void refresh(int slot);
   void end(int slot);
+  // The main thread waits on behalf of a slot that never began its operation (an injected hang):
+  // the deadline runs while the slot still counts as absent, so a job whose every rank is
+  // absent (one process, one GPU) ends at the timeout too, naming that rank.
+  void await_absent(int slot);
   void begin_all();
   void end_all();
   [[nodiscard]] std::int64_t operations_begun(int slot) const;
@@ -84,6 +88,7 @@ class Watchdog {
   struct SlotState {
     std::atomic<std::int64_t> operations_begun{0};
     std::atomic<bool> inside{false};
+    std::atomic<bool> awaited_absent{false};
     std::atomic<std::int64_t> deadline_ns{0};
     std::atomic<std::int64_t> last_change_ns{0};
   };

@@ -243,6 +243,36 @@ TEST_F(WatchdogDeathTest, ALocalSlotThatNeverArrivedIsNamed) {
       ::testing::ExitedWithCode(4), "culprits=\\[1;\\] states=\\[0:2:in;1:1:out;\\] reports=1");
 }
 
+TEST_F(WatchdogDeathTest, AJobWhoseOnlyRankNeverArrivesEndsNamingIt) {
+  // One process, one GPU, an injected hang: no rank is inside an operation, yet the main thread
+  // waits for the absent one; the timeout must still fire and blame it.
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0}, {0}, 0.2, print_report);
+        watchdog.begin(0);
+        watchdog.end(0);
+        watchdog.await_absent(0);
+        wait_for_the_watchdog();
+        std::fprintf(stderr, "the watchdog did not fire\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "culprits=\\[0;\\] states=\\[0:1:out;\\] reports=1");
+}
+
+TEST(Watchdog, AnAwaitedSlotThatBeginsIsWatchedAsAnOperationAgain) {
+  SingleProcessControlPlane control;
+  bool fired = false;
+  {
+    Watchdog watchdog(control, {0}, {0}, 0.2, [&fired](const TimeoutReport&) { fired = true; });
+    watchdog.await_absent(0);
+    watchdog.begin(0);  // it arrived after all
+    watchdog.end(0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_FALSE(fired) << "an absent wait that ended in an operation must not time out";
+}
+
 TEST_F(WatchdogDeathTest, AHandlerThatReturnsStillEndsTheJob) {
   EXPECT_EXIT(
       {
