@@ -67,7 +67,8 @@ class BundleOnANodeWithoutCuda(unittest.TestCase):
     def hidden(self, command, python_env=None, env=None, timeout=240):
         script = hide_script(python_env) + "\nexec " + " ".join(shlex.quote(str(c)) for c in command)
         full_env = dict(os.environ, **(env or {}))
-        for variable in ("LD_LIBRARY_PATH", "CUDA_HOME", "NCCL_HOME", "VIRTUAL_ENV", "CONDA_PREFIX"):
+        for variable in ("LD_LIBRARY_PATH", "CUDA_HOME", "NCCL_HOME", "VIRTUAL_ENV", "CONDA_PREFIX",
+                         "COMMCERT_BIN", "COMMCERT_LIBEXEC"):
             full_env.pop(variable, None)
         full_env.update(env or {})
         return subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script],
@@ -126,6 +127,17 @@ class BundleOnANodeWithoutCuda(unittest.TestCase):
         self.assertRegex(result.stdout,
                          rf"nccl +2\.\d+\.\d+ +{re.escape(str(venv))}/lib/python3\.11/site-packages/"
                          rf"nvidia/nccl/lib/libnccl\.so\.2 \(python environment {re.escape(str(venv))}\)")
+
+    def test_selftest_runs_from_the_bundle_and_reports_no_gpu(self):
+        out = self.work / "selftest"
+        result = self.hidden([self.root / "bin" / "commcert-selftest", "--out", out],
+                             env={"COMMCERT_MPI_PLUGIN": str(self.work / "no-such-plugin.so")})
+        self.assertEqual(result.returncode, 3, result.stdout[-1500:] + result.stderr[-1500:])
+        self.assertIn("commcert-selftest: no GPU", result.stdout + result.stderr)
+        report = (out / "gpu-results.md").read_text()
+        self.assertIn(f"commcert `{self.bin}`", report, "the bundle's own binary ran")
+        self.assertRegex(report, r"\| 1 \| version \|[^\n]*\| PASS \|")
+        self.assertIn("not available: libnccl.so.2 not found", report)
 
     def test_without_mpi_one_process_runs_and_a_launched_one_refuses(self):
         no_plugin = {"COMMCERT_MPI_PLUGIN": str(self.work / "no-such-plugin.so")}
