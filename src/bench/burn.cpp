@@ -1,5 +1,6 @@
 #include "bench/burn.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -53,6 +54,15 @@ BurnKernel parse_burn_kernel(std::string_view text, std::string_view flag) {
   throw UsageError(fmt::format(
       "{} '{}': expected gemm_bf16, gemm_fp16, gemm_tf32, gemm_fp8, gemm_fp64 or power_fma", flag,
       text));
+}
+
+std::vector<std::uint64_t> burn_window_spans(std::uint64_t launches_per_window, int check_every) {
+  const std::uint64_t launches = std::max<std::uint64_t>(launches_per_window, 1);
+  if (check_every <= 0) return {launches};
+  const auto span = static_cast<std::uint64_t>(check_every);
+  std::vector<std::uint64_t> spans(launches / span, span);
+  if (launches % span != 0) spans.push_back(launches % span);
+  return spans;
 }
 
 Json burn_record_fields(const BurnSettings& settings, const BurnOutcome& outcome,

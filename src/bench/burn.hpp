@@ -33,6 +33,13 @@ struct BurnSettings {
   double timeout_s = 300;  // bound on any one wait for a GPU
 };
 
+// How a window's launches are split so that result checks run between timed spans, never inside
+// one: each element is one span's launch count, and a check follows every span. Only GEMM flops
+// are counted, so a check inside the timed span would read as a slower GPU (6-9 % at
+// --check-every 1 for 8192^3 bf16). `check_every` 0 is one span per window.
+[[nodiscard]] std::vector<std::uint64_t> burn_window_spans(std::uint64_t launches_per_window,
+                                                           int check_every);
+
 // What one GPU did during the burn.
 struct BurnOutcome {
   RecordStatus status = RecordStatus::kOk;  // kOk: measured (fail is decided with peers)

@@ -138,7 +138,8 @@ int BurnCommand::run(Invocation& invocation) {
 
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   StageSession session(invocation, name(), "burn", stage_, settings.timeout_s);
-  const GpuSlots plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process);
+  const GpuSlots plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process,
+                                       NodeGpuIndex(flags_.nvml_library, "/sys"));
 
   std::unique_ptr<BurnTelemetry> telemetry;
   std::vector<std::string> warnings;

@@ -6,7 +6,8 @@
 
 namespace commcert {
 
-GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, const ProcessGroup& group, int per_process) {
+GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, const ProcessGroup& group, int per_process,
+                        const NodeGpuIndex& node_index) {
   GpuSlots plan;
   const auto none = [&plan](RecordStatus status, std::string reason) {
     plan.gpus.clear();
@@ -24,7 +25,8 @@ GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, const ProcessGroup& group
   } catch (const std::exception& error) {
     return none(RecordStatus::kError, error.what());
   }
-  for (const auto& gpu : plan.gpus) {
+  for (auto& gpu : plan.gpus) {
+    gpu.identity.index = node_index.index_of(gpu.identity.pci_bus_id, gpu.cuda_device);
     StageSlot slot;
     slot.device = fmt::format("GPU {} ({}, {})", gpu.identity.index, gpu.identity.name,
                               gpu.identity.pci_bus_id);

@@ -8,6 +8,7 @@
 #include "cli/stage_session.hpp"
 #include "comm/gpu_runtime.hpp"
 #include "core/record.hpp"
+#include "health/node_gpu_index.hpp"
 
 namespace commcert {
 
@@ -20,8 +21,9 @@ struct GpuSlots {
 };
 
 // `per_process` is -g. No GPU (no driver, CPU-only build) is `skipped`; a launch that does not
-// fit the visible GPUs, or a GPU CUDA cannot describe, is `error`.
+// fit the visible GPUs, or a GPU CUDA cannot describe, is `error`. Each GPU's record index is
+// its node-wide one from `node_index`.
 [[nodiscard]] GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, const ProcessGroup& group,
-                                      int per_process);
+                                      int per_process, const NodeGpuIndex& node_index);
 
 }  // namespace commcert

@@ -67,7 +67,9 @@ int MembwCommand::run(Invocation& invocation) {
   const MembwSettings settings = resolve_settings();
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   StageSession session(invocation, name(), "membw", stage_, settings.timeout_s);
-  const GpuSlots plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process);
+  const GpuSlots plan =
+      plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process,
+                     NodeGpuIndex(nvml_library_from_environment(), settings.sysfs_root));
   Json parameters = {{"buffer_bytes", settings.buffer_bytes},
                      {"iterations", settings.iterations},
                      {"warmup_iterations", settings.warmup},

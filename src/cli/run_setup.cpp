@@ -1,5 +1,6 @@
 #include "cli/run_setup.hpp"
 
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "core/errors.hpp"
 #include "core/record.hpp"
 #include "core/run_directory.hpp"
+#include "health/node_gpu_index.hpp"
 #include "health/pci_address.hpp"
 
 namespace commcert {
@@ -41,6 +43,8 @@ std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const 
   const auto devices = communicator.device_descriptions();
   const auto gpus = communicator.gpu_identities();
   Json mine = Json::array();
+  std::optional<NodeGpuIndex> node_index;
+  if (!gpus.empty()) node_index.emplace(nvml_library_from_environment(), "/sys");
   for (std::size_t slot = 0; slot < local.size(); ++slot) {
     RankIdentity identity;
     identity.rank = local[slot];
@@ -57,6 +61,8 @@ std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const 
       // burn and membw write), whatever the backend reported, so records join on it.
       auto& bus_id = identity.gpu->pci_bus_id;
       bus_id = normalize_pci_bus_id(bus_id).value_or(bus_id);
+      // The backend reports its CUDA ordinal; records carry the node-wide index health uses.
+      identity.gpu->index = node_index->index_of(bus_id, identity.gpu->index);
     }
     mine.push_back(to_json(identity));
   }

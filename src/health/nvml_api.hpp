@@ -40,6 +40,16 @@ inline constexpr int kClockMem = 2;
 // nvmlTemperatureSensors_t
 inline constexpr int kTemperatureGpu = 0;
 
+// nvmlTemperature_v1_t, for nvmlDeviceGetTemperatureV (nvmlDeviceGetTemperature is deprecated in
+// CUDA 13's NVML). NVML checks `version` (struct size | version << 24) before it writes.
+struct TemperatureV1 {
+  unsigned version = 0;
+  int sensor_type = 0;
+  int temperature = 0;
+};
+inline constexpr unsigned kTemperatureV1Version =
+    static_cast<unsigned>(sizeof(TemperatureV1)) | (1U << 24);
+
 // nvmlMemoryErrorType_t and nvmlEccCounterType_t
 inline constexpr int kMemoryErrorCorrected = 0;
 inline constexpr int kMemoryErrorUncorrected = 1;
@@ -55,7 +65,9 @@ inline constexpr int kNvLinkErrorReplay = 0;
 inline constexpr int kNvLinkErrorRecovery = 1;
 inline constexpr int kNvLinkErrorCrcFlit = 2;
 inline constexpr int kNvLinkErrorCrcData = 3;
-inline constexpr unsigned kNvLinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
+// NVML_NVLINK_MAX_LINKS of the CUDA 13 nvml.h (18 before Blackwell). Older drivers answer
+// NVML_ERROR_INVALID_ARGUMENT for links past their own maximum, which ends nothing but the scan.
+inline constexpr unsigned kNvLinkMaxLinks = 36;
 
 // nvmlEventType bits
 inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8ULL;

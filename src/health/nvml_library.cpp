@@ -1,6 +1,7 @@
 #include "health/nvml_library.hpp"
 
 #include <array>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <vector>
 
@@ -37,6 +38,8 @@ constexpr std::array kSymbols = {
     "nvmlDeviceGetNvLinkState",
     "nvmlDeviceGetNvLinkErrorCounter",
     "nvmlDeviceGetTemperature",
+    "nvmlDeviceGetTemperatureV",
+    "nvmlDeviceGetIndex",
     "nvmlDeviceGetPowerUsage",
     "nvmlDeviceGetEnforcedPowerLimit",
     "nvmlDeviceGetClockInfo",
@@ -71,6 +74,11 @@ std::string text_of(const std::vector<char>& buffer) {
 }
 
 }  // namespace
+
+std::string nvml_library_from_environment() {
+  const char* chosen = std::getenv("COMMCERT_NVML_LIBRARY");
+  return chosen && *chosen ? chosen : kDefaultNvmlLibrary;
+}
 
 NvmlLibrary::Opened NvmlLibrary::open(const std::string& path) {
   Opened opened;
@@ -189,6 +197,10 @@ NvmlResult<nvml::Device> NvmlLibrary::device_by_pci_bus_id(const std::string& bu
   return result_of(code, device);
 }
 
+NvmlResult<unsigned> NvmlLibrary::index(nvml::Device device) const {
+  return unsigned_query("nvmlDeviceGetIndex", device);
+}
+
 NvmlResult<std::string> NvmlLibrary::name(nvml::Device device) const {
   return string_query("nvmlDeviceGetName", device, nvml::kNameBufferSize);
 }
@@ -287,6 +299,18 @@ NvmlResult<std::uint64_t> NvmlLibrary::nvlink_error_counter(nvml::Device device,
 }
 
 NvmlResult<unsigned> NvmlLibrary::temperature_c(nvml::Device device) const {
+  // The versioned call where this NVML has it; drivers before it only have the deprecated one.
+  if (has_symbol("nvmlDeviceGetTemperatureV")) {
+    nvml::TemperatureV1 reading;
+    reading.version = nvml::kTemperatureV1Version;
+    reading.sensor_type = nvml::kTemperatureGpu;
+    const auto code = call<nvml::Return (*)(nvml::Device, nvml::TemperatureV1*)>(
+        "nvmlDeviceGetTemperatureV", device, &reading);
+    if (code != nvml::kSuccess || reading.temperature < 0) {
+      return result_of(code != nvml::kSuccess ? code : nvml::kErrorUnknown, 0U);
+    }
+    return result_of(code, static_cast<unsigned>(reading.temperature));
+  }
   unsigned value = 0;
   const auto code = call<nvml::Return (*)(nvml::Device, int, unsigned*)>(
       "nvmlDeviceGetTemperature", device, nvml::kTemperatureGpu, &value);

@@ -13,6 +13,9 @@ namespace commcert {
 
 inline constexpr const char* kDefaultNvmlLibrary = "libnvidia-ml.so.1";
 
+// COMMCERT_NVML_LIBRARY when set (what --nvml-library defaults to), else kDefaultNvmlLibrary.
+[[nodiscard]] std::string nvml_library_from_environment();
+
 // Our code for "this NVML has no such function" (older drivers lack newer entry points). NVML's
 // own codes are >= 0.
 inline constexpr nvml::Return kNvmlMissingSymbol = -1;
@@ -72,6 +75,8 @@ class NvmlLibrary {
   [[nodiscard]] NvmlResult<nvml::Device> device_by_index(unsigned index) const;
   [[nodiscard]] NvmlResult<nvml::Device> device_by_pci_bus_id(const std::string& bus_id) const;
 
+  // NVML's index of the GPU: node-wide, whatever CUDA_VISIBLE_DEVICES this process has.
+  [[nodiscard]] NvmlResult<unsigned> index(nvml::Device device) const;
   [[nodiscard]] NvmlResult<std::string> name(nvml::Device device) const;
   [[nodiscard]] NvmlResult<std::string> uuid(nvml::Device device) const;
   [[nodiscard]] NvmlResult<std::string> serial(nvml::Device device) const;

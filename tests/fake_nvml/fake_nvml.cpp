@@ -9,8 +9,8 @@
 // last one repeats), which scripts sensors that change while the burn samples them.
 //
 // Variants (compile definitions): FAKE_NVML_LEGACY lacks entry points newer drivers added
-// (nvmlDeviceGetRemappedRows, nvmlDeviceGetCurrentClocksEventReasons); FAKE_NVML_BROKEN lacks
-// nvmlInit_v2.
+// (nvmlDeviceGetRemappedRows, nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetTemperatureV);
+// FAKE_NVML_BROKEN lacks nvmlInit_v2.
 
 #include <algorithm>
 #include <cctype>
@@ -353,6 +353,36 @@ Return nvmlDeviceGetNvLinkErrorCounter(void* handle, unsigned link, int counter,
 
 Return nvmlDeviceGetTemperature(void* d, int /*sensor*/, unsigned* v) {
   return answer(d, "nvmlDeviceGetTemperature", "temperature", v);
+}
+
+#ifndef FAKE_NVML_LEGACY
+struct TemperatureV1 {
+  unsigned version;
+  int sensor_type;
+  int temperature;
+};
+
+// As NVML does, refuses a struct whose version field does not match before writing anything.
+Return nvmlDeviceGetTemperatureV(void* d, TemperatureV1* reading) {
+  constexpr unsigned kVersion1 = static_cast<unsigned>(sizeof(TemperatureV1)) | (1U << 24);
+  constexpr Return kArgumentVersionMismatch = 25;
+  if (!reading) return kInvalidArgument;
+  if (reading->version != kVersion1) return kArgumentVersionMismatch;
+  if (reading->sensor_type != 0) return kInvalidArgument;
+  return answer(d, "nvmlDeviceGetTemperatureV", "temperature", &reading->temperature);
+}
+#endif
+
+Return nvmlDeviceGetIndex(void* handle, unsigned* index) {
+  std::lock_guard lock(state().mutex);
+  if (!state().initialized) return kUninitialized;
+  for (std::size_t i = 0; i < state().devices.size(); ++i) {
+    if (&state().devices[i] == handle) {
+      *index = static_cast<unsigned>(i);
+      return kSuccess;
+    }
+  }
+  return kInvalidArgument;
 }
 Return nvmlDeviceGetPowerUsage(void* d, unsigned* v) {
   return answer(d, "nvmlDeviceGetPowerUsage", "power_mw", v);

@@ -9,6 +9,7 @@
 #include "bench/gpu_datasheet.hpp"
 #include "bench/membw_engine.hpp"
 #include "comm/gpu_runtime.hpp"
+#include "health/node_gpu_index.hpp"
 #include "health/node_health.hpp"
 #include "health/nvml_library.hpp"
 #include "health/telemetry.hpp"
@@ -107,6 +108,49 @@ TEST(MembwEngine, MeasuresEveryBandwidthAndFindsNoErrorInHealthyMemory) {
   const HostTransfer host = measure_host_transfer(s, gpus[0]);
   EXPECT_GT(*host.h2d_bytes_per_s, 1e9);
   EXPECT_GT(*host.d2h_bytes_per_s, 1e9);
+}
+
+TEST(BurnEngine, ChecksAfterEveryLaunchStayOutsideTheTimedSpans) {
+  SKIP_WITHOUT_GPU();
+  BurnSettings s;
+  s.size = 4096;
+  s.duration_s = 1;
+  s.window_s = 0.25;
+  s.check_every = 1;
+  s.timeout_s = 60;
+  const BurnOutcome o = run_burn(s, describe_gpus({0}), {}).outcomes.at(0);
+  ASSERT_EQ(o.status, RecordStatus::kOk) << o.reason;
+  EXPECT_EQ(o.miscompares, 0u);
+  EXPECT_EQ(o.checked_results, o.iterations);  // one check per launch
+}
+
+TEST(MembwEngine, RunsOnAGpuOtherThanDeviceZero) {
+  SKIP_WITHOUT_GPU();
+  const int last = probe_gpu_runtime().device_count - 1;
+  if (last == 0) GTEST_SKIP() << "one GPU: device 0 is the only one (run with two or more)";
+  MembwSettings s;
+  s.buffer_bytes = 256ull << 20;
+  s.iterations = 3;
+  s.memtest_fraction = 0.05;
+  s.timeout_s = 60;
+  const MembwRun run = measure_device_memory(s, describe_gpus({last}), {});
+  ASSERT_EQ(run.outcomes.size(), 1u);
+  EXPECT_EQ(run.outcomes[0].status, RecordStatus::kOk) << run.outcomes[0].reason;
+}
+
+TEST(GpuHealth, EveryVisibleGpuGetsNvmlsNodeWideIndex) {
+  SKIP_WITHOUT_GPU();
+  auto opened = NvmlLibrary::open();
+  if (!opened.library) GTEST_SKIP() << opened.unavailable_reason;
+  const NodeGpuIndex node_index(kDefaultNvmlLibrary, "/sys");
+  const int count = probe_gpu_runtime().device_count;
+  for (int device = 0; device < count; ++device) {
+    const auto gpu = describe_gpus({device}).at(0);
+    const auto handle = opened.library->device_by_pci_bus_id(gpu.identity.pci_bus_id);
+    ASSERT_TRUE(handle.ok()) << gpu.identity.pci_bus_id;
+    EXPECT_EQ(node_index.index_of(gpu.identity.pci_bus_id, device),
+              static_cast<int>(*opened.library->index(*handle.value).value));
+  }
 }
 
 TEST(GpuHealth, NvmlAndCudaAgreeOnWhereGpuZeroIs) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/burn.hpp"
 #include "burn_math.hpp"
 
 namespace commcert {
@@ -98,6 +99,19 @@ TEST(PowerFma, StaysBoundedAndKeepsChangingOverALongRun) {
 TEST(PowerFma, FlopCountMatchesTheStepDefinition) {
   // 3 FMAs per pair per step, 2 FLOPs per FMA.
   EXPECT_DOUBLE_EQ(power_fma_flops(10, 100), 2.0 * 3 * kPowerFmaPairs * 10 * 100);
+}
+
+TEST(BurnWindowSpans, ChecksSplitTheWindowAndEveryLaunchIsTimedOnce) {
+  using Spans = std::vector<std::uint64_t>;
+  EXPECT_EQ(burn_window_spans(10, 0), Spans{10});  // one check, after the window
+  EXPECT_EQ(burn_window_spans(10, 1), Spans(10, 1));
+  EXPECT_EQ(burn_window_spans(10, 3), (Spans{3, 3, 3, 1}));
+  EXPECT_EQ(burn_window_spans(9, 3), (Spans{3, 3, 3}));  // no empty span at the end
+  // At the window's size and one step either side.
+  EXPECT_EQ(burn_window_spans(10, 9), (Spans{9, 1}));
+  EXPECT_EQ(burn_window_spans(10, 10), Spans{10});
+  EXPECT_EQ(burn_window_spans(10, 11), Spans{10});
+  EXPECT_EQ(burn_window_spans(0, 4), Spans{1});  // a window always runs at least one launch
 }
 
 }  // namespace

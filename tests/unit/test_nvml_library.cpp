@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 #include "health/telemetry.hpp"
 #include "health/xid_watcher.hpp"
 #include "nvml_fake.hpp"
+#include "temp_directory.hpp"
 
 namespace commcert {
 namespace {
@@ -111,6 +114,62 @@ TEST(NvmlLibrary, OlderDriversWithoutNewerFunctionsStillAnswer) {
   EXPECT_FALSE(h.remapped_rows.has_value());
   EXPECT_FALSE(has_query_error(h, "remapped_rows", ""));
   EXPECT_EQ(nvml.describe(kNvmlMissingSymbol), "function not present in this NVML");
+}
+
+// The fake reads COMMCERT_FAKE_NVML_SCRIPT at init: a one-GPU script written for one test.
+void use_inline_nvml_script(const test_support::TempDirectory& dir, const Json& device) {
+  const auto file = dir.path() / "script.json";
+  std::ofstream(file)
+      << Json{{"driver_version", "580.65.06"}, {"devices", Json::array({device})}}.dump();
+  ::setenv("COMMCERT_FAKE_NVML_SCRIPT", file.c_str(), 1);
+}
+
+TEST(NvmlLibrary, ReadsTemperatureThroughTheVersionedCallWhereNvmlHasIt) {
+  test_support::TempDirectory dir;
+  // The deprecated call fails here: a reading proves the versioned one answered.
+  use_inline_nvml_script(dir, {{"pci_bus_id", "00000000:1B:00.0"},
+                               {"temperature", 41},
+                               {"errors", {{"nvmlDeviceGetTemperature", 999}}}});
+  const auto opened = NvmlLibrary::open(fake_nvml("current"));
+  ASSERT_NE(opened.library, nullptr) << opened.unavailable_reason;
+  const auto device = *opened.library->device_by_index(0).value;
+  EXPECT_EQ(opened.library->temperature_c(device).value, 41u);
+}
+
+TEST(NvmlLibrary, OlderNvmlReadsTemperatureThroughTheDeprecatedCall) {
+  use_nvml_script("two_h200.json");
+  const auto opened = NvmlLibrary::open(fake_nvml("legacy"));
+  ASSERT_NE(opened.library, nullptr) << opened.unavailable_reason;
+  EXPECT_FALSE(opened.library->has_symbol("nvmlDeviceGetTemperatureV"));
+  const auto device = *opened.library->device_by_index(0).value;
+  EXPECT_EQ(opened.library->temperature_c(device).value, 34u);
+}
+
+TEST(NvmlLibrary, ScansNvLinksPastEighteenUpToTheHeadersMaximum) {
+  test_support::TempDirectory dir;
+  Json links = Json::array();
+  for (int link = 0; link < 36; ++link)
+    links.push_back(
+        {{"active", 1}, {"replay", link}, {"recovery", 0}, {"crc_flit", 0}, {"crc_data", 0}});
+  use_inline_nvml_script(dir, {{"pci_bus_id", "00000000:1B:00.0"}, {"nvlink", links}});
+  const auto opened = NvmlLibrary::open(fake_nvml("current"));
+  ASSERT_NE(opened.library, nullptr) << opened.unavailable_reason;
+  const GpuHealth h =
+      probe_gpu_health(*opened.library, *opened.library->device_by_index(0).value, 0);
+  ASSERT_TRUE(h.nvlink.has_value());
+  ASSERT_EQ(h.nvlink->size(), 36u);
+  EXPECT_EQ(h.nvlink->back().link, 35u);
+  EXPECT_EQ(h.nvlink->back().replay_errors, 35u);
+  EXPECT_TRUE(h.query_errors.empty());
+}
+
+TEST(NvmlLibrary, GivesEachGpuItsNodeWideIndexByBusId) {
+  use_nvml_script("two_h200.json");
+  const auto opened = NvmlLibrary::open(fake_nvml("current"));
+  ASSERT_NE(opened.library, nullptr) << opened.unavailable_reason;
+  const NvmlLibrary& nvml = *opened.library;
+  EXPECT_EQ(nvml.index(*nvml.device_by_pci_bus_id("0000:9c:00.0").value).value, 1u);
+  EXPECT_EQ(nvml.index(*nvml.device_by_pci_bus_id("0000:1b:00.0").value).value, 0u);
 }
 
 TEST(NvmlLibrary, ALostGpuIsFlagged) {

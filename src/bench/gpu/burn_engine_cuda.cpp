@@ -1,9 +1,11 @@
+#include <array>
 #include <cmath>
 #include <memory>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "bench/burn.hpp"
 #include "bench/burn_engine.hpp"
 #include "bench/gpu/cuda_support.hpp"
 #include "bench/gpu/gemm_runner.hpp"
@@ -123,16 +125,24 @@ class DeviceBurn {
 
   void burn(const std::atomic<bool>* stop_requested) {
     const auto started = SteadyClock::now();
-    CudaEvent starts[2];
-    CudaEvent stops[2];
+    // Checks run between timed spans (burn_window_spans): a window's time is its GEMMs' alone.
+    const std::vector<std::uint64_t> spans =
+        burn_window_spans(launches_per_window_, s_.check_every);
+    // Two windows' events: the host enqueues one window while the GPU runs the one before.
+    std::array<std::vector<CudaEvent>, 2> span_starts{std::vector<CudaEvent>(spans.size()),
+                                                      std::vector<CudaEvent>(spans.size())};
+    std::array<std::vector<CudaEvent>, 2> span_stops{std::vector<CudaEvent>(spans.size()),
+                                                     std::vector<CudaEvent>(spans.size())};
     std::uint64_t window = 0;
     const double flops_per_window =
         workload_->flops_per_call() * static_cast<double>(launches_per_window_);
     const auto collect = [&](std::uint64_t w) {
-      wait_for(stops[w % 2], deadline(), fmt::format("burn window {}", w));
-      if (auto rate = tflops(flops_per_window, elapsed_seconds(starts[w % 2], stops[w % 2]))) {
-        out_.window_tflops.push_back(*rate);
-      }
+      const std::size_t slot = w % 2;
+      wait_for(span_stops[slot].back(), deadline(), fmt::format("burn window {}", w));
+      double gemm_seconds = 0;
+      for (std::size_t k = 0; k < spans.size(); ++k)
+        gemm_seconds += elapsed_seconds(span_starts[slot][k], span_stops[slot][k]);
+      if (auto rate = tflops(flops_per_window, gemm_seconds)) out_.window_tflops.push_back(*rate);
       out_.iterations += launches_per_window_;
       out_.duration_s = seconds_between(started, SteadyClock::now());
     };
@@ -143,16 +153,14 @@ class DeviceBurn {
       const bool time_up = elapsed + 0.5 * s_.window_s >= s_.duration_s;
       const bool stopping = stop_requested && stop_requested->load();
       if (window > 0 && (time_up || stopping)) break;
-      starts[window % 2].record(stream_.get());
-      for (std::uint64_t i = 1; i <= launches_per_window_; ++i) {
-        workload_->enqueue();
-        if (s_.check_every > 0 && i % static_cast<std::uint64_t>(s_.check_every) == 0 &&
-            i < launches_per_window_) {
-          compare();
-        }
+      const std::size_t slot = window % 2;
+      for (std::size_t k = 0; k < spans.size(); ++k) {
+        span_starts[slot][k].record(stream_.get());
+        for (std::uint64_t i = 0; i < spans[k]; ++i)
+          workload_->enqueue();
+        span_stops[slot][k].record(stream_.get());
+        compare();  // after every span, the last one included
       }
-      stops[window % 2].record(stream_.get());
-      compare();
       check_cuda(cudaGetLastError(), "burn launch");
       if (window > 0) collect(window - 1);
       ++window;
@@ -199,7 +207,7 @@ void burn_one(const BurnSettings& s, const GpuDescription& gpu, StartLine& line,
   BurnOutcome& out = worker.outcome;
   bool arrived = false;
   try {
-    check_cuda(cudaSetDevice(gpu.identity.index), "cudaSetDevice");
+    check_cuda(cudaSetDevice(gpu.cuda_device), "cudaSetDevice");
     const int needed = burn_min_compute_capability(s.kernel);
     if (gpu.compute_capability < needed) {
       out.status = RecordStatus::kSkipped;

@@ -18,6 +18,7 @@ std::vector<GpuDescription> describe_gpus(const std::vector<int>& devices) {
     check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     GpuDescription d;
     d.identity.index = device;
+    d.cuda_device = device;
     d.identity.name = prop.name;
     std::array<unsigned char, 16> uuid{};
     std::memcpy(uuid.data(), prop.uuid.bytes, uuid.size());

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <sched.h>
 #include <thread>
 
@@ -51,7 +52,11 @@ class DeviceMemoryTest {
       : s_(s), gpu_(gpu), out_(out), steps_done_(steps_done) {}
 
   void run() {
-    check_cuda(cudaSetDevice(gpu_.identity.index), "cudaSetDevice");
+    // The stream belongs to the current device: create it only once this thread has selected the
+    // GPU (a new thread starts on device 0, and work on GPU N's buffers through a device-0 stream
+    // fails with "invalid resource handle").
+    check_cuda(cudaSetDevice(gpu_.cuda_device), "cudaSetDevice");
+    stream_.emplace();
     bandwidth();
     if (s_.memtest_fraction > 0) integrity();
   }
@@ -71,7 +76,7 @@ class DeviceMemoryTest {
     DeviceMemory src(bytes);
     DeviceMemory dst(bytes);
     DeviceMemory sink(sizeof(unsigned long long));
-    const cudaStream_t st = stream_.get();
+    const cudaStream_t st = stream_->get();
     const int sms = gpu_.sm_count;
     enqueue_write(src.get(), bytes, 0x5a5a5a5a5a5a5a5aULL, sms, st);
     enqueue_write(dst.get(), bytes, 0, sms, st);
@@ -122,7 +127,7 @@ class DeviceMemoryTest {
     if (!region.get())
       throw RuntimeFailure("could not allocate device memory for the pattern test");
     DeviceMemory log_memory(sizeof(MemoryErrorLog));
-    const cudaStream_t st = stream_.get();
+    const cudaStream_t st = stream_->get();
     check_cuda(cudaMemsetAsync(log_memory.get(), 0, sizeof(MemoryErrorLog), st), "cudaMemsetAsync");
     const std::uint64_t words = bytes / 8;
     MemoryIntegrity integrity;
@@ -158,7 +163,7 @@ class DeviceMemoryTest {
   const GpuDescription& gpu_;
   MembwOutcome& out_;
   std::atomic<int>& steps_done_;
-  CudaStream stream_;
+  std::optional<CudaStream> stream_;  // created in run(), on the GPU under test
 };
 
 struct Worker {
@@ -255,7 +260,7 @@ MembwRun measure_device_memory(const MembwSettings& s, const std::vector<GpuDesc
 HostTransfer measure_host_transfer(const MembwSettings& s, const GpuDescription& gpu) {
   HostTransfer result;
   result.numa_node = pci_numa_node(s.sysfs_root, gpu.identity.pci_bus_id);
-  check_cuda(cudaSetDevice(gpu.identity.index), "cudaSetDevice");
+  check_cuda(cudaSetDevice(gpu.cuda_device), "cudaSetDevice");
   // Pages of a pinned buffer are placed by the allocating thread's NUMA policy: allocate (and
   // copy) from the GPU's own node, as nvbandwidth does.
   NumaBinding binding(s.sysfs_root, result.numa_node);
