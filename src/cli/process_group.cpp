@@ -1,13 +1,61 @@
 #include "cli/process_group.hpp"
 
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
+#include "comm/fault_injection.hpp"
 #include "comm/mpi_session_loader.hpp"
 #include "core/errors.hpp"
+#include "core/units.hpp"
 
 namespace commcert {
+namespace {
+
+constexpr double kLongestEndOfJobTimeoutS = 24 * 3600;
+
+// From here on this process ends within `seconds`, whatever MPI_Finalize does. The thread is
+// never joined: a process that finishes in time simply exits with it still asleep.
+void arm_end_of_job_deadline(double seconds, int process_index) {
+  std::thread([seconds, process_index] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    std::fprintf(stderr,
+                 "commcert: process %d: the job's end (MPI_Finalize) did not complete within %s "
+                 "(another process stopped after its last record?); exiting with status %d\n",
+                 process_index, format_duration(seconds).c_str(), to_int(ExitCode::kTimeout));
+    std::fflush(nullptr);
+    ::_exit(to_int(ExitCode::kTimeout));
+  }).detach();
+}
+
+}  // namespace
+
+double end_of_job_timeout_s(std::optional<std::string_view> text) {
+  if (!text) return kDefaultEndOfJobTimeoutS;
+  double seconds = 0;
+  try {
+    seconds = parse_duration_seconds(*text, "COMMCERT_END_TIMEOUT");
+  } catch (const UsageError&) {
+    seconds = std::nan("");
+  }
+  if (!std::isfinite(seconds) || seconds <= 0 || seconds > kLongestEndOfJobTimeoutS) {
+    throw UsageError(fmt::format(
+        "COMMCERT_END_TIMEOUT: expected a duration above 0 and at most 24h (60, 90s, 2m), got '{}'",
+        *text));
+  }
+  return seconds;
+}
 
 ProcessGroup::ProcessGroup(Invocation& invocation) {
+  const char* end_timeout = std::getenv("COMMCERT_END_TIMEOUT");
+  end_timeout_s_ = end_of_job_timeout_s(end_timeout ? std::optional<std::string_view>(end_timeout)
+                                                    : std::nullopt);
   LoadedMpi loaded = load_mpi_session(invocation.argc, invocation.argv);
   if (!loaded.session) {
     const int launched = launcher_process_count(process_environment());
@@ -29,6 +77,11 @@ ProcessGroup::ProcessGroup(Invocation& invocation) {
   process_count_ = mpi_->world_size();
   local_index_ = mpi_->local_rank();
   local_count_ = mpi_->local_size();
+  try {
+    freeze_at_end_ = fault_plan_from_environment().freezes_at_end(process_index_);
+  } catch (const UsageError&) {
+    // A malformed plan is reported by the stage that reads it for its own faults.
+  }
 }
 
 std::optional<std::string> ProcessGroup::mpi_library() const {
@@ -38,6 +91,10 @@ std::optional<std::string> ProcessGroup::mpi_library() const {
 
 // The control plane's MPI communicators must be freed before MPI_Finalize.
 ProcessGroup::~ProcessGroup() {
+  if (mpi_ && process_count_ > 1) {
+    arm_end_of_job_deadline(end_timeout_s_, process_index_);
+    if (freeze_at_end_) std::raise(SIGSTOP);
+  }
   control_.reset();
   mpi_.reset();
 }

@@ -3,12 +3,22 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cli/command.hpp"
 #include "comm/control_plane.hpp"
 #include "comm/mpi_session.hpp"
 
 namespace commcert {
+
+// How long the end of a multi-process job (MPI_Finalize, after every record is written) may take
+// before this process ends anyway: a process that froze after its last record would otherwise
+// keep every other one, and mpirun, waiting in MPI_Finalize forever.
+inline constexpr double kDefaultEndOfJobTimeoutS = 60;
+
+// COMMCERT_END_TIMEOUT (a duration: "60", "90s", "2m"), or the default when unset. Throws
+// UsageError naming the variable for anything but a finite duration in (0, 24h].
+[[nodiscard]] double end_of_job_timeout_s(std::optional<std::string_view> text);
 
 // The processes of this job: MPI when its plugin and libmpi load (a singleton MPI job without a
 // launcher), otherwise this one process. Refuses to run alone when a launcher started several.
@@ -43,6 +53,8 @@ class ProcessGroup {
   int process_count_ = 1;
   int local_index_ = 0;
   int local_count_ = 1;
+  double end_timeout_s_ = kDefaultEndOfJobTimeoutS;
+  bool freeze_at_end_ = false;  // fault injection: COMMCERT_FAULT=freeze:<process>
 };
 
 }  // namespace commcert

@@ -40,7 +40,7 @@ FaultPlan parse_fault_plan(std::string_view text) {
     const auto usage = [&](std::string_view why) {
       return UsageError(
           fmt::format("COMMCERT_FAULT: {} in '{}' (expected delay:<rank>:<us>, corrupt:<rank>, "
-                      "hang:<rank>[:<op>] or linkdelay:<rank>:<peer>:<us>)",
+                      "hang:<rank>[:<op>], linkdelay:<rank>:<peer>:<us> or freeze:<process>)",
                       why, entry));
     };
     if (fields.size() < 2) throw usage("missing rank");
@@ -68,6 +68,9 @@ FaultPlan parse_fault_plan(std::string_view text) {
       if (fields.size() > 3) throw usage("too many fields");
       const std::uint64_t at = fields.size() == 3 ? parse_number(fields[2], entry, "operation") : 0;
       faults.push_back({FaultKind::kHang, rank, at});
+    } else if (fields[0] == "freeze") {
+      if (fields.size() != 2) throw usage("freeze takes no argument");
+      faults.push_back({FaultKind::kFreezeAtEnd, rank, 0});
     } else {
       throw usage(fmt::format("unknown fault kind '{}'", fields[0]));
     }
@@ -101,6 +104,13 @@ std::optional<std::uint64_t> FaultPlan::hang_before_operation(int rank) const {
     if (fault.kind == FaultKind::kHang && fault.rank == rank) return fault.argument;
   }
   return std::nullopt;
+}
+
+bool FaultPlan::freezes_at_end(int process) const {
+  for (const auto& fault : faults_) {
+    if (fault.kind == FaultKind::kFreezeAtEnd && fault.rank == process) return true;
+  }
+  return false;
 }
 
 FaultPlan FaultPlan::for_groups(const std::vector<int>& group_of_rank) const {
@@ -147,6 +157,9 @@ std::string FaultPlan::describe() const {
         break;
       case FaultKind::kLinkDelay:
         out += fmt::format("linkdelay:{}:{}:{}", fault.rank, fault.peer, fault.argument);
+        break;
+      case FaultKind::kFreezeAtEnd:
+        out += fmt::format("freeze:{}", fault.rank);
         break;
     }
   }

@@ -16,7 +16,8 @@ namespace commcert {
 //   hang:<rank>[:<n>]    the rank stops before its n-th operation (default 0) and never returns
 //   linkdelay:<rank>:<peer>:<us>  the rank arrives <us> late at every operation of a
 //                        communicator that also holds <peer>: a slow path between two nodes
-enum class FaultKind { kDelay, kCorrupt, kHang, kLinkDelay };
+//   freeze:<process>     the process stops (SIGSTOP) after its last record, as the job ends
+enum class FaultKind { kDelay, kCorrupt, kHang, kLinkDelay, kFreezeAtEnd };
 
 struct Fault {
   FaultKind kind;
@@ -35,6 +36,8 @@ class FaultPlan {
   [[nodiscard]] std::optional<double> delay_seconds(int rank) const;
   [[nodiscard]] bool corrupts(int rank) const;
   [[nodiscard]] std::optional<std::uint64_t> hang_before_operation(int rank) const;
+  // `process` (its index in the job) stops itself once its work is done, before MPI_Finalize.
+  [[nodiscard]] bool freezes_at_end(int process) const;
   // The plan for one round of groups (group_of_rank[rank], -1: idle): a link delay becomes a
   // plain delay of its rank where the rank and its peer share a group, and vanishes elsewhere.
   [[nodiscard]] FaultPlan for_groups(const std::vector<int>& group_of_rank) const;

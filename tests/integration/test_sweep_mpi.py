@@ -229,6 +229,27 @@ class InjectedFaultsAreDetected(CommcertTestCase):
         self.assertEqual(states, {0: True, 1: False, 2: True, 3: True})
 
 
+    def test_a_process_frozen_after_its_last_record_does_not_hang_the_job(self):
+        # freeze:2 stops process 2 (SIGSTOP) once its records are written, just before
+        # MPI_Finalize; the other processes' end-of-job deadline ends the job instead of waiting
+        # in MPI_Finalize forever, and every record stays.
+        result = self.sweep(["allreduce", "-b", "4K", "-e", "8K", "-f", "2", "-q"], ranks=3,
+                            env={"COMMCERT_FAULT": "freeze:2", "COMMCERT_END_TIMEOUT": "3"},
+                            timeout=120)
+        self.assertEqual(result.returncode, 4, result.stderr)
+        self.assertLess(result.seconds, 60, "the end of the job must be bounded")
+        self.assertRegex(result.stderr, r"process [01]: the job's end \(MPI_Finalize\) did not "
+                                        r"complete within 3\.0s")
+        self.assertEqual({r["bytes"] for r in result.collective_records(status="ok")}, {4096, 8192})
+        self.assertEqual(result.meta()["status"], "ok")
+
+    def test_a_bad_end_of_job_timeout_is_a_usage_error(self):
+        result = self.sweep(["allreduce", "-b", "4K", "-e", "4K", "-q"], ranks=2,
+                            env={"COMMCERT_END_TIMEOUT": "0"}, timeout=60)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("COMMCERT_END_TIMEOUT: expected a duration above 0", result.stderr)
+
+
 class Scopes(CommcertTestCase):
     def test_node_scope_gives_one_record_per_node(self):
         result = self.sweep(["allreduce", "alltoall", "-b", "32K", "-e", "32K", "--scope", "node",

@@ -66,6 +66,8 @@ TEST(ParseFaultPlan, MalformedFormsAreUsageErrorsNamingTheVariable) {
       "corrupt:",     // empty rank
       "corrupt:1:2",  // corrupt takes no argument
       "hang:1:2:3",   // too many fields
+      "freeze",       // no process
+      "freeze:1:2",   // freeze takes no argument
       "hang:1:abc",   // operation not a number
       "hang::1",      // empty rank
       "explode:1",    // unknown kind
@@ -121,6 +123,14 @@ TEST(FaultPlan, QueriesAnswerPerRank) {
   EXPECT_DOUBLE_EQ(*zero.delay_seconds(0), 0.0);
 }
 
+TEST(FaultPlan, FreezeAtEndNamesOneProcess) {
+  const FaultPlan plan = parse_fault_plan("freeze:2,hang:1");
+  EXPECT_TRUE(plan.freezes_at_end(2));
+  EXPECT_FALSE(plan.freezes_at_end(1));  // a hang is not a freeze at the end
+  EXPECT_FALSE(plan.freezes_at_end(3));
+  EXPECT_THROW(plan.validate_ranks(2), UsageError);  // no process 2 in a job of two
+}
+
 TEST(FaultPlan, SeveralFaultsOnOneRank) {
   const FaultPlan plan = parse_fault_plan("corrupt:1,delay:1:10,hang:1");
   EXPECT_TRUE(plan.corrupts(1));
@@ -148,8 +158,8 @@ TEST(FaultPlan, ValidateRanks) {
 
 TEST(FaultPlan, DescribeRoundTrips) {
   const char* const texts[] = {
-      "delay:1:500",       "corrupt:2", "hang:3:0", "hang:0:9", "delay:0:1,corrupt:1,hang:2:3",
-      "linkdelay:1:3:4000"};
+      "delay:1:500",        "corrupt:2", "hang:3:0", "hang:0:9", "delay:0:1,corrupt:1,hang:2:3",
+      "linkdelay:1:3:4000", "freeze:2"};
   for (const char* text : texts) {
     const FaultPlan plan = parse_fault_plan(text);
     EXPECT_EQ(plan.describe(), text);
