@@ -95,7 +95,7 @@ class Generator {
         std::vector<std::string> keys;
         for (const auto& [key, value] : r.items())
           keys.push_back(key);
-        r.erase(any_of(keys));
+        if (!keys.empty()) r.erase(any_of(keys));
         break;
       }
       case 1: {  // rename a node wherever the record names it
@@ -149,7 +149,7 @@ class Oracle {
   explicit Oracle(const std::vector<GeneratedRun>& runs) {
     for (const auto& run : runs) {
       if (run.meta_status == "running") continue;  // evidence of an unfinished run
-      const std::size_t intact = run.records.size() - (run.truncated ? 1 : 0);
+      const std::size_t intact = run.records.size() - (run.truncated && !run.records.empty());
       for (std::size_t i = 0; i < intact; ++i)
         records_.push_back(run.records[i]);
     }
@@ -157,7 +157,7 @@ class Oracle {
       if (str(r, "kind") != "run" || !r.contains("ranks") || !r["ranks"].is_array()) continue;
       auto& members = rank_maps_[str(r, "run_id")];
       for (const auto& rank : r["ranks"])
-        members.insert(rank.value("node", std::string()));
+        members.insert(str(rank, "node"));
     }
     for (const auto& r : records_)
       writers_.insert(str(r, "host"));
@@ -183,7 +183,10 @@ class Oracle {
           r["wrong_elements"].get<std::int64_t>() != 0) {
         continue;
       }
-      if (!r.contains("wrong_ranks") || !r["wrong_ranks"].empty()) continue;
+      // wrong_ranks may be left out when nothing was wrong (wrong_elements 0 says so).
+      if (r.contains("wrong_ranks") && !(r["wrong_ranks"].is_array() && r["wrong_ranks"].empty())) {
+        continue;
+      }
       const std::string scope = str(r, "scope");
       if (scope != "node" && scope != "cluster") continue;
       const std::string run = str(r, "run_id");
@@ -206,7 +209,8 @@ class Oracle {
 
  private:
   static std::string str(const Json& r, const char* key) {
-    return r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : std::string();
+    return r.is_object() && r.contains(key) && r[key].is_string() ? r[key].get<std::string>()
+                                                                  : std::string();
   }
   static bool is_int(const Json& r, const char* key) {
     return r.contains(key) && r[key].is_number_integer();
@@ -226,6 +230,7 @@ Outcome check_case(std::uint64_t seed, const Baseline& baseline) {
   Generator generator(seed);
   const std::vector<GeneratedRun> runs = generator.make();
   fixtures::TempDir dir;
+  std::string written;  // every file, for the failure message
   for (const auto& run : runs) {
     std::string text;
     for (const auto& r : run.records)
@@ -235,9 +240,11 @@ Outcome check_case(std::uint64_t seed, const Baseline& baseline) {
       text.resize(text.size() - last.size() / 2);
     }
     dir.write(run.dir + "/records.jsonl", text);
+    written += fmt::format("{}/records.jsonl:\n{}\n", run.dir, text);
     if (!run.meta_status.empty()) {
       dir.write(run.dir + "/meta.json",
                 Json({{"run_id", run.dir}, {"status", run.meta_status}}).dump());
+      written += fmt::format("{}/meta.json: status {}\n", run.dir, run.meta_status);
     }
   }
   LoadedInputs inputs;
@@ -253,9 +260,11 @@ Outcome check_case(std::uint64_t seed, const Baseline& baseline) {
     if (n.state != NodeState::kCertified) continue;
     ++outcome.certified;
     EXPECT_TRUE(oracle.node_health(n.node))
-        << "seed " << seed << ": " << n.node << " certified without its own health.node record";
+        << "seed " << seed << ": " << n.node << " certified without its own health.node record\n"
+        << written;
     EXPECT_TRUE(oracle.allreduce(n.node))
-        << "seed " << seed << ": " << n.node << " certified without its own allreduce evidence";
+        << "seed " << seed << ": " << n.node << " certified without its own allreduce evidence\n"
+        << written;
   }
   return outcome;
 }
@@ -267,14 +276,22 @@ TEST(FailClosedProperty, NoNodeIsCertifiedWithoutItsOwnEvidenceForEveryRequiredC
       fixtures::baseline_of("required: [health.node, collective.allreduce]\n");
   std::size_t judged = 0, with_certified = 0, certified = 0;
   for (std::uint64_t i = 0; i < cases && !HasFailure(); ++i) {
-    const Outcome outcome = check_case(seed + i, baseline);
+    Outcome outcome;
+    try {
+      outcome = check_case(seed + i, baseline);
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "seed " << seed + i << ": " << error.what();
+    }
     judged += outcome.judged;
     with_certified += outcome.certified > 0;
     certified += outcome.certified;
   }
-  // The generator must exercise both sides: sets that certify and sets that must not.
-  EXPECT_GT(with_certified, cases / 10) << judged << " judged";
-  EXPECT_LT(with_certified, judged) << certified << " nodes certified";
+  // The generator must exercise both sides: sets that certify and sets that must not (a
+  // single case, rerun by its seed, proves nothing either way).
+  if (cases >= 100) {
+    EXPECT_GT(with_certified, cases / 10) << judged << " judged";
+    EXPECT_LT(with_certified, judged) << certified << " nodes certified";
+  }
 }
 
 }  // namespace
