@@ -125,6 +125,9 @@ void CertifyCommand::configure(CLI::App& app) {
   app.add_flag("--dry-run", flags_.dry_run,
                "With --apply: print what would be drained or resumed, change nothing")
       ->needs(apply);
+  app.add_flag("--allow-partial", flags_.allow_partial,
+               "Judge runs that never finished (meta.json or suite.json still says running) "
+               "instead of holding their nodes inconclusive; each node says so in its reasons");
 }
 
 int CertifyCommand::run(Invocation& /*invocation*/) {
@@ -133,7 +136,9 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
   const std::optional<Suite> suite =
       flags_.suite ? std::optional<Suite>(load_suite_ref(*flags_.suite)) : std::nullopt;
   const auto reporter = make_verdict_reporter(flags_.format);
-  LoadedInputs inputs = load_inputs(flags_.inputs);
+  InputOptions input_options;
+  input_options.allow_partial = flags_.allow_partial;
+  LoadedInputs inputs = load_inputs(flags_.inputs, input_options);
 
   const FleetVerdict verdict =
       judge(inputs.evidence, baseline, suite ? &*suite : nullptr, std::move(inputs.notes));

@@ -159,7 +159,7 @@ class SuiteRunner {
     std::string answer = "no";
     if (reporting()) {
       try {
-        LoadedInputs inputs = load_inputs({output_.directory().string()});
+        LoadedInputs inputs = load_own_run();
         const FleetVerdict verdict =
             judge(inputs.evidence, baseline_, &suite_, std::move(inputs.notes));
         for (const auto& node : verdict.nodes) {
@@ -180,7 +180,7 @@ class SuiteRunner {
     std::string answer;
     if (reporting()) {
       try {
-        const LoadedInputs inputs = load_inputs({output_.directory().string()});
+        const LoadedInputs inputs = load_own_run();
         for (const auto& [suspect, good] : localize_pairs(inputs.evidence, baseline_).retest_plan) {
           answer += fmt::format("{}{}:{}", answer.empty() ? "" : ",", suspect, good);
         }
@@ -206,6 +206,13 @@ class SuiteRunner {
   [[nodiscard]] double elapsed_s() const { return seconds_since(start_); }
 
  private:
+  // The results of this run so far: its suite.json says running until the verdict is written.
+  LoadedInputs load_own_run() const {
+    InputOptions options;
+    options.own_run = true;
+    return load_inputs({output_.directory().string()}, options);
+  }
+
   int execute(const SuiteStage& stage, const std::vector<std::string>& argv) {
     try {
       ParsedStage parsed = parse_stage(stage, argv);
@@ -250,7 +257,7 @@ class SuiteRunner {
   int judge_run(int worst_stage_status) {
     if (worst_stage_status == to_int(ExitCode::kUsage)) return worst_stage_status;
     try {
-      LoadedInputs inputs = load_inputs({output_.directory().string()});
+      LoadedInputs inputs = load_own_run();
       const FleetVerdict verdict =
           judge(inputs.evidence, baseline_, &suite_, std::move(inputs.notes));
       const auto path = output_.directory() / "verdict.json";

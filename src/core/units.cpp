@@ -63,13 +63,26 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
 
 double parse_duration_seconds(std::string_view text, std::string_view what) {
   const auto [value, suffix] = split_number(text, what);
-  if (suffix.empty() || suffix == "s") return value;
-  if (suffix == "ms") return value / 1e3;
-  if (suffix == "us") return value / 1e6;
-  if (suffix == "m" || suffix == "min") return value * 60.0;
-  if (suffix == "h") return value * 3600.0;
-  throw UsageError(
-      fmt::format("invalid {} '{}': unknown unit '{}' (use ms, s, m or h)", what, text, suffix));
+  double seconds = 0;
+  if (suffix.empty() || suffix == "s") {
+    seconds = value;
+  } else if (suffix == "ms") {
+    seconds = value / 1e3;
+  } else if (suffix == "us") {
+    seconds = value / 1e6;
+  } else if (suffix == "m" || suffix == "min") {
+    seconds = value * 60.0;
+  } else if (suffix == "h") {
+    seconds = value * 3600.0;
+  } else {
+    throw UsageError(
+        fmt::format("invalid {} '{}': unknown unit '{}' (use ms, s, m or h)", what, text, suffix));
+  }
+  if (!(seconds <= kMaxDurationSeconds)) {  // also NaN and infinity
+    throw UsageError(fmt::format("invalid {} '{}': longer than the limit of {}h (one year)", what,
+                                 text, kMaxDurationSeconds / 3600));
+  }
+  return seconds;
 }
 
 std::string format_bytes(std::uint64_t bytes) {

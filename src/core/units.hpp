@@ -10,7 +10,12 @@ namespace commcert {
 // trailing "B" or "iB", decimals allowed. Throws UsageError naming `what` on bad input.
 [[nodiscard]] std::uint64_t parse_size(std::string_view text, std::string_view what = "size");
 
-// "90", "90s", "1.5m", "10m", "2h", "500ms" -> seconds. Throws UsageError naming `what`.
+// The longest duration any flag or suite field takes: one year. Deadlines are kept in
+// nanoseconds (a signed 64-bit count lasts 292 years); anything longer is a typo, not a plan.
+inline constexpr double kMaxDurationSeconds = 365.0 * 24 * 3600;
+
+// "90", "90s", "1.5m", "10m", "2h", "500ms" -> seconds, from 0 to kMaxDurationSeconds. Throws
+// UsageError naming `what` (negative, NaN, infinite, too long, unknown unit).
 [[nodiscard]] double parse_duration_seconds(std::string_view text,
                                             std::string_view what = "duration");
 

@@ -207,6 +207,11 @@ struct InputFileSummary {
   std::size_t duplicates = 0;
   std::size_t unreadable = 0;
   bool truncated = false;
+  // Why the run this file belongs to is known not to have finished ("meta.json says running");
+  // empty when it finished or nothing says. Its evidence makes no node certified unless
+  // `partial_allowed` (certify --allow-partial).
+  std::string unfinished{};
+  bool partial_allowed = false;
 };
 
 struct Evidence {

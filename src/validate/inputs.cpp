@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -18,7 +19,8 @@ constexpr const char* kRecordsFile = "records.jsonl";
 
 struct RunFiles {
   fs::path records;
-  fs::path meta;  // empty when absent
+  fs::path meta;   // empty when absent
+  fs::path suite;  // suite.json of `commcert run`; empty when absent
 };
 
 std::vector<RunFiles> resolve(const std::string& argument) {
@@ -27,15 +29,18 @@ std::vector<RunFiles> resolve(const std::string& argument) {
   const auto status = fs::status(path, error);
   if (error || !fs::exists(status))
     throw UsageError(fmt::format("{}: no such file or directory", argument));
-  if (!fs::is_directory(status)) return {{path, {}}};
-  const auto meta_of = [](const fs::path& dir) {
-    return fs::exists(dir / "meta.json") ? dir / "meta.json" : fs::path();
+  if (!fs::is_directory(status)) return {{path, {}, {}}};
+  const auto in = [](const fs::path& dir, const char* name) {
+    return fs::exists(dir / name) ? dir / name : fs::path();
   };
-  if (fs::exists(path / kRecordsFile)) return {{path / kRecordsFile, meta_of(path)}};
+  if (fs::exists(path / kRecordsFile)) {
+    return {{path / kRecordsFile, in(path, "meta.json"), in(path, "suite.json")}};
+  }
   std::vector<RunFiles> runs;
   for (const auto& entry : fs::directory_iterator(path)) {
     if (entry.is_directory() && fs::exists(entry.path() / kRecordsFile)) {
-      runs.push_back({entry.path() / kRecordsFile, meta_of(entry.path())});
+      runs.push_back({entry.path() / kRecordsFile, in(entry.path(), "meta.json"),
+                      in(entry.path(), "suite.json")});
     }
   }
   if (runs.empty()) {
@@ -47,31 +52,49 @@ std::vector<RunFiles> resolve(const std::string& argument) {
   return runs;
 }
 
-// meta.json tells whether the run finished and whether faults were injected on purpose.
-void read_meta(const fs::path& meta, std::vector<InputNote>& notes) {
+// A string field of meta.json or suite.json; a value of another type is an input error naming
+// the file and the field (never a library exception).
+std::optional<std::string> string_field(const Json& json, const fs::path& file, const char* key) {
+  const auto it = json.find(key);
+  if (it == json.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) {
+    throw UsageError(fmt::format("{}: {}: expected a string, found {} {}", file.string(), key,
+                                 it->type_name(), it->dump()));
+  }
+  return it->get<std::string>();
+}
+
+// meta.json (and suite.json of `commcert run`) tell whether the run finished and whether faults
+// were injected on purpose. Returns why the run is unfinished, empty when nothing says so.
+std::string read_meta(const fs::path& meta, std::vector<InputNote>& notes) {
   std::ifstream file(meta);
   const Json json = Json::parse(file, nullptr, false);
   if (json.is_discarded() || !json.is_object()) {
-    notes.push_back({"input.meta_unreadable", meta.string(), 0, "meta.json is not valid JSON"});
-    return;
+    notes.push_back({"input.meta_unreadable", meta.string(), 0,
+                     fmt::format("{} is not valid JSON", meta.filename().string())});
+    return {};
   }
-  const std::string run = json.value("run_id", std::string("?"));
-  if (json.value("status", std::string()) == "running") {
+  const std::string run = string_field(json, meta, "run_id").value_or("?");
+  std::string unfinished;
+  if (string_field(json, meta, "status") == "running") {
+    unfinished =
+        fmt::format("run {} never finished ({} still says running)", run, meta.filename().string());
     notes.push_back({"input.run_unfinished", meta.string(), 0,
-                     fmt::format("run {} never finished (meta.json still says running): it was "
-                                 "killed or is still going; missing evidence is judged as missing",
-                                 run)});
+                     fmt::format("{}: it was killed or is still going; its evidence certifies no "
+                                 "node (certify --allow-partial judges it anyway)",
+                                 unfinished)});
   }
   if (json.contains("fault_injection") && !json["fault_injection"].is_null()) {
     notes.push_back({"input.fault_injection", meta.string(), 0,
                      fmt::format("run {} injected faults on purpose: {}", run,
                                  json["fault_injection"].dump())});
   }
+  return unfinished;
 }
 
 }  // namespace
 
-LoadedInputs load_inputs(const std::vector<std::string>& paths) {
+LoadedInputs load_inputs(const std::vector<std::string>& paths, const InputOptions& options) {
   if (paths.empty())
     throw UsageError("no results given: name results directories or records files");
   LoadedInputs loaded;
@@ -89,7 +112,14 @@ LoadedInputs load_inputs(const std::vector<std::string>& paths) {
       seen.push_back(canonical);
       if (loaded.first_directory.empty()) loaded.first_directory = run.records.parent_path();
       reader.read_file(run.records);
-      if (!run.meta.empty()) read_meta(run.meta, loaded.notes);
+      std::string unfinished;
+      if (!run.meta.empty()) unfinished = read_meta(run.meta, loaded.notes);
+      if (unfinished.empty() && !run.suite.empty() && !options.own_run) {
+        unfinished = read_meta(run.suite, loaded.notes);
+      }
+      auto& summary = loaded.evidence.files.back();
+      summary.unfinished = std::move(unfinished);
+      summary.partial_allowed = options.allow_partial;
     }
   }
   loaded.evidence.finish();

@@ -15,10 +15,21 @@ struct LoadedInputs {
   std::vector<InputNote> notes;           // about runs (meta.json) and paths
 };
 
+struct InputOptions {
+  // Judge the evidence of runs that never finished (meta.json or suite.json status `running`)
+  // like that of finished ones; every node it touches carries a warning saying so.
+  bool allow_partial = false;
+  // The caller is the `commcert run` that writes these results: its own suite.json says
+  // `running` until its verdict is written, which does not make the run unfinished.
+  bool own_run = false;
+};
+
 // Each path is a records file, a run directory (records.jsonl, meta.json) or a results root
 // whose immediate subdirectories are run directories. Throws UsageError for a path that does
 // not exist or holds no records, and when the inputs name no node at all: an empty result set
-// is an error, never a pass.
-[[nodiscard]] LoadedInputs load_inputs(const std::vector<std::string>& paths);
+// is an error, never a pass. A meta.json or suite.json field of the wrong type is a UsageError
+// naming the file and the field.
+[[nodiscard]] LoadedInputs load_inputs(const std::vector<std::string>& paths,
+                                       const InputOptions& options = {});
 
 }  // namespace commcert

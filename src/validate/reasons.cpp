@@ -38,6 +38,13 @@ constexpr ReasonSpec kCatalogue[] = {
     {"input.unsupported_schema", kInconclusive, kUnknown,
      "{file}:{line}: record schema {detail} is newer than this validator reads",
      "judge these results with a newer commcert"},
+    {"input.run_unfinished", kInconclusive, kUnknown,
+     "{file}: {detail}; its evidence certifies no node",
+     "let the run finish or rerun it, then certify again (certify --allow-partial judges what it "
+     "holds)"},
+    {"input.run_partial", kWarn, kMonitor,
+     "{file}: {detail}; judged anyway (--allow-partial): missing evidence is judged as missing",
+     "rerun the suite to completion when the node can be spared"},
     // Correctness: wrong answers are never noise.
     {"collective.wrong_data", kQuarantine, kIsolate,
      "{collective}: {elements} wrong elements from rank {ranks} in {records} record(s), first at "

@@ -148,6 +148,58 @@ class CertifyCli(CertifyFiles):
             self.assertEqual(f.read(), text)
 
 
+class CertifyFailClosed(CertifyFiles):
+    """Issue 10, items 5 and 6, from the outside: a run that never finished certifies nobody
+    unless --allow-partial says so (and the verdict says it did); a meta.json field of the wrong
+    type is one line naming the file and the field, exit status 2."""
+
+    def meta(self, run, **fields):
+        self.write(f"{os.path.basename(run)}/meta.json", json.dumps({"run_id": "r1", **fields}))
+
+    def test_an_unfinished_run_certifies_nobody_unless_allowed(self):
+        run = self.run_dir(sweep_records())
+        self.meta(run, status="ok")
+        self.assertEqual(self.commcert("certify", run, "--baseline", BASELINE).returncode, 0)
+        self.meta(run, status="running")
+        proc = self.commcert("certify", run, "--baseline", BASELINE)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("certified 0, quarantined 0, inconclusive 4", proc.stdout)
+        self.assertIn("run r1 never finished (meta.json still says running)", proc.stdout)
+        proc = self.commcert("certify", run, "--baseline", BASELINE, "--allow-partial",
+                             "--format", "json")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        verdict = json.loads(proc.stdout)
+        self.assertEqual({n["state"] for n in verdict["nodes"]}, {"certified"})
+        for node in verdict["nodes"]:
+            self.assertEqual([r["code"] for r in node["reasons"]], ["input.run_partial"])
+            self.assertIn("--allow-partial", node["reasons"][0]["message"])
+        # --allow-partial relaxes nothing else: a quarantine stays a quarantine.
+        bad = self.run_dir(sweep_records(wrong_rank=3), "bad")
+        self.meta(bad, status="running")
+        proc = self.commcert("certify", bad, "--baseline", BASELINE, "--allow-partial")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+
+    def test_a_running_suite_certifies_nobody(self):
+        run = self.run_dir(sweep_records())
+        self.meta(run, status="ok")
+        self.write("run/suite.json", json.dumps({"run_id": "r1", "status": "running", "stages": []}))
+        proc = self.commcert("certify", run, "--baseline", BASELINE)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("suite.json still says running", proc.stdout)
+
+    def test_meta_fields_of_the_wrong_type_are_one_line_errors(self):
+        run = self.run_dir(sweep_records())
+        verdict = self.write("run/verdict.json", "previous verdict\n")
+        for fields, field in (({"status": 5}, "status"), ({"status": ["ok"]}, "status"),
+                              ({"run_id": 7, "status": "ok"}, "run_id")):
+            with self.subTest(field=field, value=fields):
+                self.write("run/meta.json", json.dumps({"run_id": "r1", **fields}))
+                self.assert_usage_error(self.commcert("certify", run, "--baseline", BASELINE),
+                                        os.path.join(run, "meta.json"), f"{field}: expected a string")
+        with open(verdict) as f:
+            self.assertEqual(f.read(), "previous verdict\n")
+
+
 class CertifyApply(CertifyFiles):
     """`certify --apply slurm [--dry-run]`: what is decided before Slurm is asked. Drains, resumes
     and refusals against a real Slurm are in test_slurm_pool."""

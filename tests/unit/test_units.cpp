@@ -98,6 +98,24 @@ TEST(ParseDuration, RejectsWhatItCannotRead) {
   }
 }
 
+TEST(ParseDuration, LongerThanAYearIsRefusedNotOverflowed) {
+  // The limit, one second either side, and the issue's 2600000h (issue 10, item 10), whose
+  // nanoseconds overflow a 64-bit count.
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("31535999"), 31535999.0);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("31536000"), kMaxDurationSeconds);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("8760h"), kMaxDurationSeconds);
+  for (const char* bad : {"31536001", "31536001s", "525601m", "2600000h", "1e300h", "1e400"}) {
+    try {
+      (void)parse_duration_seconds(bad, "budget");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const UsageError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(std::string("budget '") + bad + "'"), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+  }
+}
+
 TEST(ParseDuration, ErrorNamesTheFlag) {
   try {
     (void)parse_duration_seconds("5d", "-T/--timeout");

@@ -98,6 +98,8 @@ Json collective(std::uint64_t bytes, double busbw_gb, const std::string& scope,
   c["nranks"] = 4;
   c["nodes"] = 4;
   c["scope"] = scope;
+  // A node-scope record names the node it measured (process 0 writes every node's record).
+  if (scope == "node") c["group_nodes"] = Json::array({host});
   c["in_place"] = false;
   c["cycle"] = 0;
   c["check"] = true;

@@ -9,6 +9,7 @@
 namespace commcert {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST(Suite, ReadsNameAndRequiredChecks) {
@@ -122,6 +123,8 @@ TEST(SuiteStages, MistakesNameTheLineAndKey) {
   EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    localize: pairs\n"),
               HasSubstr("only a sweep stage localizes"));
   EXPECT_THAT(error_of("  - run: health\n    budget: 0s\n"), HasSubstr("longer than 0 s"));
+  EXPECT_THAT(error_of("  - run: health\n    budget: 2600000h\n"),
+              AllOf(HasSubstr("s.yaml:5:"), HasSubstr("longer than the limit of 8760h")));
   EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    required: maybe\n"),
               HasSubstr("s.yaml:6:"));
   EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    required: false\n"),

@@ -249,6 +249,9 @@ struct RecordParser::Impl {
     double lead_s = 0;
     TimeoutEvidence timeout;
     bool has_group = false;
+    bool has_scope = false;
+    bool has_wrong_elements = false;
+    std::optional<std::int64_t> wrong_elements;
     wrong.clear();
 
     const Common c = read(object, [&](std::string_view key, od::value& value) {
@@ -258,7 +261,9 @@ struct RecordParser::Impl {
           if (key == "collective") collective = string(value, key);
           break;
         case key_id("scope"):
-          if (key == "scope") scope = parse_scope(string(value, key));
+          if (key != "scope") break;
+          scope = parse_scope(string(value, key));
+          has_scope = true;
           break;
         case key_id("in_place"):
           if (key == "in_place") in_place = boolean(value, key);
@@ -299,6 +304,13 @@ struct RecordParser::Impl {
           break;
         case key_id("wrong_ranks"):
           if (key == "wrong_ranks") read_wrong_ranks(value);
+          break;
+        case key_id("wrong_elements"):
+          if (key != "wrong_elements") break;
+          has_wrong_elements = true;
+          wrong_elements = optional_integer(value, key);
+          if (wrong_elements && *wrong_elements < 0)
+            record_error(key, fmt::format("negative ({})", *wrong_elements));
           break;
         case key_id("operation"):
           if (key == "operation") timeout.operation = string(value, key);
@@ -368,6 +380,23 @@ struct RecordParser::Impl {
     if (record.measured()) {
       if (!bytes) record_error("bytes", "missing");
       if (!busbw) record_error("busbw_bytes_per_s", "missing");
+      // Who a measurement speaks for is never guessed (docs/validator.md, "The rule"): a record
+      // without its scope, or a node-scope record without the node it measured (process 0
+      // writes every node's record), cannot be attributed.
+      if (!has_scope) record_error("scope", "missing");
+      if (scope == CollectiveScope::kNode && !has_group) record_error("group_nodes", "missing");
+      // Checked outputs come with their count of wrong elements; one wrong element is a failure
+      // whatever the status says.
+      if (check && !wrong_elements) {
+        record_error("wrong_elements", has_wrong_elements ? "null in a checked record" : "missing");
+      }
+      if (wrong_elements && *wrong_elements > 0 && record.status == RecordStatus::kOk) {
+        record.status = RecordStatus::kFail;
+        if (c.reason.empty()) {
+          record.reason = evidence.strings.intern(
+              fmt::format("status ok but {} wrong elements", *wrong_elements));
+        }
+      }
       record.checked = check;
       record.busbw_bytes_per_s = *busbw;
       record.straggler = straggler;

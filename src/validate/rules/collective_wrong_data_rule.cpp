@@ -33,16 +33,23 @@ class CollectiveWrongDataRule final : public Rule {
     };
     // (node, run, collective) -> what that node's ranks returned wrong.
     std::map<std::tuple<NodeId, std::uint32_t, StringId>, Tally> wrong;
-    // (run, collective) -> a record that could not be attributed.
-    std::map<std::pair<std::uint32_t, StringId>, std::pair<const CollectiveEvidence*, std::string>>
+    // (node, run, collective) -> the first record about that node that could not be attributed.
+    // Kept per node: failures of other communicators of the same run (another node's
+    // node-scope record) must not hide this node's own.
+    std::map<std::tuple<NodeId, std::uint32_t, StringId>,
+             std::pair<const CollectiveEvidence*, std::string>>
         unattributed;
+    const auto unattributed_failure = [&](const CollectiveEvidence& c, std::string detail) {
+      for (const NodeId node : evidence.participants(c))
+        unattributed.try_emplace({node, c.run, c.collective}, &c, detail);
+    };
 
     for (const auto& c : evidence.collectives) {
       if (!c.measured()) continue;
       const auto ranks = evidence.wrong_ranks_of(c);
       if (ranks.empty()) {
         if (c.status == RecordStatus::kFail) {
-          unattributed.try_emplace({c.run, c.collective}, &c, "a failure with no wrong rank named");
+          unattributed_failure(c, "a failure with no wrong rank named");
         }
         continue;
       }
@@ -54,7 +61,7 @@ class CollectiveWrongDataRule final : public Rule {
                               std::all_of(participants.begin(), participants.end(),
                                           [&](NodeId n) { return wrong_nodes.count(n) > 0; });
       if (everywhere) {
-        unattributed.try_emplace({c.run, c.collective}, &c, "");
+        unattributed_failure(c, "");
         continue;
       }
       for (const auto& w : ranks) {
@@ -97,22 +104,19 @@ class CollectiveWrongDataRule final : public Rule {
     for (const auto& [key, value] : unattributed) {
       const auto& [record, detail] = value;
       const std::string collective(evidence.text(record->collective));
-      for (const NodeId node : evidence.participants(*record)) {
-        Finding f;
-        f.code =
-            detail.empty() ? "collective.wrong_data_everywhere" : "collective.fail_unattributed";
-        f.node = node;
-        f.check = collective_check(collective);
-        f.rule = std::string(id());
-        f.evidence.push_back(record->ref);
-        f.fields = {
-            {"collective", collective},
-            {"nodes", std::to_string(evidence.participants(*record).size())},
-            {"run", std::string(evidence.text(evidence.runs[record->run].run_id))},
-            {"detail",
-             record->reason != kNoString ? std::string(evidence.text(record->reason)) : detail}};
-        out.push_back(std::move(f));
-      }
+      Finding f;
+      f.code = detail.empty() ? "collective.wrong_data_everywhere" : "collective.fail_unattributed";
+      f.node = std::get<0>(key);
+      f.check = collective_check(collective);
+      f.rule = std::string(id());
+      f.evidence.push_back(record->ref);
+      f.fields = {
+          {"collective", collective},
+          {"nodes", std::to_string(evidence.participants(*record).size())},
+          {"run", std::string(evidence.text(evidence.runs[record->run].run_id))},
+          {"detail",
+           record->reason != kNoString ? std::string(evidence.text(record->reason)) : detail}};
+      out.push_back(std::move(f));
     }
   }
 };

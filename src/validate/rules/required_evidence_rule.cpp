@@ -2,6 +2,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -44,10 +45,16 @@ std::string index_list(const std::vector<int>& indices) {
   return join(parts);
 }
 
-// Fail closed: a node is certified only with positive evidence for every check its suite
-// requires. This rule names what is missing and, where a record says so, why (an error, a
-// skipped stage, a timeout). Evidence must also be judgeable: a size and scope the baseline
-// bounds, verified outputs, and a figure for every metric group the baseline bounds.
+// The one rule every verdict obeys (docs/validator.md, "The rule"), enforced here and nowhere
+// else: a node is certified only when each check its suite requires has at least one finished,
+// well-formed record attributed to that node with positive evidence. This rule names what is
+// missing and, where a record says so, why (an error, a skipped stage, a timeout). Evidence
+// must also be judgeable: a size and scope the baseline bounds, verified outputs, and a figure
+// for every metric group the baseline bounds. Evidence is attributed only to nodes that speak
+// for themselves (a record they wrote, or a rank map entry), and evidence from a run that never
+// finished certifies no node unless certify --allow-partial says to judge it anyway.
+// (Well-formed: the reader turns a record whose fields are missing, of the wrong type or
+// contradictory into lost input, which makes the nodes it was about inconclusive.)
 class RequiredEvidenceRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.required_evidence"; }
@@ -56,12 +63,14 @@ class RequiredEvidenceRule final : public Rule {
   }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
+    unfinished_runs(context, out);
+    const std::unordered_set<NodeId> confirmed = speaking_for_themselves(context.evidence);
     for (const auto& check : context.required) {
       const CheckInfo* info = find_check(check);
       if (!info) continue;
       switch (info->kind) {
         case CheckKind::kCollective:
-          collective(context, *info, out);
+          collective(context, *info, confirmed, out);
           break;
         case CheckKind::kBurn:
           per_gpu(context, check, context.evidence.burns, out);
@@ -94,6 +103,57 @@ class RequiredEvidenceRule final : public Rule {
     return f;
   }
 
+  // Nodes that wrote a record or that a rank map names. A node named only inside other nodes'
+  // records (a `group_nodes`, `wrong_ranks`, `straggler` or `not_arrived` entry) never said it
+  // took part: no positive evidence is attributed to it.
+  static std::unordered_set<NodeId> speaking_for_themselves(const Evidence& evidence) {
+    std::unordered_set<NodeId> out;
+    // A run that never finished speaks for nobody (its nodes are inconclusive anyway).
+    const auto finished = [&](const EvidenceRef& ref) {
+      const auto& file = evidence.files[ref.file];
+      return file.unfinished.empty() || file.partial_allowed;
+    };
+    for (const auto& run : evidence.runs) {
+      if (run.has_rank_map && finished(run.ref))
+        out.insert(run.rank_nodes.begin(), run.rank_nodes.end());
+    }
+    const auto add = [&](const auto& records, auto node_of) {
+      for (const auto& r : records) {
+        if (finished(r.ref)) out.insert(node_of(r));
+      }
+    };
+    add(evidence.collectives, [](const CollectiveEvidence& r) { return r.writer; });
+    add(evidence.timeouts, [](const TimeoutEvidence& r) { return r.writer; });
+    add(evidence.collective_errors, [](const StageError& r) { return r.node; });
+    add(evidence.health_failures, [](const StageError& r) { return r.node; });
+    add(evidence.burns, [](const BurnEvidence& r) { return r.node; });
+    add(evidence.membws, [](const MembwEvidence& r) { return r.node; });
+    add(evidence.gpu_health, [](const GpuHealthEvidence& r) { return r.node; });
+    add(evidence.ib_ports, [](const IbPortEvidence& r) { return r.node; });
+    add(evidence.node_health, [](const NodeHealthEvidence& r) { return r.node; });
+    return out;
+  }
+
+  // Evidence of a run that never finished (meta.json or suite.json still says running) makes
+  // every node it is about inconclusive; with --allow-partial it is judged, with a warning.
+  void unfinished_runs(const JudgeContext& context, std::vector<Finding>& out) const {
+    const Evidence& evidence = context.evidence;
+    for (std::uint32_t file = 0; file < evidence.files.size(); ++file) {
+      const auto& summary = evidence.files[file];
+      if (summary.unfinished.empty()) continue;
+      for (const NodeId node : evidence.file_nodes[file]) {
+        Finding f;
+        f.code = summary.partial_allowed ? "input.run_partial" : "input.run_unfinished";
+        f.node = node;
+        f.check = "input";
+        f.rule = std::string(id());
+        f.evidence.push_back({file, 0});
+        f.fields = {{"file", summary.path}, {"detail", summary.unfinished}};
+        out.push_back(std::move(f));
+      }
+    }
+  }
+
   // A health stage that failed before it looked at any component explains every health gap.
   static std::unordered_map<NodeId, Cause> health_failures(const Evidence& evidence) {
     std::unordered_map<NodeId, Cause> out;
@@ -119,7 +179,7 @@ class RequiredEvidenceRule final : public Rule {
   }
 
   void collective(const JudgeContext& context, const CheckInfo& info,
-                  std::vector<Finding>& out) const {
+                  const std::unordered_set<NodeId>& confirmed, std::vector<Finding>& out) const {
     const Evidence& evidence = context.evidence;
     const std::string check(info.id);
     const CollectiveSpec* spec = context.baseline.collective(check);
@@ -173,9 +233,20 @@ class RequiredEvidenceRule final : public Rule {
     }
     std::unordered_map<NodeId, Coverage> nodes;
     std::unordered_map<NodeId, std::set<std::uint32_t>> runs_of;
+    std::unordered_set<NodeId> named_only;  // participants the run does not show took part
     for (const auto& [key, value] : groups) {
       const auto& [g, sample] = value;
+      const RunEvidence& run = evidence.runs[key.first];
       for (const NodeId node : evidence.participants(*sample)) {
+        // With a rank map, only the nodes it lists took part in the run; without one, only
+        // the nodes that speak for themselves somewhere.
+        const bool took_part = run.has_rank_map
+                                   ? std::binary_search(run.nodes.begin(), run.nodes.end(), node)
+                                   : confirmed.count(node) > 0;
+        if (!took_part) {
+          named_only.insert(node);
+          continue;
+        }
         Coverage& n = nodes[node];
         n.any |= g.any;
         n.measured |= g.measured;
@@ -220,7 +291,13 @@ class RequiredEvidenceRule final : public Rule {
       const auto run_name = [&](std::uint32_t run) {
         return std::string(evidence.text(evidence.runs[run].run_id));
       };
-      if (timeout) {
+      if (!n.any && named_only.count(node)) {
+        cause = {"evidence.missing",
+                 fmt::format(" ({} records name this node only inside other nodes' records: no "
+                             "rank map of their run lists it and it wrote none there)",
+                             info.collective),
+                 std::nullopt};
+      } else if (timeout) {
         cause = {"evidence.timeout",
                  fmt::format("; run {} timed out: {}", run_name(timeout->run), timeout->reason),
                  timeout->ref};
