@@ -15,6 +15,12 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 
+std::int64_t wall_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
       .count();
@@ -40,6 +46,14 @@ TimeoutReport attribute_timeout(std::vector<RankTimeoutState> ranks,
   report.timeout_seconds = timeout_seconds;
   report.this_process_reports = lowest_answering_process == this_process;
   return report;
+}
+
+bool declared_after_peers_gathered(std::int64_t own_declared_ns,
+                                   const std::vector<std::int64_t>& peers_declared_ns,
+                                   double grace_seconds) {
+  const auto grace_ns = static_cast<std::int64_t>(grace_seconds * 1e9);
+  return std::any_of(peers_declared_ns.begin(), peers_declared_ns.end(),
+                     [&](std::int64_t peer) { return own_declared_ns - peer > grace_ns; });
 }
 
 Watchdog::Watchdog(ControlPlane& control, std::vector<int> local_ranks,
@@ -121,8 +135,9 @@ std::int64_t Watchdog::operations_begun(int slot) const {
 }
 
 std::vector<std::int64_t> Watchdog::own_notice() const {
-  // Per slot: rank, operations begun, inside (0/1), nanoseconds since the last begin or end.
-  std::vector<std::int64_t> payload;
+  // When this process declared (wall clock, comparable across nodes), then per slot: rank,
+  // operations begun, inside (0/1), nanoseconds since the last begin or end.
+  std::vector<std::int64_t> payload{wall_clock_ns()};
   const std::int64_t now = now_ns();
   for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) {
     payload.push_back(local_ranks_[slot]);
@@ -177,8 +192,11 @@ void Watchdog::declare_timeout(std::optional<WatchdogNotice> first_notice) {
   std::vector<RankTimeoutState> ranks(process_of_rank_.size());
   for (std::size_t rank = 0; rank < ranks.size(); ++rank)
     ranks[rank].rank = static_cast<int>(rank);
+  std::vector<std::int64_t> peers_declared_ns;
   for (const auto& [process, payload] : answers) {
-    for (std::size_t at = 0; at + 3 < payload.size(); at += 4) {
+    if (payload.empty()) continue;
+    if (process != this_process) peers_declared_ns.push_back(payload[0]);
+    for (std::size_t at = 1; at + 3 < payload.size(); at += 4) {
       const auto rank = static_cast<std::size_t>(payload[at]);
       if (rank >= ranks.size()) continue;
       ranks[rank].responded = true;
@@ -198,6 +216,13 @@ void Watchdog::declare_timeout(std::optional<WatchdogNotice> first_notice) {
     report.culprit_ranks.clear();
     report.attributed = false;
     report.this_process_reports = this_process == 0;
+  }
+  if (declared_after_peers_gathered(answers[this_process][0], peers_declared_ns, grace_seconds())) {
+    report.this_process_reports = false;
+    std::fprintf(stderr,
+                 "commcert: process %d was not answering while the others declared a timeout; "
+                 "the record they wrote stands\n",
+                 this_process);
   }
   try {
     on_timeout_(report);

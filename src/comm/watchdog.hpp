@@ -45,6 +45,15 @@ struct TimeoutReport {
                                               const std::vector<int>& process_of_rank,
                                               int this_process, double timeout_seconds);
 
+// True when a peer declared the timeout more than the grace period before this process did
+// (wall-clock nanoseconds; every notice carries its sender's). Such a process was not answering
+// while the peers gathered answers (stopped, e.g. SIGSTOP on a frozen node, until the launcher
+// resumed it to end the job): the peers named it and the lowest of them wrote the record, so its
+// own, later view must not become a second record that contradicts the first.
+[[nodiscard]] bool declared_after_peers_gathered(std::int64_t own_declared_ns,
+                                                 const std::vector<std::int64_t>& peers_declared_ns,
+                                                 double grace_seconds);
+
 // Ends a job that stopped making progress, with a report of who did not arrive, instead of
 // hanging. The main thread brackets every blocking operation with begin()/end(); a thread checks
 // deadlines and answers peers' notices. When an operation overruns its timeout, or a peer says

@@ -229,6 +229,31 @@ class InjectedFaultsAreDetected(CommcertTestCase):
         self.assertEqual(states, {0: True, 1: False, 2: True, 3: True})
 
 
+    def test_frozen_rank_zero_is_named_once_and_never_contradicted(self):
+        # Rank 0 frozen: process 1 writes the record naming it. When the launcher ends the job it
+        # resumes rank 0 (SIGCONT before SIGTERM), whose watchdog wakes long past its deadline
+        # with the others' notices waiting; it must not write a second record of its own.
+        command, env = self.sweep_command(["allreduce", "-b", "4K", "-e", "4K", "-N", "0", "-T", "2",
+                                           "-q"], ranks=3, run_id="frozen0")
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            meta_path = self.results / "frozen0" / "meta.json"
+            deadline = time.monotonic() + 60
+            while not meta_path.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            rank_zero_pid = json.loads(meta_path.read_text())["ranks"][0]["pid"]
+            os.kill(rank_zero_pid, signal.SIGSTOP)
+            stderr = process.communicate(timeout=90)[1]
+        finally:
+            if process.poll() is None:
+                process.kill()
+        self.assertEqual(process.returncode, 4, stderr)
+        timeouts = [r for r in read_records(self.results / "frozen0" / "records.jsonl")
+                    if r["status"] == "timeout"]
+        self.assertEqual(len(timeouts), 1, json.dumps(timeouts, indent=1)[:2000])
+        self.assertEqual(timeouts[0]["not_arrived"], [{"rank": 0, "host": "node0"}])
+
     def test_a_process_frozen_after_its_last_record_does_not_hang_the_job(self):
         # freeze:2 stops process 2 (SIGSTOP) once its records are written, just before
         # MPI_Finalize; the other processes' end-of-job deadline ends the job instead of waiting

@@ -172,6 +172,23 @@ TEST(AttributeTimeout, ReporterFollowsProcessNumbersNotRankNumbers) {
   EXPECT_FALSE(attribute_timeout(ranks, process_of_rank, 1, kTimeout).this_process_reports);
 }
 
+TEST(DeclaredAfterPeersGathered, OnlyAProcessThatMissedThePeersGracePeriodStandsDown) {
+  constexpr double kGrace = 2.0;
+  constexpr std::int64_t kOwn = 1'000'000'000'000;
+  constexpr std::int64_t kGraceNs = 2'000'000'000;
+  // Peers that declared at about the same time (a peer's notice woke this one): it takes part.
+  EXPECT_FALSE(declared_after_peers_gathered(kOwn, {kOwn - 20'000'000, kOwn + 5'000}, kGrace));
+  // At the grace period and one step either side.
+  EXPECT_FALSE(declared_after_peers_gathered(kOwn, {kOwn - kGraceNs + 1}, kGrace));
+  EXPECT_FALSE(declared_after_peers_gathered(kOwn, {kOwn - kGraceNs}, kGrace));
+  EXPECT_TRUE(declared_after_peers_gathered(kOwn, {kOwn - kGraceNs - 1}, kGrace));
+  // One early peer among punctual ones is enough: it gathered answers without this process.
+  EXPECT_TRUE(declared_after_peers_gathered(kOwn, {kOwn, kOwn - 30 * kGraceNs}, kGrace));
+  // Alone, or only later peers: its own deadline, its own record.
+  EXPECT_FALSE(declared_after_peers_gathered(kOwn, {}, kGrace));
+  EXPECT_FALSE(declared_after_peers_gathered(kOwn, {kOwn + 60 * kGraceNs}, kGrace));
+}
+
 TEST(AttributeTimeout, KeepsEveryRankState) {
   const auto report = attribute_timeout({state(0, 4, true), state(1, 3, false)},
                                         one_rank_per_process(2), 0, kTimeout);
