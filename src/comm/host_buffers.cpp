@@ -1,5 +1,6 @@
 #include "comm/host_buffers.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <new>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/host_iteration.hpp"
 #include "core/errors.hpp"
 #include "core/units.hpp"
 
@@ -38,6 +40,18 @@ std::uint64_t host_memory_share(int processes_on_host) {
     }
   }
   return std::uint64_t{1} << 30;  // unknown: assume a modest 1 GiB per process
+}
+
+std::uint64_t touch_for_read(const void* data, std::uint64_t bytes) {
+  constexpr std::uint64_t kLine = 64;
+  const auto* base = static_cast<const unsigned char*>(data);
+  std::uint64_t folded = 0;
+  for (std::uint64_t at = 0; at < bytes; at += kLine) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, base + at, std::min<std::uint64_t>(sizeof word, bytes - at));
+    folded ^= word;
+  }
+  return folded;
 }
 
 }  // namespace commcert

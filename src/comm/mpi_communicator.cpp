@@ -7,6 +7,7 @@
 #include <climits>
 #include <fmt/format.h>
 
+#include "comm/host_iteration.hpp"
 #include "comm/mpi_runtime.hpp"
 #include "comm/watchdog.hpp"
 #include "core/clock.hpp"
@@ -225,39 +226,58 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
   result.rank = global_rank_;
   result.checked = check;
   if (plan.timed) result.operation_seconds.reserve(static_cast<std::size_t>(plan.iterations));
+  // The same realignment on every rank (has_output, and so `check`, may differ between ranks).
+  const auto steps = iteration_steps({.check = check,
+                                      .realign = plan.check && plan.timed,
+                                      .in_place = plan.in_place,
+                                      .blocking = plan.blocking > 0});
+  const auto barrier = [&] {
+    if (watchdog_) watchdog_->begin(0);
+    check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+    if (watchdog_) watchdog_->end(0);
+  };
   for (int iteration = 0; iteration < plan.iterations; ++iteration) {
     if (hang_at && data_operations_ >= *hang_at) hang_forever();
-    if (check) {
-      if (plan.in_place) {
-        std::memcpy(receive_.data(), send_.data(), layout.in_place_buffer_elements() * element);
-      } else {
-        poison_host(spec, expected_.data(), output, layout.output_elements);
+    for (const IterationStep step : steps) {
+      switch (step) {
+        case IterationStep::kWarmInput:
+          warm_sink_ ^= touch_for_read(send_.data(), layout.input_elements * element);
+          break;
+        case IterationStep::kPrepareOutput:
+          if (plan.in_place) {
+            std::memcpy(receive_.data(), send_.data(), layout.in_place_buffer_elements() * element);
+          } else {
+            poison_host(spec, expected_.data(), output, layout.output_elements);
+          }
+          break;
+        case IterationStep::kRealign:
+        case IterationStep::kBarrierAfter:
+          barrier();
+          break;
+        case IterationStep::kDelay:
+          if (delay) std::this_thread::sleep_for(std::chrono::duration<double>(*delay));
+          break;
+        case IterationStep::kOperation: {
+          if (watchdog_) watchdog_->begin(0);
+          const auto start = SteadyClock::now();
+          call_collective(spec, plan.in_place, layout);
+          const auto stop = SteadyClock::now();
+          if (watchdog_) watchdog_->end(0);
+          ++data_operations_;
+          if (plan.timed) result.operation_seconds.push_back(seconds_between(start, stop));
+          break;
+        }
+        case IterationStep::kCorrupt:
+          if (corrupt && layout.has_output) corrupt_host(spec, output, layout.output_elements);
+          break;
+        case IterationStep::kCheck: {
+          const auto wrong =
+              count_mismatches_host(spec, output, expected_.data(), layout.output_elements);
+          result.wrong_elements += wrong;
+          result.wrong_iterations += wrong > 0 ? 1 : 0;
+          break;
+        }
       }
-    }
-    if (delay) std::this_thread::sleep_for(std::chrono::duration<double>(*delay));
-
-    if (watchdog_) watchdog_->begin(0);
-    const auto start = SteadyClock::now();
-    call_collective(spec, plan.in_place, layout);
-    const auto stop = SteadyClock::now();
-    if (watchdog_) watchdog_->end(0);
-    ++data_operations_;
-
-    if (plan.timed) result.operation_seconds.push_back(seconds_between(start, stop));
-    if (corrupt && layout.has_output) corrupt_host(spec, output, layout.output_elements);
-    if (check) {
-      const auto wrong =
-          count_mismatches_host(spec, output, expected_.data(), layout.output_elements);
-      result.wrong_elements += wrong;
-      result.wrong_iterations += wrong > 0 ? 1 : 0;
-    }
-    // Checking happens outside the timed window, but a rank that finishes it first would enter
-    // the next operation early and its window would absorb its peers' checking time. An untimed
-    // barrier realigns the ranks (the same condition on every rank: has_output may differ).
-    if (plan.blocking > 0 || (plan.check && plan.timed)) {
-      if (watchdog_) watchdog_->begin(0);
-      check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
-      if (watchdog_) watchdog_->end(0);
     }
   }
   return {result};

@@ -59,6 +59,7 @@ class MpiCommunicator final : public Communicator {
   HostBuffer expected_;  // what the output must be
   std::optional<PreparedData> prepared_;
   std::uint64_t data_operations_ = 0;
+  std::uint64_t warm_sink_ = 0;  // keeps the reads that warm the input
 };
 
 }  // namespace commcert
