@@ -1,5 +1,7 @@
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -13,6 +15,16 @@ namespace {
 
 void print_error(std::string_view prefix, std::string_view message) {
   if (launcher_rank_hint() == 0) fmt::print(stderr, "{}: error: {}\n", prefix, message);
+}
+
+// Under a launcher only rank 0 prints a usage error. Any rank's exit makes mpirun end the job, so
+// a rank that exits first could cut rank 0 off before its one line reached the launcher (under
+// load rank 0 may not even have parsed yet). The other ranks wait; mpirun ends the job as soon as
+// rank 0 exits, so the wait does not lengthen the failed run.
+int usage_error_exit() {
+  std::fflush(nullptr);
+  if (launcher_rank_hint() != 0) std::this_thread::sleep_for(std::chrono::seconds(5));
+  return to_int(ExitCode::kUsage);
 }
 
 }  // namespace
@@ -72,10 +84,10 @@ int run_cli(int argc, char** argv) {
       return to_int(ExitCode::kOk);
     }
     print_error("commcert", error.what());
-    return to_int(ExitCode::kUsage);
+    return usage_error_exit();
   } catch (const UsageError& error) {
     print_error("commcert", error.what());
-    return to_int(ExitCode::kUsage);
+    return usage_error_exit();
   }
 
   for (auto& [sub, command] : dispatch) {
@@ -85,13 +97,13 @@ int run_cli(int argc, char** argv) {
       return command->run(invocation);
     } catch (const UsageError& error) {
       if (!error.reported()) print_error(prefix, error.what());
-      return to_int(ExitCode::kUsage);
+      return usage_error_exit();
     } catch (const std::exception& error) {
       fmt::print(stderr, "{}: error: {}\n", prefix, error.what());
       return to_int(ExitCode::kError);
     }
   }
-  return to_int(ExitCode::kUsage);
+  return usage_error_exit();
 }
 
 }  // namespace commcert
