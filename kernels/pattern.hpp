@@ -46,25 +46,18 @@ struct RankLayout {
   }
 };
 
+// Read from the collective's row: a buffer of one block holds `count` elements, one of a block
+// per rank `count * nranks`. In place, a rank's single block sits at its own position in the
+// per-rank side (its share of a gather, its result of a reduce-scatter or scatter).
 COMMCERT_HD inline RankLayout rank_layout(CollectiveKind kind, std::uint64_t count, int nranks,
                                           int rank, int root) {
   const std::uint64_t all = count * static_cast<std::uint64_t>(nranks);
   const std::uint64_t mine = count * static_cast<std::uint64_t>(rank);
-  switch (kind) {
-    case CollectiveKind::kAllGather:
-      return {count, all, mine, 0, true};
-    case CollectiveKind::kGather:
-      return {count, all, mine, 0, rank == root};
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kScatter:
-      return {all, count, 0, mine, true};
-    case CollectiveKind::kAllToAll:
-      return {all, all, 0, 0, true};
-    case CollectiveKind::kReduce:
-      return {count, count, 0, 0, rank == root};
-    default:
-      return {count, count, 0, 0, true};  // allreduce, broadcast, sendrecv
-  }
+  const bool input_split = input_blocks(kind) == Blocks::kPerRank;
+  const bool output_split = output_blocks(kind) == Blocks::kPerRank;
+  return {input_split ? all : count, output_split ? all : count,
+          output_split && !input_split ? mine : 0, input_split && !output_split ? mine : 0,
+          !output_at_root_only(kind) || rank == root};
 }
 
 COMMCERT_HD inline std::uint64_t mix64(std::uint64_t x) {
@@ -215,23 +208,20 @@ COMMCERT_HD inline std::uint64_t expected_bits(const PatternSpec& s, int rank,
   const std::uint64_t c = s.count;
   const auto n = static_cast<std::uint64_t>(s.nranks);
   const auto r = static_cast<std::uint64_t>(rank);
-  switch (s.collective) {
-    case CollectiveKind::kAllReduce:
-    case CollectiveKind::kReduce:
-      return reduced_bits(s, index);
-    case CollectiveKind::kReduceScatter:
-      return reduced_bits(s, r * c + index);
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kGather:
-      return input_bits(s, static_cast<int>(index / c), index % c);
-    case CollectiveKind::kBroadcast:
-      return input_bits(s, s.root, index);
-    case CollectiveKind::kScatter:
-      return input_bits(s, s.root, r * c + index);
-    case CollectiveKind::kAllToAll:
-      return input_bits(s, static_cast<int>(index / c), r * c + index % c);
-    case CollectiveKind::kSendRecv:
-      return input_bits(s, static_cast<int>((r + n - 1) % n), index);
+  // Output element `index` comes from position `at` of some rank's input (or of the reduction):
+  // within a block when the output has one per rank, offset to this rank's block when the input
+  // has one per rank.
+  const std::uint64_t within = output_blocks(s.collective) == Blocks::kPerRank ? index % c : index;
+  const std::uint64_t at = (input_blocks(s.collective) == Blocks::kPerRank ? r * c : 0) + within;
+  switch (output_source(s.collective)) {
+    case Source::kReduced:
+      return reduced_bits(s, at);
+    case Source::kBlockOwner:
+      return input_bits(s, static_cast<int>(index / c), at);
+    case Source::kRoot:
+      return input_bits(s, s.root, at);
+    case Source::kPreviousRank:
+      return input_bits(s, static_cast<int>((r + n - 1) % n), at);
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -41,21 +42,27 @@ double factor_allreduce(int nranks) {
   return 2.0 * (nranks - 1) / nranks;
 }
 
-constexpr std::array<CollectiveInfo, kCollectiveKindCount> kCollectives = {{
-    {CollectiveKind::kAllReduce, "allreduce", "all_reduce_perf", whole_count, whole_bytes,
-     factor_allreduce},
-    {CollectiveKind::kAllGather, "allgather", "all_gather_perf", split_count, split_bytes,
-     factor_ring},
-    {CollectiveKind::kReduceScatter, "reducescatter", "reduce_scatter_perf", split_count,
-     split_bytes, factor_ring},
-    {CollectiveKind::kBroadcast, "broadcast", "broadcast_perf", whole_count, whole_bytes,
-     factor_one},
-    {CollectiveKind::kReduce, "reduce", "reduce_perf", whole_count, whole_bytes, factor_one},
-    {CollectiveKind::kAllToAll, "alltoall", "alltoall_perf", split_count, split_bytes, factor_ring},
-    {CollectiveKind::kSendRecv, "sendrecv", "sendrecv_perf", whole_count, whole_bytes, factor_one},
-    {CollectiveKind::kGather, "gather", "gather_perf", split_count, split_bytes, factor_ring},
-    {CollectiveKind::kScatter, "scatter", "scatter_perf", split_count, split_bytes, factor_ring},
-}};
+// What the sweep needs, derived from each collective's row (kernels/collective_types.hpp): a
+// collective with a block per rank on either side splits its bytes by rank.
+constexpr CollectiveInfo info_from(const CollectiveTraits& row) {
+  const bool split = row.input == Blocks::kPerRank || row.output == Blocks::kPerRank;
+  double (*factor)(int) = factor_one;
+  if (row.bus_factor == BusFactor::kRing) factor = factor_ring;
+  if (row.bus_factor == BusFactor::kTwiceRing) factor = factor_allreduce;
+  return {row.kind,
+          row.name,
+          row.nccl_tests_name,
+          split ? split_count : whole_count,
+          split ? split_bytes : whole_bytes,
+          factor};
+}
+
+template <std::size_t... I>
+constexpr std::array<CollectiveInfo, sizeof...(I)> make_collectives(std::index_sequence<I...>) {
+  return {{info_from(kCollectiveTraits[I])...}};
+}
+
+constexpr auto kCollectives = make_collectives(std::make_index_sequence<kCollectiveKindCount>{});
 
 std::string normalise(std::string_view name) {
   std::string out;
@@ -77,6 +84,15 @@ const CollectiveInfo& collective_info(CollectiveKind kind) {
   return kCollectives[static_cast<std::size_t>(kind)];
 }
 
+std::string collective_names() {
+  std::string names;
+  for (const auto& info : kCollectives) {
+    if (!names.empty()) names += ' ';
+    names += info.name;
+  }
+  return names;
+}
+
 std::vector<CollectiveKind> parse_collectives(std::span<const std::string> names) {
   std::vector<CollectiveKind> kinds;
   const auto add = [&](CollectiveKind kind) {
@@ -92,10 +108,7 @@ std::vector<CollectiveKind> parse_collectives(std::span<const std::string> names
     const auto match = std::find_if(kCollectives.begin(), kCollectives.end(),
                                     [&](const CollectiveInfo& info) { return info.name == key; });
     if (match == kCollectives.end()) {
-      throw UsageError(fmt::format(
-          "unknown collective '{}' (allreduce allgather reducescatter broadcast reduce alltoall "
-          "sendrecv gather scatter all)",
-          name));
+      throw UsageError(fmt::format("unknown collective '{}' ({} all)", name, collective_names()));
     }
     add(match->kind);
   }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -11,7 +12,7 @@
 namespace commcert {
 
 // What the sweep engine needs to know about a collective; the backends know how to call it.
-// One row per collective in collectives.cpp, in the order `all` runs them.
+// Derived from the collective's row in kernels/collective_types.hpp, in the order `all` runs them.
 struct CollectiveInfo {
   CollectiveKind kind;
   std::string_view name;             // stable id used on the command line and in records
@@ -27,6 +28,9 @@ struct CollectiveInfo {
 
 [[nodiscard]] std::span<const CollectiveInfo> all_collectives();
 [[nodiscard]] const CollectiveInfo& collective_info(CollectiveKind kind);
+
+// Every collective's name in table order, space-separated, for help and error text.
+[[nodiscard]] std::string collective_names();
 
 // Parses positional names ("allreduce", "all_gather", "all_reduce_perf", "all"); keeps the
 // order given, drops repeats. Throws UsageError.

@@ -122,10 +122,7 @@ void SweepTimeoutHandler::report(const TimeoutReport& report) {
 }
 
 void SweepCommand::configure(CLI::App& app) {
-  app.add_option("collectives", flags_.collectives,
-                 "allreduce allgather reducescatter broadcast reduce alltoall sendrecv gather "
-                 "scatter, or all")
-      ->required();
+  app.add_option("collectives", flags_.collectives, collective_names() + ", or all")->required();
   app.add_option("-b,--minbytes", flags_.min_bytes, "Smallest size (K/M/G suffixes)")
       ->capture_default_str();
   app.add_option("-e,--maxbytes", flags_.max_bytes, "Largest size")->capture_default_str();

@@ -7,6 +7,7 @@
 #include <climits>
 #include <fmt/format.h>
 
+#include "comm/collective_dispatch.hpp"
 #include "comm/host_iteration.hpp"
 #include "comm/mpi_runtime.hpp"
 #include "comm/watchdog.hpp"
@@ -23,6 +24,91 @@ bool same_data(const PatternSpec& a, const PatternSpec& b) {
   return a.collective == b.collective && a.type == b.type && a.op == b.op && a.nranks == b.nranks &&
          a.root == b.root && a.count == b.count && a.seed == b.seed;
 }
+
+// What every MPI collective call needs, gathered once so each kind's call is one small function.
+struct MpiCall {
+  const PatternSpec& spec;
+  bool in_place;
+  void* send;
+  unsigned char* receive;
+  unsigned char* own_chunk;  // this rank's block of the receive buffer
+  int count;
+  MPI_Datatype type;
+  MPI_Op op;
+  bool root;
+  int rank;
+  int size;
+  MPI_Comm comm;
+};
+
+void mpi_allreduce(const MpiCall& c) {
+  check_mpi(
+      MPI_Allreduce(c.in_place ? MPI_IN_PLACE : c.send, c.receive, c.count, c.type, c.op, c.comm),
+      "MPI_Allreduce");
+}
+
+void mpi_allgather(const MpiCall& c) {
+  check_mpi(MPI_Allgather(c.in_place ? MPI_IN_PLACE : c.send, c.count, c.type, c.receive, c.count,
+                          c.type, c.comm),
+            "MPI_Allgather");
+}
+
+void mpi_reduce_scatter(const MpiCall& c) {
+  check_mpi(MPI_Reduce_scatter_block(c.in_place ? MPI_IN_PLACE : c.send, c.receive, c.count, c.type,
+                                     c.op, c.comm),
+            "MPI_Reduce_scatter_block");
+}
+
+void mpi_broadcast(const MpiCall& c) {
+  check_mpi(MPI_Bcast(c.in_place || !c.root ? static_cast<void*>(c.receive) : c.send, c.count,
+                      c.type, c.spec.root, c.comm),
+            "MPI_Bcast");
+}
+
+void mpi_reduce(const MpiCall& c) {
+  const void* input = c.in_place ? (c.root ? MPI_IN_PLACE : c.receive) : c.send;
+  check_mpi(MPI_Reduce(input, c.receive, c.count, c.type, c.op, c.spec.root, c.comm), "MPI_Reduce");
+}
+
+void mpi_alltoall(const MpiCall& c) {
+  check_mpi(MPI_Alltoall(c.in_place ? MPI_IN_PLACE : c.send, c.count, c.type, c.receive, c.count,
+                         c.type, c.comm),
+            "MPI_Alltoall");
+}
+
+void mpi_sendrecv(const MpiCall& c) {
+  check_mpi(
+      MPI_Sendrecv(c.send, c.count, c.type, (c.rank + 1) % c.size, kSendRecvTag, c.receive, c.count,
+                   c.type, (c.rank + c.size - 1) % c.size, kSendRecvTag, c.comm, MPI_STATUS_IGNORE),
+      "MPI_Sendrecv");
+}
+
+void mpi_gather(const MpiCall& c) {
+  const void* input = c.in_place ? (c.root ? MPI_IN_PLACE : c.own_chunk) : c.send;
+  check_mpi(MPI_Gather(input, c.count, c.type, c.receive, c.count, c.type, c.spec.root, c.comm),
+            "MPI_Gather");
+}
+
+void mpi_scatter(const MpiCall& c) {
+  void* output = c.in_place ? (c.root ? MPI_IN_PLACE : static_cast<void*>(c.own_chunk)) : c.receive;
+  check_mpi(MPI_Scatter(c.in_place ? static_cast<void*>(c.receive) : c.send, c.count, c.type,
+                        output, c.count, c.type, c.spec.root, c.comm),
+            "MPI_Scatter");
+}
+
+using MpiCallFn = void (*)(const MpiCall&);
+constexpr CollectiveEntry<MpiCallFn> kMpiCallList[] = {
+    {CollectiveKind::kAllReduce, mpi_allreduce},
+    {CollectiveKind::kAllGather, mpi_allgather},
+    {CollectiveKind::kReduceScatter, mpi_reduce_scatter},
+    {CollectiveKind::kBroadcast, mpi_broadcast},
+    {CollectiveKind::kReduce, mpi_reduce},
+    {CollectiveKind::kAllToAll, mpi_alltoall},
+    {CollectiveKind::kSendRecv, mpi_sendrecv},
+    {CollectiveKind::kGather, mpi_gather},
+    {CollectiveKind::kScatter, mpi_scatter},
+};
+constexpr auto kMpiCalls = make_collective_dispatch(kMpiCallList);
 
 [[noreturn]] void hang_forever() {
   // Injected fault: behave like a rank stuck outside MPI. The watchdog protocol ends the job.
@@ -140,65 +226,22 @@ void MpiCommunicator::prepare(const LoopPlan& plan, const RankLayout& layout) {
 
 void MpiCommunicator::call_collective(const PatternSpec& spec, bool in_place,
                                       const RankLayout& layout) {
-  const MPI_Datatype type = MpiReductionCatalog::datatype(spec.type);
-  const MPI_Op op =
-      is_reduction(spec.collective) ? reductions_.operation(spec.type, spec.op) : MPI_OP_NULL;
-  const int count = static_cast<int>(spec.count);
   const auto element = static_cast<std::uint64_t>(element_size(spec.type));
-  void* send = send_.data();
   unsigned char* receive = receive_.bytes();
-  const bool root = rank_ == spec.root;
-  const auto own_chunk = receive + static_cast<std::uint64_t>(rank_) * spec.count * element;
-  switch (spec.collective) {
-    case CollectiveKind::kAllReduce:
-      check_mpi(MPI_Allreduce(in_place ? MPI_IN_PLACE : send, receive, count, type, op, comm_),
-                "MPI_Allreduce");
-      break;
-    case CollectiveKind::kAllGather:
-      check_mpi(
-          MPI_Allgather(in_place ? MPI_IN_PLACE : send, count, type, receive, count, type, comm_),
-          "MPI_Allgather");
-      break;
-    case CollectiveKind::kReduceScatter:
-      check_mpi(
-          MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, receive, count, type, op, comm_),
-          "MPI_Reduce_scatter_block");
-      break;
-    case CollectiveKind::kBroadcast:
-      check_mpi(MPI_Bcast(in_place || !root ? static_cast<void*>(receive) : send, count, type,
-                          spec.root, comm_),
-                "MPI_Bcast");
-      break;
-    case CollectiveKind::kReduce: {
-      const void* input = in_place ? (root ? MPI_IN_PLACE : receive) : send;
-      check_mpi(MPI_Reduce(input, receive, count, type, op, spec.root, comm_), "MPI_Reduce");
-      break;
-    }
-    case CollectiveKind::kAllToAll:
-      check_mpi(
-          MPI_Alltoall(in_place ? MPI_IN_PLACE : send, count, type, receive, count, type, comm_),
-          "MPI_Alltoall");
-      break;
-    case CollectiveKind::kSendRecv:
-      check_mpi(
-          MPI_Sendrecv(send, count, type, (rank_ + 1) % size_, kSendRecvTag, receive, count, type,
-                       (rank_ + size_ - 1) % size_, kSendRecvTag, comm_, MPI_STATUS_IGNORE),
-          "MPI_Sendrecv");
-      break;
-    case CollectiveKind::kGather: {
-      const void* input = in_place ? (root ? MPI_IN_PLACE : own_chunk) : send;
-      check_mpi(MPI_Gather(input, count, type, receive, count, type, spec.root, comm_),
-                "MPI_Gather");
-      break;
-    }
-    case CollectiveKind::kScatter: {
-      void* output = in_place ? (root ? MPI_IN_PLACE : static_cast<void*>(own_chunk)) : receive;
-      check_mpi(MPI_Scatter(in_place ? static_cast<void*>(receive) : send, count, type, output,
-                            count, type, spec.root, comm_),
-                "MPI_Scatter");
-      break;
-    }
-  }
+  const MpiCall call{
+      spec,
+      in_place,
+      send_.data(),
+      receive,
+      receive + static_cast<std::uint64_t>(rank_) * spec.count * element,
+      static_cast<int>(spec.count),
+      MpiReductionCatalog::datatype(spec.type),
+      is_reduction(spec.collective) ? reductions_.operation(spec.type, spec.op) : MPI_OP_NULL,
+      rank_ == spec.root,
+      rank_,
+      size_,
+      comm_};
+  kMpiCalls[static_cast<std::size_t>(spec.collective)](call);
   if (spec.op == ReduceOp::kAvg && is_reduction(spec.collective) && layout.has_output) {
     divide_by_rank_count(spec.type, output_region(spec, in_place, layout), layout.output_elements,
                          size_);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "comm/batch_layout.hpp"
+#include "comm/collective_dispatch.hpp"
 #include "comm/cuda_errors.hpp"
 #include "comm/nccl_features.hpp"
 #include "comm/watchdog.hpp"
@@ -90,6 +91,93 @@ bool same_data(const PatternSpec& a, const PatternSpec& b) {
   return a.collective == b.collective && a.type == b.type && a.op == b.op && a.nranks == b.nranks &&
          a.root == b.root && a.count == b.count && a.seed == b.seed;
 }
+
+// What every NCCL collective call needs, gathered once so each kind's call is one small function.
+struct NcclCall {
+  const void* input;
+  void* output;
+  std::size_t count;
+  ncclDataType_t type;
+  ncclRedOp_t op;
+  int root;
+  int rank;
+  int size;
+  ncclComm_t comm;
+  cudaStream_t stream;
+};
+
+void nccl_allreduce(const NcclCall& c) {
+  check_nccl(ncclAllReduce(c.input, c.output, c.count, c.type, c.op, c.comm, c.stream),
+             "ncclAllReduce", c.comm);
+}
+
+void nccl_allgather(const NcclCall& c) {
+  check_nccl(ncclAllGather(c.input, c.output, c.count, c.type, c.comm, c.stream), "ncclAllGather",
+             c.comm);
+}
+
+void nccl_reduce_scatter(const NcclCall& c) {
+  check_nccl(ncclReduceScatter(c.input, c.output, c.count, c.type, c.op, c.comm, c.stream),
+             "ncclReduceScatter", c.comm);
+}
+
+void nccl_broadcast(const NcclCall& c) {
+  check_nccl(ncclBroadcast(c.input, c.output, c.count, c.type, c.root, c.comm, c.stream),
+             "ncclBroadcast", c.comm);
+}
+
+void nccl_reduce(const NcclCall& c) {
+  check_nccl(ncclReduce(c.input, c.output, c.count, c.type, c.op, c.root, c.comm, c.stream),
+             "ncclReduce", c.comm);
+}
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+void nccl_alltoall(const NcclCall& c) {
+  check_nccl(ncclAlltoAll(c.input, c.output, c.count, c.type, c.comm, c.stream), "ncclAlltoAll",
+             c.comm);
+}
+
+void nccl_gather(const NcclCall& c) {
+  check_nccl(ncclGather(c.input, c.output, c.count, c.type, c.root, c.comm, c.stream), "ncclGather",
+             c.comm);
+}
+
+void nccl_scatter(const NcclCall& c) {
+  check_nccl(ncclScatter(c.input, c.output, c.count, c.type, c.root, c.comm, c.stream),
+             "ncclScatter", c.comm);
+}
+#else
+[[noreturn]] void nccl_needs_2_28(const NcclCall& /*c*/) {
+  // unsupported() reports these as skipped; reaching here is a bug in the caller.
+  throw RuntimeFailure("alltoall, gather and scatter need NCCL 2.28 headers at build time");
+}
+constexpr auto nccl_alltoall = nccl_needs_2_28;
+constexpr auto nccl_gather = nccl_needs_2_28;
+constexpr auto nccl_scatter = nccl_needs_2_28;
+#endif
+
+void nccl_sendrecv(const NcclCall& c) {
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  check_nccl(ncclSend(c.input, c.count, c.type, (c.rank + 1) % c.size, c.comm, c.stream),
+             "ncclSend", c.comm);
+  check_nccl(ncclRecv(c.output, c.count, c.type, (c.rank + c.size - 1) % c.size, c.comm, c.stream),
+             "ncclRecv", c.comm);
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+}
+
+using NcclCallFn = void (*)(const NcclCall&);
+constexpr CollectiveEntry<NcclCallFn> kNcclCallList[] = {
+    {CollectiveKind::kAllReduce, nccl_allreduce},
+    {CollectiveKind::kAllGather, nccl_allgather},
+    {CollectiveKind::kReduceScatter, nccl_reduce_scatter},
+    {CollectiveKind::kBroadcast, nccl_broadcast},
+    {CollectiveKind::kReduce, nccl_reduce},
+    {CollectiveKind::kAllToAll, nccl_alltoall},
+    {CollectiveKind::kSendRecv, nccl_sendrecv},
+    {CollectiveKind::kGather, nccl_gather},
+    {CollectiveKind::kScatter, nccl_scatter},
+};
+constexpr auto kNcclCalls = make_collective_dispatch(kNcclCallList);
 
 }  // namespace
 
@@ -466,60 +554,10 @@ void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, b
   auto* receive = static_cast<unsigned char*>(slot.receive) + offset;
   const void* input = in_place ? receive + layout.in_place_input_offset * element : slot.send;
   void* output = in_place ? receive + layout.in_place_output_offset * element : receive;
-  const ncclDataType_t type = nccl_type(spec.type);
-  const ncclRedOp_t op = nccl_op(spec.op);
-  const std::size_t count = spec.count;
-  const int n = size_;
-  switch (spec.collective) {
-    case CollectiveKind::kAllReduce:
-      check_nccl(ncclAllReduce(input, output, count, type, op, slot.comm, slot.stream),
-                 "ncclAllReduce", slot.comm);
-      break;
-    case CollectiveKind::kAllGather:
-      check_nccl(ncclAllGather(input, output, count, type, slot.comm, slot.stream), "ncclAllGather",
-                 slot.comm);
-      break;
-    case CollectiveKind::kReduceScatter:
-      check_nccl(ncclReduceScatter(input, output, count, type, op, slot.comm, slot.stream),
-                 "ncclReduceScatter", slot.comm);
-      break;
-    case CollectiveKind::kBroadcast:
-      check_nccl(ncclBroadcast(input, output, count, type, spec.root, slot.comm, slot.stream),
-                 "ncclBroadcast", slot.comm);
-      break;
-    case CollectiveKind::kReduce:
-      check_nccl(ncclReduce(input, output, count, type, op, spec.root, slot.comm, slot.stream),
-                 "ncclReduce", slot.comm);
-      break;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
-    case CollectiveKind::kAllToAll:
-      check_nccl(ncclAlltoAll(input, output, count, type, slot.comm, slot.stream), "ncclAlltoAll",
-                 slot.comm);
-      break;
-    case CollectiveKind::kGather:
-      check_nccl(ncclGather(input, output, count, type, spec.root, slot.comm, slot.stream),
-                 "ncclGather", slot.comm);
-      break;
-    case CollectiveKind::kScatter:
-      check_nccl(ncclScatter(input, output, count, type, spec.root, slot.comm, slot.stream),
-                 "ncclScatter", slot.comm);
-      break;
-#else
-    case CollectiveKind::kAllToAll:
-    case CollectiveKind::kGather:
-    case CollectiveKind::kScatter:
-      // unsupported() reports these as skipped; reaching here is a bug in the caller.
-      throw RuntimeFailure("alltoall, gather and scatter need NCCL 2.28 headers at build time");
-#endif
-    case CollectiveKind::kSendRecv:
-      check_nccl(ncclGroupStart(), "ncclGroupStart");
-      check_nccl(ncclSend(input, count, type, (slot.rank + 1) % n, slot.comm, slot.stream),
-                 "ncclSend", slot.comm);
-      check_nccl(ncclRecv(output, count, type, (slot.rank + n - 1) % n, slot.comm, slot.stream),
-                 "ncclRecv", slot.comm);
-      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
-      break;
-  }
+  const NcclCall call{
+      input,     output, spec.count, nccl_type(spec.type), nccl_op(spec.op), spec.root,
+      slot.rank, size_,  slot.comm,  slot.stream};
+  kNcclCalls[static_cast<std::size_t>(spec.collective)](call);
 }
 
 void NcclCommunicator::enqueue_operation(const LoopPlan& plan, std::size_t iteration,

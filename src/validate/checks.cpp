@@ -1,28 +1,33 @@
 #include "validate/checks.hpp"
 
+#include <array>
 #include <iterator>
+
+#include "collective_types.hpp"
 
 namespace commcert {
 namespace {
 
-// The collective names are the record contract's (docs/records.md, kind `collective`); a test
-// keeps them in step with the sweep's own table (src/bench/collectives.cpp).
-constexpr CheckInfo kChecks[] = {
+// The collective checks come from the collective table (kernels/collective_types.hpp), in its
+// verdict_order, after the checks of the other stages.
+constexpr CheckInfo kStageChecks[] = {
     {"health.node", CheckKind::kHealthNode, ""},
     {"health.gpu", CheckKind::kHealthGpu, ""},
     {"health.ib", CheckKind::kHealthIb, ""},
     {"burn", CheckKind::kBurn, ""},
     {"membw", CheckKind::kMembw, ""},
-    {"collective.allreduce", CheckKind::kCollective, "allreduce"},
-    {"collective.allgather", CheckKind::kCollective, "allgather"},
-    {"collective.reducescatter", CheckKind::kCollective, "reducescatter"},
-    {"collective.alltoall", CheckKind::kCollective, "alltoall"},
-    {"collective.broadcast", CheckKind::kCollective, "broadcast"},
-    {"collective.reduce", CheckKind::kCollective, "reduce"},
-    {"collective.sendrecv", CheckKind::kCollective, "sendrecv"},
-    {"collective.gather", CheckKind::kCollective, "gather"},
-    {"collective.scatter", CheckKind::kCollective, "scatter"},
 };
+constexpr std::size_t kStageCheckCount = std::size(kStageChecks);
+
+constexpr auto kChecks = [] {
+  std::array<CheckInfo, kStageCheckCount + kCollectiveKindCount> checks{};
+  for (std::size_t i = 0; i < kStageCheckCount; ++i)
+    checks[i] = kStageChecks[i];
+  for (const CollectiveTraits& row : kCollectiveTraits) {
+    checks[kStageCheckCount + row.verdict_order] = {row.check_id, CheckKind::kCollective, row.name};
+  }
+  return checks;
+}();
 
 }  // namespace
 
@@ -45,8 +50,8 @@ std::size_t check_order(std::string_view id) {
 }
 
 bool is_rooted_collective(std::string_view collective) {
-  return collective == "broadcast" || collective == "reduce" || collective == "gather" ||
-         collective == "scatter";
+  const CollectiveTraits* row = find_collective_traits(collective);
+  return row != nullptr && row->rooted;
 }
 
 }  // namespace commcert
