@@ -33,7 +33,7 @@ class CollectiveTimeoutRule final : public Rule {
         f.check = check_of_operation(operation);
         f.rule = std::string(id());
         f.measured = t.timeout_s;
-        f.unit = std::string(1, 's');  // not = "s": GCC 12 at -O3 warns -Wrestrict (bug 105651)
+        f.unit = "s";
         f.evidence.push_back(t.ref);
         f.fields = {
             {"operation", operation}, {"timeout", format_figure(t.timeout_s)}, {"run", run}};
