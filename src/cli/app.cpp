@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -7,12 +8,15 @@
 #include "cli/library_report.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
+#include "core/printable.hpp"
 
 namespace commcert {
 namespace {
 
+// One line whatever the message quotes: a value given on the command line or read from a file
+// (a node name with a newline) is escaped, so a bad input is always one line of error.
 void print_error(std::string_view prefix, std::string_view message) {
-  if (launcher_rank_hint() == 0) fmt::print(stderr, "{}: error: {}\n", prefix, message);
+  if (launcher_rank_hint() == 0) fmt::print(stderr, "{}: error: {}\n", prefix, printable(message));
 }
 
 }  // namespace
@@ -71,6 +75,18 @@ int run_cli(int argc, char** argv) {
       }
       return to_int(ExitCode::kOk);
     }
+    // Without a command CLI11 says only "A subcommand is required" (or that a word was not
+    // expected): name the words that would have worked.
+    const bool no_command = std::none_of(dispatch.begin(), dispatch.end(),
+                                         [](const auto& entry) { return entry.first->parsed(); });
+    if (no_command) {
+      std::string words;
+      for (const auto& [sub, command] : dispatch)
+        words += fmt::format("{}{}", words.empty() ? "" : ", ", command->name());
+      print_error("commcert", fmt::format("{}: the command is one of {} (commcert --help)",
+                                          error.what(), words));
+      return to_int(ExitCode::kUsage);
+    }
     print_error("commcert", error.what());
     return to_int(ExitCode::kUsage);
   } catch (const UsageError& error) {
@@ -87,7 +103,7 @@ int run_cli(int argc, char** argv) {
       if (!error.reported()) print_error(prefix, error.what());
       return to_int(ExitCode::kUsage);
     } catch (const std::exception& error) {
-      fmt::print(stderr, "{}: error: {}\n", prefix, error.what());
+      fmt::print(stderr, "{}: error: {}\n", prefix, printable(error.what()));
       return to_int(ExitCode::kError);
     }
   }
