@@ -186,6 +186,19 @@ class CertifyBoundedInputs(CertifyFiles):
                 else:
                     self.assert_usage_error(proc, path, "larger than 4 MiB, the most a baseline file may hold")
 
+    def test_meta_json_at_its_size_limit_is_read_one_byte_more_is_refused(self):
+        for size, accepted in ((16 * self.MIB, True), (16 * self.MIB + 1, False)):
+            with self.subTest(size=size):
+                run = self.run_dir(sweep_records(), f"meta-{size}")
+                meta = json.dumps({"run_id": "r1", "status": "ok"})
+                path = self.write(f"meta-{size}/meta.json", meta + " " * (size - len(meta)))
+                self.assertEqual(os.path.getsize(path), size)
+                proc = self.commcert("certify", run, "--baseline", BASELINE)
+                if accepted:
+                    self.assertEqual(proc.returncode, 0, proc.stderr)
+                else:
+                    self.assert_usage_error(proc, path, "larger than 16 MiB, the most a meta.json file may hold")
+
     def test_records_from_dev_zero_are_refused_at_the_line_limit(self):
         # One endless line: the chunks grew with it until memory ran out.
         proc = self.commcert("certify", "/dev/zero", "--baseline", BASELINE)
