@@ -21,9 +21,10 @@ inline constexpr std::uint64_t kMaxRunMetaBytes = std::uint64_t{16} << 20;
 // one run's file (docs/performance.md); 16 GiB is ten times the largest fleets run today, and
 // about a minute of `certify`.
 inline constexpr std::uint64_t kMaxRecordsFileBytes = std::uint64_t{16} << 30;
-// One record line: a cluster-scope collective record carries every rank's time, about 20 bytes
-// a rank; 32 MiB is room for over a million ranks.
-inline constexpr std::uint64_t kMaxRecordLineBytes = std::uint64_t{32} << 20;
+// One record line: a cluster-scope collective record carries every rank's time, 12 to 20 bytes a
+// rank; 64 MiB is room for over three million ranks (tests/validate/test_record_reader.cpp reads
+// one of 3,000,000), and the reader's chunks, which grow to twice the longest line, stay bounded.
+inline constexpr std::uint64_t kMaxRecordLineBytes = std::uint64_t{64} << 20;
 
 // Opens `path` for reading without blocking on a FIFO that has no writer (it reads as empty),
 // then switches the descriptor back to blocking reads. Throws UsageError naming `what`.

@@ -202,10 +202,10 @@ class CertifyBoundedInputs(CertifyFiles):
     def test_records_from_dev_zero_are_refused_at_the_line_limit(self):
         # One endless line: the chunks grew with it until memory ran out.
         proc = self.commcert("certify", "/dev/zero", "--baseline", BASELINE)
-        self.assert_usage_error(proc, "/dev/zero:1: a line longer than 32 MiB")
+        self.assert_usage_error(proc, "/dev/zero:1: a line longer than 64 MiB")
 
     def test_a_record_line_at_its_limit_is_read_one_byte_more_is_refused(self):
-        for length, accepted in ((32 * self.MIB, True), (32 * self.MIB + 1, False)):
+        for length, accepted in ((64 * self.MIB, True), (64 * self.MIB + 1, False)):
             with self.subTest(length=length):
                 records = "".join(json.dumps(r) + "\n" for r in sweep_records())
                 path = self.write("long/records.jsonl", records + self.padded_record_line(length) + "\n")
@@ -213,13 +213,13 @@ class CertifyBoundedInputs(CertifyFiles):
                 if accepted:
                     self.assertEqual(proc.returncode, 0, proc.stderr)
                 else:
-                    self.assert_usage_error(proc, f"{path}:3: a line longer than 32 MiB")
+                    self.assert_usage_error(proc, f"{path}:3: a line longer than 64 MiB")
 
     def test_a_records_file_over_16_gib_is_refused_by_its_size(self):
         # Sparse: no disk is used. At the limit the file is read (and its first line, 16 GiB of
         # NULs, is refused as too long); one byte more is refused before reading.
         path = os.path.join(self.tmp, "huge.jsonl")
-        for size, error in ((16 << 30, f"{path}:1: a line longer than 32 MiB"),
+        for size, error in ((16 << 30, f"{path}:1: a line longer than 64 MiB"),
                             ((16 << 30) + 1, f"records file {path} is larger than 16 GiB")):
             with self.subTest(size=size):
                 with open(path, "wb") as f:
