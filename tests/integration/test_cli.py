@@ -1,5 +1,7 @@
 """The command line without MPI: help, version, and one-line errors with exit status 2."""
 
+import shutil
+import tempfile
 import unittest
 
 from commcert_testing import HAVE_MPI, CommcertTestCase
@@ -43,11 +45,14 @@ class CommandLine(CommcertTestCase):
             with self.subTest(flag=flag, value=value):
                 named = "--stepfactor" if flag == "-f" else flag
                 self.assert_usage_error(["sweep", "allreduce", flag, value, *out], named)
-        # The limits themselves pass the flag check (without MPI the sweep stops at the backend).
+        # The limits themselves pass the flag check (without MPI the sweep stops at the backend;
+        # with MPI it runs as one rank, writing elsewhere than the directory checked above).
+        elsewhere = tempfile.mkdtemp(prefix="commcert-it-limits-")
+        self.addCleanup(shutil.rmtree, elsewhere, ignore_errors=True)
         for flag, value in (("-f", "1e-9"), ("--target-ci", "0.01"), ("--target-ci", "100")):
             with self.subTest(flag=flag, value=value):
                 result = self.run_commcert(["sweep", "allreduce", "-b", "1K", "-e", "1K", "-q", flag,
-                                            value, *out])
+                                            value, "--out", elsewhere])
                 self.assertNotIn("--stepfactor" if flag == "-f" else flag, result.stderr)
                 self.assertIn(result.returncode, (0, 2), result.stderr)
         self.assert_usage_error(["sweep", "allreduce", "--target-ci", "nan", *out],
