@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,12 +10,15 @@
 #include "cli/library_report.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
+#include "core/printable.hpp"
 
 namespace commcert {
 namespace {
 
+// One line whatever the message quotes: a value given on the command line or read from a file
+// (a node name with a newline) is escaped, so a bad input is always one line of error.
 void print_error(std::string_view prefix, std::string_view message) {
-  if (launcher_rank_hint() == 0) fmt::print(stderr, "{}: error: {}\n", prefix, message);
+  if (launcher_rank_hint() == 0) fmt::print(stderr, "{}: error: {}\n", prefix, printable(message));
 }
 
 // Under a launcher only rank 0 prints a usage error. Any rank's exit makes mpirun end the job, so
@@ -83,6 +87,18 @@ int run_cli(int argc, char** argv) {
       }
       return to_int(ExitCode::kOk);
     }
+    // Without a command CLI11 says only "A subcommand is required" (or that a word was not
+    // expected): name the words that would have worked.
+    const bool no_command = std::none_of(dispatch.begin(), dispatch.end(),
+                                         [](const auto& entry) { return entry.first->parsed(); });
+    if (no_command) {
+      std::string words;
+      for (const auto& [sub, command] : dispatch)
+        words += fmt::format("{}{}", words.empty() ? "" : ", ", command->name());
+      print_error("commcert", fmt::format("{}: the command is one of {} (commcert --help)",
+                                          error.what(), words));
+      return usage_error_exit();
+    }
     print_error("commcert", error.what());
     return usage_error_exit();
   } catch (const UsageError& error) {
@@ -99,7 +115,7 @@ int run_cli(int argc, char** argv) {
       if (!error.reported()) print_error(prefix, error.what());
       return usage_error_exit();
     } catch (const std::exception& error) {
-      fmt::print(stderr, "{}: error: {}\n", prefix, error.what());
+      fmt::print(stderr, "{}: error: {}\n", prefix, printable(error.what()));
       return to_int(ExitCode::kError);
     }
   }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/number_checks.hpp"
 #include "core/errors.hpp"
 #include "core/records_file.hpp"
 #include "core/units.hpp"
@@ -24,18 +25,18 @@ void BaselineCommand::configure(CLI::App& app) {
                  "Baseline to take health limits, node shape and required checks from");
   app.add_option("--sku", flags_.sku, "SKU name of the new baseline (default: the template's)");
   app.add_option("--floor-margin-pct", flags_.floor_margin_pct, "Floor this far below expected")
-      ->check(CLI::Range(0.0, 99.0))
+      ->check(finite_range(0.0, 99.0))
       ->capture_default_str();
   app.add_option("--outlier-pct", flags_.outlier_pct,
                  "Drop figures this far below the running mean before averaging")
-      ->check(CLI::Range(0.1, 99.0))
+      ->check(finite_range(0.1, 99.0))
       ->capture_default_str();
   app.add_option("--warn-band-pct", flags_.warn_band_pct, "Warn within this % above the floor")
-      ->check(CLI::Range(0.0, 99.0))
+      ->check(finite_range(0.0, 99.0))
       ->capture_default_str();
   app.add_option("--max-regression-pct", flags_.max_regression_pct,
                  "Quarantine figures this far below expected (default: no regression rule)")
-      ->check(CLI::Range(0.1, 99.0));
+      ->check(finite_range(0.1, 99.0));
   app.add_option("--min-bytes", flags_.min_bytes,
                  "Collective sizes to derive busbw from (default: the template's, else 1G)");
   app.add_flag("--force", flags_.force, "Overwrite --out if it exists");

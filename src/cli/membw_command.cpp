@@ -9,6 +9,7 @@
 #include "bench/gpu_datasheet.hpp"
 #include "bench/membw_engine.hpp"
 #include "cli/gpu_slots.hpp"
+#include "cli/number_checks.hpp"
 #include "cli/stage_session.hpp"
 #include "core/errors.hpp"
 #include "core/progress.hpp"
@@ -25,7 +26,7 @@ void MembwCommand::configure(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--memtest-fraction", flags_.memtest_fraction,
                  "Fraction of free device memory the pattern test covers (0 = skip)")
-      ->check(CLI::Range(0.0, 0.98))
+      ->check(finite_range(0.0, 0.98))
       ->capture_default_str();
   app.add_option("--host-size", flags_.host_size, "Host<->device transfer size (0 = skip)")
       ->capture_default_str();

@@ -11,6 +11,7 @@
 #include "cli/stage_deadline.hpp"
 #include "cli/stage_plan.hpp"
 #include "core/errors.hpp"
+#include "core/printable.hpp"
 #include "core/records_file.hpp"
 #include "core/run_output.hpp"
 #include "core/units.hpp"
@@ -120,9 +121,9 @@ class SuiteRunner {
     if (reporting()) {
       fmt::print(stderr,
                  "commcert run: [{}/{}] {}: {} (budget {}) · elapsed {} · at most {} left\n",
-                 index + 1, count, stage.name, fmt::join(argv.begin() + 1, argv.end(), " "),
-                 format_duration(stage.budget_s), format_duration(seconds_since(start_)),
-                 format_duration(remaining_budget_s));
+                 index + 1, count, printable(stage.name),
+                 fmt::join(argv.begin() + 1, argv.end(), " "), format_duration(stage.budget_s),
+                 format_duration(seconds_since(start_)), format_duration(remaining_budget_s));
     }
     log_.stage(stage, argv, "running", std::nullopt, 0);
     const auto stage_start = Clock::now();
@@ -140,7 +141,7 @@ class SuiteRunner {
     log_.stage(stage, argv, status_word(status), status, elapsed);
     if (reporting()) {
       fmt::print(stderr, "commcert run: [{}/{}] {}: {} in {} (exit {})\n", index + 1, count,
-                 stage.name, status_word(status), format_duration(elapsed), status);
+                 printable(stage.name), status_word(status), format_duration(elapsed), status);
     }
     return status;
   }
@@ -149,7 +150,7 @@ class SuiteRunner {
     log_.stage(planned.stage, planned.argv, "skipped", std::nullopt, 0, planned.skip_reason);
     if (reporting()) {
       fmt::print(stderr, "commcert run: [{}/{}] {}: skipped ({})\n", index + 1, count,
-                 planned.stage.name, planned.skip_reason);
+                 printable(planned.stage.name), planned.skip_reason);
     }
   }
 
@@ -227,12 +228,13 @@ class SuiteRunner {
       return parsed.command->run(invocation);
     } catch (const UsageError& error) {
       if (!error.reported() && reporting()) {
-        fmt::print(stderr, "commcert run: stage '{}': error: {}\n", stage.name, error.what());
+        fmt::print(stderr, "commcert run: stage '{}': error: {}\n", printable(stage.name),
+                   printable(error.what()));
       }
       return to_int(ExitCode::kUsage);
     } catch (const std::exception& error) {
-      fmt::print(stderr, "commcert run: stage '{}' on process {}: error: {}\n", stage.name,
-                 group_.process_index(), error.what());
+      fmt::print(stderr, "commcert run: stage '{}' on process {}: error: {}\n",
+                 printable(stage.name), group_.process_index(), error.what());
       return to_int(ExitCode::kError);
     }
   }
@@ -243,7 +245,8 @@ class SuiteRunner {
       fmt::print(stderr,
                  "commcert run: stage '{}' used its budget of {}; ending the job. The records "
                  "written so far are in {}; judge them with `commcert certify`.\n",
-                 stage.name, format_duration(stage.budget_s), output_.directory().string());
+                 printable(stage.name), format_duration(stage.budget_s),
+                 output_.directory().string());
       log_.stage(stage, argv, "over_budget", to_int(ExitCode::kTimeout),
                  seconds_since(stage_start));
       log_.finish("over_budget", to_int(ExitCode::kTimeout));
@@ -291,11 +294,11 @@ std::filesystem::path suite_directory(const Suite& suite) {
 
 void print_plan(const Suite& suite, const Baseline& baseline,
                 const std::vector<PlannedStage>& plan) {
-  fmt::print("suite {} ({}), judged against {} ({})\n", suite.name, suite.path, baseline.sku,
-             baseline.path);
+  fmt::print("suite {} ({}), judged against {} ({})\n", printable(suite.name),
+             printable(suite.path), printable(baseline.sku), baseline.path);
   double total = 0;
   for (const auto& planned : plan) {
-    fmt::print("  {:<22} {:>8}  {}{}\n", planned.stage.name,
+    fmt::print("  {:<22} {:>8}  {}{}\n", printable(planned.stage.name),
                planned.skipped ? "-" : format_duration(planned.stage.budget_s),
                fmt::join(planned.argv.begin() + 1, planned.argv.end(), " "),
                planned.skipped ? fmt::format("  [skipped: {}]", planned.skip_reason) : "");
@@ -369,7 +372,7 @@ int RunCommand::run(Invocation& invocation) {
         fmt::print(stderr,
                    "commcert run: '{}' fell short without naming a node: measuring every node "
                    "pair (N-1 rounds for N nodes)\n",
-                   planned.stage.name);
+                   printable(planned.stage.name));
       }
       (void)runner.run_stage(pairs, i, plan.size(), remaining + pairs.budget_s);
       // A suspect is re-tested against a node that passed every pair before it is blamed.

@@ -10,15 +10,18 @@
 #include "bench/collective_record.hpp"
 #include "bench/collectives.hpp"
 #include "bench/datatypes.hpp"
+#include "bench/groups.hpp"
 #include "bench/sweep_engine.hpp"
 #include "bench/sweep_sizes.hpp"
 #include "cli/backend.hpp"
+#include "cli/number_checks.hpp"
 #include "cli/process_group.hpp"
 #include "comm/fault_injection.hpp"
 #include "comm/watchdog.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
 #include "core/node_identity.hpp"
+#include "core/printable.hpp"
 #include "core/units.hpp"
 #include "report/nccl_table.hpp"
 
@@ -129,7 +132,7 @@ void SweepCommand::configure(CLI::App& app) {
   app.add_option("-i,--stepbytes", flags_.step_bytes, "Additive step when -f is not given")
       ->capture_default_str();
   app.add_option("-f,--stepfactor", flags_.step_factor, "Multiplicative step")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   iterations_option_ = app.add_option("-n,--iters", flags_.iterations, "Timed iterations per size")
                            ->check(CLI::Range(1, 1000000))
                            ->capture_default_str();
@@ -173,7 +176,7 @@ void SweepCommand::configure(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--target-ci", flags_.target_ci,
                  "Adaptive iterations: measure until the 95% CI of the mean is within PCT")
-      ->check(CLI::Range(0.01, 100.0));
+      ->check(finite_range(0.01, 100.0));
   app.add_option("--size-budget", flags_.size_budget,
                  "Adaptive iterations: operation time allowed per size")
       ->capture_default_str();
@@ -318,12 +321,18 @@ int SweepCommand::run(Invocation& invocation) {
     {
       WatchedSection section(guard);
       ranks = exchange_rank_identities(control, node, *communicator, group.local_index());
+      // The rounds are planned here as well as in the engine so that a --pair-list node no rank
+      // runs on is a usage error (exit 2, nothing written), found by every process alike, not
+      // a run failure after the results directory exists.
+      if (!options.pair_list.empty()) {
+        (void)plan_rounds(options.scope, ranks, options.pair_ranks, options.pair_list);
+      }
       output = open_run_output(control, stage_, name());
     }
   } catch (UsageError& error) {
     // Every process reached the same conclusion from the same flags. Process 0 says so before
     // anyone exits: mpirun kills the rest of the job as soon as one process exits non-zero.
-    if (reporting) fmt::print(stderr, "commcert sweep: error: {}\n", error.what());
+    if (reporting) fmt::print(stderr, "commcert sweep: error: {}\n", printable(error.what()));
     error.mark_reported();
     WatchedSection section(guard);
     control.barrier();

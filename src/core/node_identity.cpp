@@ -15,7 +15,10 @@ namespace {
 
 constexpr std::size_t kMaxNodeNameLength = 64;
 
-std::string expand_rank_placeholder(std::string name, int rank) {
+// The largest K of "{rank/K}": more ranks per node than any machine has is a typo.
+constexpr int kMaxRanksPerNode = 1000000;
+
+std::string expand_rank_placeholder(std::string name, int rank, std::string_view origin) {
   // "{rank}" is the rank; "{rank/K}" is the rank divided by K, so K consecutive ranks share a
   // node name (e.g. 8 ranks as 4 nodes of 2 with --node-name 'node{rank/2}').
   for (auto open = name.find("{rank"); open != std::string::npos; open = name.find("{rank", open)) {
@@ -28,7 +31,15 @@ std::string expand_rank_placeholder(std::string name, int rank) {
           inside.find_first_not_of("0123456789", 1) != std::string::npos) {
         break;  // not a placeholder we know: validation rejects the braces
       }
-      divisor = std::max(1, std::stoi(inside.substr(1)));
+      // K = 0 used to be taken as 1 silently (every rank its own node), and a K beyond int
+      // escaped as a library exception: both are a mistake in the pattern, said as such.
+      const std::string digits = inside.substr(1);
+      if (digits.size() > 7 || std::stoi(digits) < 1 || std::stoi(digits) > kMaxRanksPerNode) {
+        throw UsageError(fmt::format(
+            "invalid node name pattern '{}' from {}: in {{rank/K}}, K must be from 1 to {}", name,
+            origin, kMaxRanksPerNode));
+      }
+      divisor = std::stoi(digits);
     }
     const std::string value = std::to_string(rank / divisor);
     name.replace(open, close - open + 1, value);
@@ -65,10 +76,10 @@ NodeIdentity resolve_node_identity(const std::optional<std::string>& flag_value,
   NodeIdentity identity;
   identity.hostname = local_hostname();
   if (flag_value && !flag_value->empty()) {
-    identity.node = expand_rank_placeholder(*flag_value, rank);
+    identity.node = expand_rank_placeholder(*flag_value, rank, "--node-name");
     identity.source = "flag";
   } else if (const char* env = std::getenv("COMMCERT_NODE_NAME"); env && *env) {
-    identity.node = expand_rank_placeholder(env, rank);
+    identity.node = expand_rank_placeholder(env, rank, "COMMCERT_NODE_NAME");
     identity.source = "COMMCERT_NODE_NAME";
   } else if (const char* slurm = std::getenv("SLURMD_NODENAME"); slurm && *slurm) {
     identity.node = slurm;

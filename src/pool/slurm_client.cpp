@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/printable.hpp"
 #include "core/process.hpp"
 
 namespace commcert {
@@ -71,7 +72,8 @@ std::vector<AppliedAction> apply_slurm_actions(const std::vector<PoolAction>& ac
     AppliedAction done{action, true, {}};
     switch (action.kind) {
       case PoolActionKind::kLeave:
-        fmt::print(out, "leave  {}: {}\n", action.node, action.why);
+        // A node the verdict names can come from an edited record: escaped, one line each.
+        fmt::print(out, "leave  {}: {}\n", printable(action.node), printable(action.why));
         break;
       case PoolActionKind::kDrain:
       case PoolActionKind::kResume: {
@@ -79,7 +81,7 @@ std::vector<AppliedAction> apply_slurm_actions(const std::vector<PoolAction>& ac
         const std::string detail =
             action.kind == PoolActionKind::kDrain ? fmt::format(": {}", action.reason) : "";
         if (dry_run) {
-          fmt::print(out, "{} {}{} (dry run)\n", verb, action.node, detail);
+          fmt::print(out, "{} {}{} (dry run)\n", verb, action.node, printable(detail));
           break;
         }
         const auto result = run_process(action.command, timeout_seconds);
@@ -87,9 +89,9 @@ std::vector<AppliedAction> apply_slurm_actions(const std::vector<PoolAction>& ac
         if (!done.ok) {
           done.error =
               result.timed_out ? "timed out" : result.error.substr(0, result.error.find('\n'));
-          fmt::print(out, "FAILED {} {}: {}\n", verb, action.node, done.error);
+          fmt::print(out, "FAILED {} {}: {}\n", verb, action.node, printable(done.error));
         } else {
-          fmt::print(out, "{} {}{}\n", verb, action.node, detail);
+          fmt::print(out, "{} {}{}\n", verb, action.node, printable(detail));
         }
         break;
       }

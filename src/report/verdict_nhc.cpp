@@ -1,16 +1,15 @@
 #include <fmt/format.h>
 
+#include "core/printable.hpp"
 #include "report/verdict_reporter.hpp"
 
 namespace commcert {
 namespace {
 
-// A single line, so a wrapper can hand it to `scontrol ... Reason=` as it is.
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  return text;
+// A single line, so a wrapper can hand it to `scontrol ... Reason=` as it is: every control
+// character escaped (a node name from a record may hold a newline or an escape sequence).
+std::string one_line(const std::string& text) {
+  return printable(text);
 }
 
 // LBNL NHC's output convention, for use as (or under) Slurm's HealthCheckProgram: one
@@ -30,7 +29,7 @@ class NhcReporter final : public VerdictReporter {
     }
     if (out.empty()) {
       out = fmt::format("SUCCESS: commcert: {} node(s) certified against {}\n", v.nodes.size(),
-                        v.sku);
+                        printable(v.sku));
     }
     return out;
   }

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/printable.hpp"
 #include "report/verdict_reporter.hpp"
 
 namespace commcert {
@@ -20,14 +21,15 @@ class TextReporter final : public VerdictReporter {
         v.suite_name.empty() ? "the baseline's" : "suite " + v.suite_name + "'s";
     out += fmt::format(
         "commcert certify: {} node(s) against baseline {} ({}), {} required checks: {}\n",
-        v.nodes.size(), v.sku, v.baseline_path, suite, fmt::join(v.required, ", "));
+        v.nodes.size(), printable(v.sku), printable(v.baseline_path), printable(suite),
+        fmt::join(v.required, ", "));
     out += fmt::format("certified {}, quarantined {}, inconclusive {}\n",
                        v.count(NodeState::kCertified), v.count(NodeState::kQuarantined),
                        v.count(NodeState::kInconclusive));
     std::size_t width = 4;
     for (const auto& node : v.nodes) {
       if (node.state != NodeState::kCertified)
-        width = std::max(width, std::min<std::size_t>(node.node.size(), 32));
+        width = std::max(width, std::min<std::size_t>(printable(node.node).size(), 32));
     }
     std::size_t warned = 0;
     for (const auto& node : v.nodes) {
@@ -37,8 +39,10 @@ class TextReporter final : public VerdictReporter {
         continue;
       }
       const std::size_t more = node.reasons.size() - 1;
-      out += fmt::format("  {:<{}}  {:<12}  {:<7}  {}{}\n", node.node, width, to_string(node.state),
-                         to_string(node.severity), first->message,
+      // Names and messages come from records, which anyone can edit: escaped, so a control
+      // character in a node name cannot split or rewrite this line.
+      out += fmt::format("  {:<{}}  {:<12}  {:<7}  {}{}\n", printable(node.node), width,
+                         to_string(node.state), to_string(node.severity), printable(first->message),
                          more > 0 ? fmt::format(" (+{} more)", more) : "");
     }
     // A suspect link blames neither of its nodes, so it shows in no node's line: name it here.
@@ -49,7 +53,7 @@ class TextReporter final : public VerdictReporter {
       }
     }
     for (const auto& link : links)
-      out += fmt::format("  suspect {}\n", link);
+      out += fmt::format("  suspect {}\n", printable(link));
     if (warned > 0) {
       out +=
           fmt::format("{} certified node(s) carry warnings (monitor); see verdict.json\n", warned);
@@ -67,7 +71,7 @@ class TextReporter final : public VerdictReporter {
       const std::string where = note.file.empty() ? std::string()
                                 : note.line > 0   ? fmt::format("{}:{}: ", note.file, note.line)
                                                   : fmt::format("{}: ", note.file);
-      out += fmt::format("note: {}{} [{}]\n", where, note.message, note.code);
+      out += fmt::format("note: {}{} [{}]\n", printable(where), printable(note.message), note.code);
     }
     return out;
   }

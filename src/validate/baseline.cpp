@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/bounded_input.hpp"
 #include "core/errors.hpp"
 #include "core/units.hpp"
 #include "validate/checks.hpp"
@@ -80,6 +81,13 @@ Bound parse_bound(const YamlInput& in, const YAML::Node& node, std::string_view 
   }
   if (node["fleet"]) bound.fleet = parse_fleet(in, node["fleet"], join_path(path, "fleet"), fleet);
 
+  // Every metric a bound applies to (bandwidths, rates, temperatures, counts) is 0 or more: a
+  // negative floor can never be missed, so it would pass any value, the opposite of a floor.
+  if (bound.floor && *bound.floor < 0) {
+    in.fail(node["floor"], join_path(path, "floor"),
+            fmt::format("must be 0 or more, got {} (a negative floor passes every value)",
+                        *bound.floor));
+  }
   if (bound.floor && bound.ceiling && *bound.floor > *bound.ceiling) {
     in.fail(node["floor"], join_path(path, "floor"), "floor is above the ceiling");
   }
@@ -386,11 +394,7 @@ Baseline parse_baseline(std::string_view text, std::string_view origin) {
 }
 
 Baseline load_baseline(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  if (!file) throw UsageError(fmt::format("cannot open baseline {}", path.string()));
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_baseline(text.str(), path.string());
+  return parse_baseline(read_bounded_file(path, kMaxYamlFileBytes, "baseline"), path.string());
 }
 
 }  // namespace commcert

@@ -1,11 +1,11 @@
 #include "validate/inputs.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "core/bounded_input.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
 #include "validate/record_reader.hpp"
@@ -67,8 +67,8 @@ std::optional<std::string> string_field(const Json& json, const fs::path& file, 
 // meta.json (and suite.json of `commcert run`) tell whether the run finished and whether faults
 // were injected on purpose. Returns why the run is unfinished, empty when nothing says so.
 std::string read_meta(const fs::path& meta, std::vector<InputNote>& notes) {
-  std::ifstream file(meta);
-  const Json json = Json::parse(file, nullptr, false);
+  const Json json = Json::parse(read_bounded_file(meta, kMaxRunMetaBytes, meta.filename().string()),
+                                nullptr, false);
   if (json.is_discarded() || !json.is_object()) {
     notes.push_back({"input.meta_unreadable", meta.string(), 0,
                      fmt::format("{} is not valid JSON", meta.filename().string())});

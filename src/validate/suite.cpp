@@ -1,11 +1,11 @@
 #include "validate/suite.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "core/bounded_input.hpp"
 #include "core/errors.hpp"
 #include "core/units.hpp"
 #include "validate/baseline.hpp"
@@ -122,13 +122,18 @@ Suite parse_suite(std::string_view text, std::string_view origin) {
   if (root["stages"]) {
     const YAML::Node stages = root["stages"];
     if (!stages.IsSequence()) in.fail(stages, "stages", "expected a list of stages");
+    if (stages.size() > kMaxSuiteStages) {
+      in.fail(stages, "stages",
+              fmt::format("{} stages, more than the {} a suite may have", stages.size(),
+                          kMaxSuiteStages));
+    }
+    // A set, not a scan of the earlier stages: the check stays linear in the number of stages.
+    std::unordered_set<std::string> names;
     for (std::size_t i = 0; i < stages.size(); ++i) {
       SuiteStage stage = parse_stage(in, stages[i], fmt::format("stages[{}]", i));
-      for (const auto& earlier : suite.stages) {
-        if (earlier.name == stage.name) {
-          in.fail(stages[i], fmt::format("stages[{}].name", i),
-                  fmt::format("'{}' names two stages (give each a name)", stage.name));
-        }
+      if (!names.insert(stage.name).second) {
+        in.fail(stages[i], fmt::format("stages[{}].name", i),
+                fmt::format("'{}' names two stages (give each a name)", stage.name));
       }
       suite.stages.push_back(std::move(stage));
     }
@@ -143,11 +148,7 @@ Suite parse_suite(std::string_view text, std::string_view origin) {
 }
 
 Suite load_suite(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  if (!file) throw UsageError(fmt::format("cannot open suite {}", path.string()));
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_suite(text.str(), path.string());
+  return parse_suite(read_bounded_file(path, kMaxYamlFileBytes, "suite"), path.string());
 }
 
 std::vector<std::string> stage_checks(const SuiteStage& stage, const Baseline& baseline) {

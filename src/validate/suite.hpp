@@ -34,6 +34,11 @@ struct Suite {
   std::vector<SuiteStage> stages;
 };
 
+// The most stages one suite may have. The shipped suites have 1 to 10; a suite is run in one job,
+// and a thousand stages of the shortest useful budget is already longer than a maintenance
+// window. A file beyond it is a generator gone wrong, and is refused before planning.
+inline constexpr std::size_t kMaxSuiteStages = 1000;
+
 // Throws UsageError "FILE:LINE:COLUMN: key: problem".
 [[nodiscard]] Suite load_suite(const std::filesystem::path& path);
 [[nodiscard]] Suite parse_suite(std::string_view text, std::string_view origin);

@@ -148,6 +148,100 @@ class CertifyCli(CertifyFiles):
             self.assertEqual(f.read(), text)
 
 
+class CertifyBoundedInputs(CertifyFiles):
+    """Inputs are read up to a limit named in the error: nothing hangs or fills memory (issue 10)."""
+
+    MIB = 1 << 20
+
+    def padded_record_line(self, length):
+        """A valid records line of exactly `length` bytes before its newline (trailing blanks)."""
+        line = json.dumps(sweep_records()[1])  # a repeat of a line before it: read once
+        return line + " " * (length - len(line))
+
+    def test_baseline_or_suite_from_a_device_or_fifo_is_refused_or_read_not_hung(self):
+        run = self.run_dir(sweep_records())
+        # /dev/zero was read without bound: now refused at 4 MiB, naming the limit.
+        self.assert_usage_error(self.commcert("certify", run, "--baseline", "/dev/zero"),
+                                "baseline /dev/zero is larger than 4 MiB")
+        self.assert_usage_error(
+            self.commcert("certify", run, "--baseline", BASELINE, "--suite", "/dev/zero"),
+            "suite /dev/zero is larger than 4 MiB")
+        fifo = os.path.join(self.tmp, "fifo.yaml")
+        os.mkfifo(fifo)
+        # No writer: read as an empty file at once (it used to wait for a writer forever).
+        self.assert_usage_error(self.commcert("certify", run, "--baseline", fifo), "empty")
+
+    def test_baseline_at_its_size_limit_is_read_one_byte_more_is_refused(self):
+        run = self.run_dir(sweep_records())
+        with open(BASELINE) as f:
+            text = f.read()
+        for size, accepted in ((4 * self.MIB - 1, True), (4 * self.MIB, True), (4 * self.MIB + 1, False)):
+            with self.subTest(size=size):
+                padding = size - len(text) - 2
+                path = self.write("big.yaml", text + "#" + "x" * padding + "\n")
+                self.assertEqual(os.path.getsize(path), size)
+                proc = self.commcert("certify", run, "--baseline", path)
+                if accepted:
+                    self.assertEqual(proc.returncode, 0, proc.stderr)
+                else:
+                    self.assert_usage_error(proc, path, "larger than 4 MiB, the most a baseline file may hold")
+
+    def test_meta_json_at_its_size_limit_is_read_one_byte_more_is_refused(self):
+        for size, accepted in ((16 * self.MIB, True), (16 * self.MIB + 1, False)):
+            with self.subTest(size=size):
+                run = self.run_dir(sweep_records(), f"meta-{size}")
+                meta = json.dumps({"run_id": "r1", "status": "ok"})
+                path = self.write(f"meta-{size}/meta.json", meta + " " * (size - len(meta)))
+                self.assertEqual(os.path.getsize(path), size)
+                proc = self.commcert("certify", run, "--baseline", BASELINE)
+                if accepted:
+                    self.assertEqual(proc.returncode, 0, proc.stderr)
+                else:
+                    self.assert_usage_error(proc, path, "larger than 16 MiB, the most a meta.json file may hold")
+
+    def test_records_from_dev_zero_are_refused_at_the_line_limit(self):
+        # One endless line: the chunks grew with it until memory ran out.
+        proc = self.commcert("certify", "/dev/zero", "--baseline", BASELINE)
+        self.assert_usage_error(proc, "/dev/zero:1: a line longer than 64 MiB")
+
+    def test_a_record_line_at_its_limit_is_read_one_byte_more_is_refused(self):
+        for length, accepted in ((64 * self.MIB, True), (64 * self.MIB + 1, False)):
+            with self.subTest(length=length):
+                records = "".join(json.dumps(r) + "\n" for r in sweep_records())
+                path = self.write("long/records.jsonl", records + self.padded_record_line(length) + "\n")
+                proc = self.commcert("certify", path, "--baseline", BASELINE)
+                if accepted:
+                    self.assertEqual(proc.returncode, 0, proc.stderr)
+                else:
+                    self.assert_usage_error(proc, f"{path}:3: a line longer than 64 MiB")
+
+    def test_a_records_file_over_16_gib_is_refused_by_its_size(self):
+        # Sparse: no disk is used. At the limit the file is read (and its first line, 16 GiB of
+        # NULs, is refused as too long); one byte more is refused before reading.
+        path = os.path.join(self.tmp, "huge.jsonl")
+        for size, error in ((16 << 30, f"{path}:1: a line longer than 64 MiB"),
+                            ((16 << 30) + 1, f"records file {path} is larger than 16 GiB")):
+            with self.subTest(size=size):
+                with open(path, "wb") as f:
+                    f.truncate(size)
+                self.assert_usage_error(self.commcert("certify", path, "--baseline", BASELINE), error)
+
+    def test_control_characters_in_node_names_are_escaped_in_the_summary(self):
+        evil = "evil\nnode\x1b[2J"
+        text = "".join(json.dumps(r) + "\n" for r in sweep_records(wrong_rank=3))
+        run = os.path.dirname(self.write("run/records.jsonl", text.replace('"node3"', json.dumps(evil))))
+        proc = self.commcert("certify", run, "--baseline", BASELINE)
+        self.assertIn("evil\\nnode\\x1b[2J", proc.stdout)
+        self.assertNotIn("\x1b", proc.stdout)
+        for line in proc.stdout.splitlines():
+            self.assertFalse(line.startswith("node\\x1b"), line)
+        nhc = self.commcert("certify", run, "--baseline", BASELINE, "--format", "nhc")
+        self.assertIn("ERROR: commcert: evil\\nnode\\x1b[2J:", nhc.stdout)
+        self.assertNotIn("\x1b", nhc.stdout)
+        verdict = self.commcert("certify", run, "--baseline", BASELINE, "--format", "json")
+        self.assertIn("evil\nnode\x1b[2J", [n["node"] for n in json.loads(verdict.stdout)["nodes"]])
+
+
 class CertifyFailClosed(CertifyFiles):
     """Issue 10, items 5 and 6, from the outside: a run that never finished certifies nobody
     unless --allow-partial says so (and the verdict says it did); a meta.json field of the wrong

@@ -1,5 +1,7 @@
 """The command line without MPI: help, version, and one-line errors with exit status 2."""
 
+import shutil
+import tempfile
 import unittest
 
 from commcert_testing import HAVE_MPI, CommcertTestCase
@@ -34,6 +36,47 @@ class CommandLine(CommcertTestCase):
         self.assert_usage_error(["sweep", "allreduce", "-a", "7", *out], "--average")
         self.assert_usage_error(["sweep", "allgatherv", *out], "unknown collective 'allgatherv'")
         self.assert_usage_error(["sweep", *out], "collectives")
+
+    def test_non_finite_numbers_are_refused(self):
+        # NaN passed CLI11's range checks: `-f nan` and `--target-ci nan` were accepted.
+        out = ["--out", str(self.results)]
+        for flag, value in (("-f", "nan"), ("-f", "inf"), ("-f", "-2"), ("-f", "0"),
+                            ("--target-ci", "nan"), ("--target-ci", "0.009"), ("--target-ci", "100.01")):
+            with self.subTest(flag=flag, value=value):
+                named = "--stepfactor" if flag == "-f" else flag
+                self.assert_usage_error(["sweep", "allreduce", flag, value, *out], named)
+        # The limits themselves pass the flag check (without MPI the sweep stops at the backend;
+        # with MPI it runs as one rank, writing elsewhere than the directory checked above).
+        elsewhere = tempfile.mkdtemp(prefix="commcert-it-limits-")
+        self.addCleanup(shutil.rmtree, elsewhere, ignore_errors=True)
+        for flag, value in (("-f", "1e-9"), ("--target-ci", "0.01"), ("--target-ci", "100")):
+            with self.subTest(flag=flag, value=value):
+                result = self.run_commcert(["sweep", "allreduce", "-b", "1K", "-e", "1K", "-q", flag,
+                                            value, "--out", elsewhere])
+                self.assertNotIn("--stepfactor" if flag == "-f" else flag, result.stderr)
+                self.assertIn(result.returncode, (0, 2), result.stderr)
+        self.assert_usage_error(["sweep", "allreduce", "--target-ci", "nan", *out],
+                                "'nan' is not a number from 0.01 to 100")
+        self.assert_usage_error(["membw", "--memtest-fraction", "nan", *out], "--memtest-fraction")
+        self.assert_usage_error(["baseline", "--from", str(self.results), "--out", "x.yaml",
+                                 "--floor-margin-pct", "nan"], "--floor-margin-pct")
+
+    def test_a_missing_command_names_the_commands(self):
+        for args in ([], ["frobnicate"]):
+            with self.subTest(args=args):
+                self.assert_usage_error(args, "the command is one of run, sweep")
+                result = self.run_commcert(args)
+                for word in ("burn", "membw", "health", "certify", "baseline"):
+                    self.assertIn(word, result.stderr)
+
+    def test_rank_divisor_zero_is_refused(self):
+        # {rank/0} was read as {rank/1}: every rank became a node of its own.
+        self.assert_usage_error(["sweep", "allreduce", "--node-name", "n{rank/0}",
+                                 "--out", str(self.results)], "K must be from 1 to 1000000")
+
+    def test_a_newline_in_a_node_name_stays_one_line_of_error(self):
+        self.assert_usage_error(["sweep", "allreduce", "--node-name", "n1\nreboot",
+                                 "--out", str(self.results)], "invalid node name 'n1\\nreboot'")
 
     def test_node_name_with_shell_metacharacters(self):
         self.assert_usage_error(["sweep", "allreduce", "--node-name", "n1;reboot",

@@ -339,6 +339,19 @@ class UsageErrorsUnderMpi(CommcertTestCase):
         self.assertEqual(result.returncode, 2)
         self.assertIn("-r/--root 4", result.stderr)
 
+    def test_pair_list_naming_a_node_outside_the_job(self):
+        # Was exit 3 ("the run could not complete") after the results directory was created.
+        result = self.sweep(["allreduce", "-b", "1K", "-e", "1K", "--pair-list", "node0:node9"])
+        self.assertEqual(result.returncode, 2, result.stderr)
+        errors = [line for line in result.stderr.splitlines() if "error" in line]
+        self.assertEqual(len(errors), 1, result.stderr)
+        self.assertIn("--pair-list: no rank runs on node 'node9'", errors[0])
+        self.assertFalse((self.results / "run").exists(), "nothing is written on a usage error")
+        # Nodes of the job still run.
+        good = self.sweep(["allreduce", "-b", "1K", "-e", "1K", "--pair-list", "node0:node3", "-q"],
+                          run_id="good")
+        self.assertEqual(good.returncode, 0, good.stderr)
+
 
 class SingleRankWithoutLauncher(CommcertTestCase):
     def test_singleton_run(self):

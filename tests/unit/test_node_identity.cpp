@@ -102,6 +102,31 @@ TEST_F(NodeIdentityTest, RankPlaceholderExpandsInFlagAndEnvironment) {
   EXPECT_EQ(resolve_node_identity(std::nullopt, 7).node, "env7");
 }
 
+TEST_F(NodeIdentityTest, RankDivisorFromOneToAMillion) {
+  // {rank/0} used to be taken as {rank/1} without a word: every rank became its own node.
+  EXPECT_EQ(resolve_node_identity(std::string("n{rank/1}"), 5).node, "n5");
+  EXPECT_EQ(resolve_node_identity(std::string("n{rank/2}"), 5).node, "n2");
+  EXPECT_EQ(resolve_node_identity(std::string("n{rank/999999}"), 5).node, "n0");
+  EXPECT_EQ(resolve_node_identity(std::string("n{rank/1000000}"), 5).node, "n0");
+  for (const char* pattern : {"n{rank/0}", "n{rank/1000001}", "n{rank/99999999999}"}) {
+    try {
+      (void)resolve_node_identity(std::string(pattern), 0);
+      ADD_FAILURE() << "accepted " << pattern;
+    } catch (const UsageError& error) {
+      const std::string what = error.what();
+      EXPECT_NE(what.find("--node-name"), std::string::npos) << what;
+      EXPECT_NE(what.find("K must be from 1 to 1000000"), std::string::npos) << what;
+    }
+  }
+  ::setenv("COMMCERT_NODE_NAME", "env{rank/0}", 1);
+  try {
+    (void)resolve_node_identity(std::nullopt, 0);
+    ADD_FAILURE() << "accepted env{rank/0}";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("COMMCERT_NODE_NAME"), std::string::npos);
+  }
+}
+
 TEST_F(NodeIdentityTest, SlurmNamesAreTakenAsTheyAre) {
   // Slurm's name is the name drain/resume act on: no expansion; braces are invalid there.
   ::setenv("SLURMD_NODENAME", "node{rank}", 1);

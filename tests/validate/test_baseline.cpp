@@ -132,6 +132,46 @@ TEST(Baseline, InconsistentBoundsAreErrors) {
   EXPECT_THAT(error_of(prefix + "{}\n"), HasSubstr("empty bound"));
 }
 
+// A negative floor passes every value: it was accepted and certified anything.
+TEST(Baseline, AFloorIsZeroOrMore) {
+  const std::string prefix = std::string(kHead) + "checks:\n  membw:\n    copy_gb_per_s: ";
+  EXPECT_EQ(error_of(prefix + "{floor: 0}\n"), "(accepted)");
+  EXPECT_EQ(error_of(prefix + "{floor: 0.001}\n"), "(accepted)");
+  const std::string e = error_of(prefix + "{floor: -0.001}\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:6:"));
+  EXPECT_THAT(e, HasSubstr("checks.membw.copy_gb_per_s.floor: must be 0 or more, got -0.001"));
+  EXPECT_THAT(error_of(prefix + "{floor: -1}\n"), HasSubstr("must be 0 or more"));
+}
+
+// yaml-cpp keeps both entries of a repeated key and reads the first: `floor` given twice judged
+// against whichever came first, silently.
+TEST(Baseline, ARepeatedKeyIsRefusedWhereItIsRepeated) {
+  const std::string e = error_of(std::string(kHead) +
+                                 "checks:\n  membw:\n    copy_gb_per_s:\n      floor: 1900\n"
+                                 "      floor: 19\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:8:7: checks.membw.copy_gb_per_s.floor: duplicate key"));
+  EXPECT_THAT(e, HasSubstr("at bad.yaml:7"));
+  EXPECT_THAT(error_of(std::string(kHead) + "sku: y\n"),
+              HasSubstr("bad.yaml:4:1: sku: duplicate key"));
+  EXPECT_THAT(
+      error_of(std::string(kHead) + "checks:\n  membw:\n    copy_gb_per_s: {floor: 1, floor: 2}\n"),
+      HasSubstr("duplicate key"));
+  // The same key in different mappings is not a repeat.
+  EXPECT_EQ(
+      error_of(std::string(kHead) +
+               "checks:\n  membw:\n    copy_gb_per_s: {floor: 1}\n    read_gb_per_s: {floor: 1}\n"),
+      "(accepted)");
+}
+
+TEST(Baseline, AliasBombsAreRefusedNotWalkedForever) {
+  // Each level doubles the entries a walk sees; 25 levels are 2^25 (33 million) of them.
+  std::string yaml = std::string(kHead) + "x0: &a0 [1, 1]\n";
+  for (int i = 1; i <= 25; ++i)
+    yaml += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [*a" + std::to_string(i - 1) +
+            ", *a" + std::to_string(i - 1) + "]\n";
+  EXPECT_THAT(error_of(yaml), HasSubstr("more than 1000000 entries"));
+}
+
 TEST(Baseline, PairRulesAreReadAndCheckedWithTheirLine) {
   const Baseline b = parse_baseline(
       std::string(kHead) +

@@ -1,5 +1,6 @@
 // Golden tests of every verdict format. To accept a deliberate change of output, run the test
 // with COMMCERT_UPDATE_GOLDEN=1 and review the diff of tests/fixtures/golden/.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -121,6 +122,30 @@ TEST(VerdictReporters, NhcSaysSuccessWhenAllAreCertified) {
   v.nodes.resize(2);
   EXPECT_EQ(make_verdict_reporter("nhc")->render(v),
             "SUCCESS: commcert: 2 node(s) certified against h100-sxm-8gpu-ndr400\n");
+}
+
+// A node name or message from an edited record may hold a newline or a terminal escape: the
+// human formats show it escaped, one line per node; JSON keeps the exact bytes (JSON-escaped).
+TEST(VerdictReporters, ControlCharactersInNamesAreEscapedInHumanFormats) {
+  FleetVerdict v = sample_verdict();
+  v.nodes[2].node = "node10\ncertified 99\x1b[2J";
+  v.nodes[2].reasons[0].message = "wrong data\rfrom\trank 80";
+  const std::string text = make_verdict_reporter("text")->render(v);
+  EXPECT_THAT(text, HasSubstr("  node10\\ncertified 99\\x1b[2J  quarantined"));
+  EXPECT_THAT(text, HasSubstr("wrong data\\rfrom\\trank 80"));
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  // As many lines as with a plain name: the newline did not start a line of its own.
+  const auto lines = [](const std::string& t) { return std::count(t.begin(), t.end(), '\n'); };
+  EXPECT_EQ(lines(text), lines(make_verdict_reporter("text")->render(sample_verdict())));
+
+  const std::string nhc = make_verdict_reporter("nhc")->render(v);
+  EXPECT_THAT(nhc, HasSubstr("ERROR: commcert: node10\\ncertified 99\\x1b[2J: quarantined"));
+  EXPECT_EQ(lines(nhc), lines(make_verdict_reporter("nhc")->render(sample_verdict())));
+  EXPECT_EQ(nhc.find('\x1b'), std::string::npos);
+
+  const Json json = Json::parse(make_verdict_reporter("json")->render(v));
+  EXPECT_EQ(json["nodes"][2]["node"], "node10\ncertified 99\x1b[2J");
 }
 
 TEST(VerdictReporters, UnknownFormatIsAUsageError) {

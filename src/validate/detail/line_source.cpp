@@ -3,11 +3,14 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "core/bounded_input.hpp"
 #include "core/errors.hpp"
+#include "core/units.hpp"
 #include "validate/detail/record_parser.hpp"
 
 namespace commcert::detail {
@@ -25,13 +28,23 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+std::string too_large(const std::filesystem::path& path) {
+  return fmt::format(
+      "records file {} is larger than {}, the most one records file may hold "
+      "(split it by run directory)",
+      path.string(), format_bytes(kMaxRecordsFileBytes));
+}
+
 }  // namespace
 
 LineSource::LineSource(const std::filesystem::path& path, std::uint32_t file, LineSet& seen)
     : path_(path), file_(file), seen_(seen) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) {
-    throw UsageError(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  fd_ = open_input(path, "records file");
+  struct stat info {};
+  if (::fstat(fd_, &info) == 0 && S_ISREG(info.st_mode) &&
+      static_cast<std::uint64_t>(info.st_size) > kMaxRecordsFileBytes) {
+    ::close(fd_);
+    throw UsageError(too_large(path));
   }
   for (std::size_t i = 0; i < kChunks; ++i)
     free_.push_back(std::make_unique<Chunk>());
@@ -80,6 +93,7 @@ void LineSource::produce_chunks() {
   const std::size_t padding = parser_padding();
   std::string carry;  // a partial line from the previous chunk
   std::uint32_t number = 0;
+  std::uint64_t total = 0;
   bool eof = false;
   while (!eof) {
     auto chunk = take_free();
@@ -107,10 +121,22 @@ void LineSource::produce_chunks() {
         break;
       }
       filled += static_cast<std::size_t>(got);
+      // Counted as read, not only by size: a device or pipe (/dev/zero, /dev/urandom) has none.
+      total += static_cast<std::uint64_t>(got);
+      if (total > kMaxRecordsFileBytes) {
+        chunk->error = too_large(path_);
+        chunk->end = true;
+        push_ready(std::move(chunk));
+        return;
+      }
     }
+    std::size_t longest = 0;
+    std::uint32_t long_line_number = 0;
     const auto add = [&](std::size_t begin, std::size_t end, bool terminated) {
       ++number;
       ++chunk->lines_read;
+      if (end - begin > longest) longest = end - begin;
+      if (end - begin > kMaxRecordLineBytes && long_line_number == 0) long_line_number = number;
       const std::string_view text = trim(std::string_view(data + begin, end - begin));
       if (text.empty()) return;
       SourceLine line;
@@ -135,6 +161,17 @@ void LineSource::produce_chunks() {
       start = filled;
     }
     carry.assign(data + start, filled - start);
+    // A line longer than any record can be (a file of NULs, /dev/zero) would otherwise make the
+    // chunks grow with it until memory runs out.
+    if (carry.size() > kMaxRecordLineBytes || longest > kMaxRecordLineBytes) {
+      chunk->error = fmt::format(
+          "{}:{}: a line longer than {}, the most one record may take (this is not a records file)",
+          path_.string(), long_line_number != 0 ? long_line_number : number + 1,
+          format_bytes(kMaxRecordLineBytes));
+      chunk->end = true;
+      push_ready(std::move(chunk));
+      return;
+    }
     chunk->end = eof;
     push_ready(std::move(chunk));
   }

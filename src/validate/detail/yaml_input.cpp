@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -17,12 +18,56 @@ std::string join_path(std::string_view parent, std::string_view key) {
 }
 
 YAML::Node YamlInput::load(std::string_view text) const {
+  YAML::Node root;
   try {
-    return YAML::Load(std::string(text));
+    root = YAML::Load(std::string(text));
   } catch (const YAML::ParserException& error) {
     throw UsageError(fmt::format("{}:{}:{}: YAML syntax error: {}", origin_, error.mark.line + 1,
                                  error.mark.column + 1, error.msg));
   }
+  std::size_t visited = 0;
+  reject_duplicate_keys(root, "", visited);
+  return root;
+}
+
+// yaml-cpp keeps both entries of a repeated key and node["key"] returns the first, so
+// `floor: 900` followed later by `floor: 9` would silently judge against 900. A repeated key is
+// a mistake in the file whichever entry was meant: it is refused where it is repeated.
+// Aliases make the document a graph that a walk sees as a tree: nested aliases (a "billion
+// laughs" file) would make this walk exponential, so it stops after kMaxYamlEntries entries.
+void YamlInput::reject_duplicate_keys(const YAML::Node& node, std::string_view path,
+                                      std::size_t& visited) const {
+  if (++visited > kMaxYamlEntries) {
+    fail(node, path,
+         fmt::format("more than {} entries (counting each use of an alias): not a suite or "
+                     "baseline",
+                     kMaxYamlEntries));
+  }
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      reject_duplicate_keys(node[i], fmt::format("{}[{}]", path, i), visited);
+    }
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::unordered_set<std::string> keys;
+  for (const auto& entry : node) {
+    const YAML::Node& key = entry.first;
+    if (!key.IsScalar()) continue;  // allow_keys names keys that are not plain names
+    if (!keys.insert(key.Scalar()).second) {
+      fail(key, join_path(path, key.Scalar()),
+           fmt::format("duplicate key (given earlier in the same mapping, at {})",
+                       where(first_key(node, key.Scalar()))));
+    }
+    reject_duplicate_keys(entry.second, join_path(path, key.Scalar()), visited);
+  }
+}
+
+YAML::Node YamlInput::first_key(const YAML::Node& map, const std::string& name) {
+  for (const auto& entry : map) {
+    if (entry.first.IsScalar() && entry.first.Scalar() == name) return entry.first;
+  }
+  return YAML::Node();
 }
 
 std::string YamlInput::where(const YAML::Node& at) const {

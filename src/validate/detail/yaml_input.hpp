@@ -9,6 +9,10 @@
 
 namespace commcert::detail {
 
+// Entries (scalars, lists, mappings) one suite or baseline may hold, aliases counted at each use.
+// The largest built-in file has a few hundred; a suite at its stage limit a few thousand.
+inline constexpr std::size_t kMaxYamlEntries = 1000000;
+
 // Reads typed values out of a YAML document and reports every problem as a UsageError
 // "origin:line:column: key.path: problem" (line and column 1-based, from yaml-cpp's Mark).
 class YamlInput {
@@ -39,6 +43,9 @@ class YamlInput {
   [[nodiscard]] std::vector<int> integers(const YAML::Node& node, std::string_view path) const;
 
  private:
+  void reject_duplicate_keys(const YAML::Node& node, std::string_view path,
+                             std::size_t& visited) const;
+  [[nodiscard]] static YAML::Node first_key(const YAML::Node& map, const std::string& name);
   [[nodiscard]] std::string scalar(const YAML::Node& node, std::string_view path,
                                    std::string_view expected) const;
   std::string origin_;
