@@ -3,19 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 
 #include "health/pci_address.hpp"
 
 namespace commcert {
 namespace {
-
-std::string first_line(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
 
 // PCI class 0x0300xx (VGA) and 0x0302xx (3D controller): what an NVIDIA GPU presents itself as.
 bool is_gpu_class(std::string_view pci_class) {
@@ -30,8 +22,8 @@ std::vector<std::string> nvidia_gpus_in_sysfs(const std::filesystem::path& sysfs
   std::filesystem::directory_iterator it(sysfs_root / "bus/pci/devices", error);
   if (error) return gpus;
   for (const auto& entry : it) {
-    if (first_line(entry.path() / "vendor") != "0x10de") continue;
-    if (!is_gpu_class(first_line(entry.path() / "class"))) continue;
+    if (read_first_line(entry.path() / "vendor") != "0x10de") continue;
+    if (!is_gpu_class(read_first_line(entry.path() / "class").value_or(""))) continue;
     if (auto bus_id = normalize_pci_bus_id(entry.path().filename().string())) {
       gpus.push_back(*bus_id);
     }
@@ -83,7 +75,9 @@ int NodeGpuIndex::index_of(std::string_view pci_bus_id, int cuda_ordinal) const 
       }
     }
   }
-  if (const auto position = position_in_bus_order(sysfs_gpus_, pci_bus_id)) return *position;
+  // Listed on first need only: with NVML answering, sysfs is never walked.
+  if (!sysfs_gpus_) sysfs_gpus_ = nvidia_gpus_in_sysfs(sysfs_root_);
+  if (const auto position = position_in_bus_order(*sysfs_gpus_, pci_bus_id)) return *position;
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   const auto listed = visible_device_index(
       visible ? std::optional<std::string_view>(visible) : std::nullopt, cuda_ordinal);

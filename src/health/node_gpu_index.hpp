@@ -30,7 +30,8 @@ class NodeGpuIndex {
 
  private:
   std::unique_ptr<NvmlLibrary> nvml_;
-  std::vector<std::string> sysfs_gpus_;  // bus ids in PCI order
+  std::filesystem::path sysfs_root_;
+  mutable std::optional<std::vector<std::string>> sysfs_gpus_;  // bus ids in PCI order
 };
 
 // Bus ids (sysfs spelling, sorted) of the NVIDIA display and 3D controllers under

@@ -18,6 +18,8 @@ std::optional<unsigned> parse_hex(std::string_view text, std::size_t max_digits)
   return value;
 }
 
+}  // namespace
+
 std::optional<std::string> read_first_line(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::string line;
@@ -26,8 +28,6 @@ std::optional<std::string> read_first_line(const std::filesystem::path& path) {
     line.pop_back();
   return line;
 }
-
-}  // namespace
 
 std::optional<std::string> normalize_pci_bus_id(std::string_view text) {
   // [domain:]bus:device.function

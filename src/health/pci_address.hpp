@@ -13,6 +13,9 @@ namespace commcert {
 // can join burn, membw and health records on it. Returns nullopt for text that is no address.
 [[nodiscard]] std::optional<std::string> normalize_pci_bus_id(std::string_view text);
 
+// The first line of a sysfs attribute file without trailing whitespace; nullopt when unreadable.
+[[nodiscard]] std::optional<std::string> read_first_line(const std::filesystem::path& path);
+
 // The NUMA node sysfs gives a PCI device (<sysfs>/bus/pci/devices/<bdf>/numa_node); nullopt
 // when the file is missing or says -1 (no NUMA information, e.g. a single-node machine).
 [[nodiscard]] std::optional<int> pci_numa_node(const std::filesystem::path& sysfs_root,

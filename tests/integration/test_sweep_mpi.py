@@ -203,54 +203,44 @@ class InjectedFaultsAreDetected(CommcertTestCase):
         self.assertEqual(timeout["status"], "timeout")
         self.assertEqual(timeout["not_arrived"], [{"rank": 0, "host": "node0"}])
 
-    def test_frozen_process_is_named_and_the_next_rank_reports(self):
-        # A process that stops answering altogether (SIGSTOP: a node frozen by the kernel) is
-        # named from its silence; the lowest process still answering writes the record.
+    def sweep_with_frozen_rank(self, rank, ranks, run_id):
+        """An endless 4 KiB allreduce (-T 2) whose `rank` is stopped with SIGSTOP (a node frozen
+        by the kernel) once the run has started; returns (exit status, stderr, records)."""
         command, env = self.sweep_command(["allreduce", "-b", "4K", "-e", "4K", "-N", "0", "-T", "2",
-                                           "-q"], ranks=4, run_id="frozen")
+                                           "-q"], ranks=ranks, run_id=run_id)
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, text=True)
         try:
-            meta_path = self.results / "frozen" / "meta.json"
+            meta_path = self.results / run_id / "meta.json"
             deadline = time.monotonic() + 60
             while not meta_path.exists() and time.monotonic() < deadline:
                 time.sleep(0.1)
-            rank_one_pid = json.loads(meta_path.read_text())["ranks"][1]["pid"]
-            os.kill(rank_one_pid, signal.SIGSTOP)
-            stderr = process.communicate(timeout=60)[1]
+            pid = json.loads(meta_path.read_text())["ranks"][rank]["pid"]
+            os.kill(pid, signal.SIGSTOP)
+            stderr = process.communicate(timeout=90)[1]
         finally:
             if process.poll() is None:
                 process.kill()
-        self.assertEqual(process.returncode, 4, stderr)
-        timeout = read_records(self.results / "frozen" / "records.jsonl")[-1]
+        return process.returncode, stderr, read_records(self.results / run_id / "records.jsonl")
+
+    def test_frozen_process_is_named_and_the_next_rank_reports(self):
+        # A process that stops answering altogether is named from its silence; the lowest
+        # process still answering writes the record.
+        returncode, stderr, records = self.sweep_with_frozen_rank(1, ranks=4, run_id="frozen")
+        self.assertEqual(returncode, 4, stderr)
+        timeout = records[-1]
         self.assertEqual(timeout["status"], "timeout")
         self.assertEqual(timeout["not_arrived"], [{"rank": 1, "host": "node1"}])
         states = {s["rank"]: s["responded"] for s in timeout["rank_states"]}
         self.assertEqual(states, {0: True, 1: False, 2: True, 3: True})
 
-
     def test_frozen_rank_zero_is_named_once_and_never_contradicted(self):
         # Rank 0 frozen: process 1 writes the record naming it. When the launcher ends the job it
         # resumes rank 0 (SIGCONT before SIGTERM), whose watchdog wakes long past its deadline
         # with the others' notices waiting; it must not write a second record of its own.
-        command, env = self.sweep_command(["allreduce", "-b", "4K", "-e", "4K", "-N", "0", "-T", "2",
-                                           "-q"], ranks=3, run_id="frozen0")
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True)
-        try:
-            meta_path = self.results / "frozen0" / "meta.json"
-            deadline = time.monotonic() + 60
-            while not meta_path.exists() and time.monotonic() < deadline:
-                time.sleep(0.1)
-            rank_zero_pid = json.loads(meta_path.read_text())["ranks"][0]["pid"]
-            os.kill(rank_zero_pid, signal.SIGSTOP)
-            stderr = process.communicate(timeout=90)[1]
-        finally:
-            if process.poll() is None:
-                process.kill()
-        self.assertEqual(process.returncode, 4, stderr)
-        timeouts = [r for r in read_records(self.results / "frozen0" / "records.jsonl")
-                    if r["status"] == "timeout"]
+        returncode, stderr, records = self.sweep_with_frozen_rank(0, ranks=3, run_id="frozen0")
+        self.assertEqual(returncode, 4, stderr)
+        timeouts = [r for r in records if r["status"] == "timeout"]
         self.assertEqual(len(timeouts), 1, json.dumps(timeouts, indent=1)[:2000])
         self.assertEqual(timeouts[0]["not_arrived"], [{"rank": 0, "host": "node0"}])
 
