@@ -18,7 +18,41 @@
 namespace commcert {
 namespace {
 
-constexpr double kLongestEndOfJobTimeoutS = 24 * 3600;
+constexpr double kLongestJobPhaseTimeoutS = 24 * 3600;
+
+double job_phase_timeout_s(std::optional<std::string_view> text, std::string_view variable,
+                           double default_s) {
+  if (!text) return default_s;
+  double seconds = 0;
+  try {
+    seconds = parse_duration_seconds(*text, variable);
+  } catch (const UsageError&) {
+    seconds = std::nan("");
+  }
+  if (!std::isfinite(seconds) || seconds <= 0 || seconds > kLongestJobPhaseTimeoutS) {
+    throw UsageError(
+        fmt::format("{}: expected a duration above 0 and at most 24h (60, 90s, 2m), got '{}'",
+                    variable, *text));
+  }
+  return seconds;
+}
+
+std::optional<std::string_view> environment_text(const char* variable) {
+  const char* text = std::getenv(variable);
+  return text ? std::optional<std::string_view>(text) : std::nullopt;
+}
+
+// Before MPI_Init this process knows its place only from the launcher's environment.
+[[noreturn]] void end_start_up(std::string_view step, double seconds) {
+  std::fprintf(stderr,
+               "commcert: process %d: the job's start-up (%.*s) did not complete within %s "
+               "(a process of the job that never started or stopped before joining?); exiting "
+               "with status %d\n",
+               launcher_rank_hint(), static_cast<int>(step.size()), step.data(),
+               format_duration(seconds).c_str(), to_int(ExitCode::kTimeout));
+  std::fflush(nullptr);
+  ::_exit(to_int(ExitCode::kTimeout));
+}
 
 // From here on this process ends within `seconds`, whatever MPI_Finalize does. The thread is
 // never joined: a process that finishes in time simply exits with it still asleep.
@@ -37,25 +71,23 @@ void arm_end_of_job_deadline(double seconds, int process_index) {
 }  // namespace
 
 double end_of_job_timeout_s(std::optional<std::string_view> text) {
-  if (!text) return kDefaultEndOfJobTimeoutS;
-  double seconds = 0;
-  try {
-    seconds = parse_duration_seconds(*text, "COMMCERT_END_TIMEOUT");
-  } catch (const UsageError&) {
-    seconds = std::nan("");
-  }
-  if (!std::isfinite(seconds) || seconds <= 0 || seconds > kLongestEndOfJobTimeoutS) {
-    throw UsageError(fmt::format(
-        "COMMCERT_END_TIMEOUT: expected a duration above 0 and at most 24h (60, 90s, 2m), got '{}'",
-        *text));
-  }
-  return seconds;
+  return job_phase_timeout_s(text, "COMMCERT_END_TIMEOUT", kDefaultEndOfJobTimeoutS);
+}
+
+double start_up_timeout_s(std::optional<std::string_view> text) {
+  return job_phase_timeout_s(text, "COMMCERT_START_TIMEOUT", kDefaultStartUpTimeoutS);
+}
+
+std::unique_ptr<StageDeadline> ProcessGroup::guard_start_up(std::string_view step) const {
+  const double seconds = start_up_timeout_s_;
+  return std::make_unique<StageDeadline>(
+      seconds, [step = std::string(step), seconds] { end_start_up(step, seconds); });
 }
 
 ProcessGroup::ProcessGroup(Invocation& invocation) {
-  const char* end_timeout = std::getenv("COMMCERT_END_TIMEOUT");
-  end_timeout_s_ = end_of_job_timeout_s(end_timeout ? std::optional<std::string_view>(end_timeout)
-                                                    : std::nullopt);
+  end_timeout_s_ = end_of_job_timeout_s(environment_text("COMMCERT_END_TIMEOUT"));
+  start_up_timeout_s_ = start_up_timeout_s(environment_text("COMMCERT_START_TIMEOUT"));
+  auto start_up = guard_start_up("MPI_Init and the control plane's communicators");
   LoadedMpi loaded = load_mpi_session(invocation.argc, invocation.argv);
   if (!loaded.session) {
     const int launched = launcher_process_count(process_environment());

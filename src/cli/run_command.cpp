@@ -346,7 +346,10 @@ int RunCommand::run(Invocation& invocation) {
   }
 
   ProcessGroup group(invocation);
-  const std::unique_ptr<RunOutput> output = open_run_output(group.control(), stage_, "run");
+  const std::unique_ptr<RunOutput> output = [&] {
+    const auto start_up = group.guard_start_up("agreeing on the run directory");
+    return open_run_output(group.control(), stage_, "run");
+  }();
   StageOptions shared = stage_;
   shared.run_id = output->run_id();
   SuiteRunner runner(suite, baseline, shared, group, *output);

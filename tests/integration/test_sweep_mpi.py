@@ -264,6 +264,27 @@ class InjectedFaultsAreDetected(CommcertTestCase):
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("COMMCERT_END_TIMEOUT: expected a duration above 0", result.stderr)
 
+    def test_a_process_that_never_joins_does_not_hang_the_start(self):
+        # The second process of the job never calls MPI_Init (it is `sleep`, not commcert), so
+        # commcert's MPI_Init waits for it; no watchdog exists yet. The start-up deadline ends
+        # the job and says which step did not complete.
+        command, env = self.sweep_command(["allreduce", "-b", "4K", "-e", "4K", "-q"], ranks=1,
+                                          env={"COMMCERT_START_TIMEOUT": "3"})
+        command += [":", "-np", "1", "sleep", "120"]
+        start = time.monotonic()
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=110)
+        self.assertEqual(result.returncode, 4, result.stderr)
+        self.assertLess(time.monotonic() - start, 60, "the start of the job must be bounded")
+        self.assertRegex(result.stderr, r"process 0: the job's start-up \(MPI_Init and the control "
+                                        r"plane's communicators\) did not complete within 3\.0s")
+
+    def test_a_bad_start_up_timeout_is_a_usage_error(self):
+        result = self.sweep(["allreduce", "-b", "4K", "-e", "4K", "-q"], ranks=2,
+                            env={"COMMCERT_START_TIMEOUT": "90000"}, timeout=60)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("COMMCERT_START_TIMEOUT: expected a duration above 0 and at most 24h",
+                      result.stderr)
+
 
 class Scopes(CommcertTestCase):
     def test_node_scope_gives_one_record_per_node(self):

@@ -32,5 +32,30 @@ TEST(EndOfJobTimeout, RefusesWhatIsNoPositiveFiniteDurationNamingTheVariable) {
   }
 }
 
+TEST(StartUpTimeout, DefaultsToFiveMinutesSoLargeJobsCanStart) {
+  EXPECT_DOUBLE_EQ(start_up_timeout_s(std::nullopt), kDefaultStartUpTimeoutS);
+  EXPECT_DOUBLE_EQ(kDefaultStartUpTimeoutS, 300.0);
+  EXPECT_DOUBLE_EQ(start_up_timeout_s("3"), 3.0);
+  EXPECT_DOUBLE_EQ(start_up_timeout_s("10m"), 600.0);
+}
+
+TEST(StartUpTimeout, AcceptsUpToADayAndNothingBeyond) {
+  EXPECT_DOUBLE_EQ(start_up_timeout_s("86399"), 86399.0);
+  EXPECT_DOUBLE_EQ(start_up_timeout_s("86400"), 86400.0);
+  EXPECT_THROW((void)start_up_timeout_s("86401"), UsageError);
+}
+
+TEST(StartUpTimeout, RefusesWhatIsNoPositiveFiniteDurationNamingItsOwnVariable) {
+  for (const char* bad : {"0", "-1", "nan", "", "later"}) {
+    try {
+      (void)start_up_timeout_s(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find("COMMCERT_START_TIMEOUT"), std::string::npos);
+      EXPECT_EQ(std::string(error.what()).find("COMMCERT_END_TIMEOUT"), std::string::npos);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace commcert
