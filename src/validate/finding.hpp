@@ -20,7 +20,7 @@ struct LinkRef {
 
 // What one rule found about one node; the fold turns findings into reasons (catalogue text).
 struct Finding {
-  std::string code;  // a row of the reason catalogue
+  ReasonCode code = "evidence.missing";  // a row of the reason catalogue
   NodeId node = kNoString;
   std::string check;
   std::string rule;

@@ -28,7 +28,7 @@ std::string_view check_status(Effect worst) {
 Reason to_reason(const Evidence& evidence, const Finding& f) {
   const ReasonSpec& spec = reason_spec(f.code);
   Reason r;
-  r.code = f.code;
+  r.code = f.code.str();
   r.effect = spec.effect;
   r.severity = spec.severity;
   r.check = f.check;

@@ -6,32 +6,41 @@
 #include <utility>
 #include <vector>
 
+#include "validate/reason_catalogue.hpp"
+#include "validate/reason_spec.hpp"
+
 namespace commcert {
 
-// What a reason does to its node. Quarantine dominates inconclusive, which dominates a warning.
-enum class Effect { kWarn, kInconclusive, kQuarantine };
+namespace detail {
+[[nodiscard]] constexpr const ReasonSpec* find_reason(std::string_view code) {
+  for (const ReasonSpec& spec : kReasonCatalogue) {
+    if (spec.code == code) return &spec;
+  }
+  return nullptr;
+}
+}  // namespace detail
 
-// DCGM's vocabulary, in increasing order of what it takes to return the node to the pool:
-// monitor (usable, watch it), unknown (evidence missing), triage (find the cause), reset (drain
-// and reset the GPU or node), isolate (drain; the part needs repair or replacement).
-enum class Severity { kNone, kMonitor, kUnknown, kTriage, kReset, kIsolate };
+// A code of the reason catalogue, checked when the program is compiled: a rule that names a
+// code the catalogue lacks (a typo, a row removed) does not build, instead of failing when a
+// node first meets that rule.
+class ReasonCode {
+ public:
+  // Implicit, so a rule writes `finding.code = "collective.wrong_data";` and the compiler checks
+  // the literal.
+  consteval ReasonCode(const char* code) : code_(code) {  // NOLINT(google-explicit-constructor)
+    if (detail::find_reason(code_) == nullptr) throw "reason code not in the catalogue";
+  }
+  [[nodiscard]] constexpr std::string_view view() const { return code_; }
+  [[nodiscard]] std::string str() const { return std::string(code_); }
+  friend constexpr bool operator==(ReasonCode a, ReasonCode b) { return a.code_ == b.code_; }
+  friend constexpr auto operator<=>(ReasonCode a, ReasonCode b) { return a.code_ <=> b.code_; }
 
-[[nodiscard]] std::string_view to_string(Effect effect);
-[[nodiscard]] std::string_view to_string(Severity severity);
-
-// One row of the reason catalogue: the text, JSON, NHC line and (later) the Slurm drain reason
-// are all rendered from it, so they say the same thing.
-struct ReasonSpec {
-  std::string_view code;  // stable id, e.g. "collective.wrong_data"
-  Effect effect;
-  Severity severity;
-  std::string_view message;  // template; {name} is replaced by the finding's field `name`
-  std::string_view action;   // what a technician does next
+ private:
+  std::string_view code_;
 };
 
 [[nodiscard]] std::span<const ReasonSpec> reason_catalogue();
-// Throws std::logic_error for a code that is not in the catalogue (a programming error).
-[[nodiscard]] const ReasonSpec& reason_spec(std::string_view code);
+[[nodiscard]] const ReasonSpec& reason_spec(ReasonCode code);
 
 using ReasonFields = std::vector<std::pair<std::string, std::string>>;
 

@@ -14,7 +14,7 @@ class FoldTest : public ::testing::Test {
       nodes_.push_back(evidence_.nodes.intern(name));
   }
 
-  Finding finding(const std::string& node, const std::string& code, const std::string& check) {
+  Finding finding(const std::string& node, ReasonCode code, const std::string& check) {
     Finding f;
     f.code = code;
     f.node = *evidence_.nodes.find(node);

@@ -17,10 +17,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Reason make_reason(const std::string& code, const std::string& check, const std::string& message) {
+Reason make_reason(ReasonCode code, const std::string& check, const std::string& message) {
   const ReasonSpec& spec = reason_spec(code);
   Reason r;
-  r.code = code;
+  r.code = code.str();
   r.effect = spec.effect;
   r.severity = spec.severity;
   r.check = check;

@@ -23,7 +23,7 @@ const Baseline& cpu_like() {
 std::vector<std::string> finding_nodes(const Evidence& e, const std::vector<Finding>& findings) {
   std::vector<std::string> out;
   for (const auto& f : findings)
-    out.push_back(e.node_name(f.node) + ":" + f.code);
+    out.push_back(e.node_name(f.node) + ":" + f.code.str());
   return out;
 }
 

@@ -25,7 +25,7 @@ std::vector<std::string> codes_for(const std::string& rule, Edit&& edit) {
   const Evidence e = fixtures::evidence_of({r});
   std::vector<std::string> out;
   for (const auto& f : fixtures::run_rule(rule, e, health_baseline()))
-    out.push_back(f.code);
+    out.push_back(f.code.str());
   return out;
 }
 
@@ -171,7 +171,7 @@ TEST(IbPortRule, DownPortsAndFlapsQuarantineErrorCountersWarn) {
   const auto findings = fixtures::run_rule("rule.ib_port", e, health_baseline());
   std::vector<std::string> got;
   for (const auto& f : findings)
-    got.push_back(e.node_name(f.node) + ":" + f.code);
+    got.push_back(e.node_name(f.node) + ":" + f.code.str());
   EXPECT_THAT(got,
               ElementsAre("n0:health.ib_port_down", "n1:health.ib_counter", "n2:health.ib_errors"));
   EXPECT_EQ(findings[0].link->device, "mlx5_0");
@@ -209,8 +209,8 @@ TEST(NodeInventoryRule, MissingGpusAndPortsQuarantine) {
   const Evidence e = fixtures::evidence_of({node});
   const auto findings = fixtures::run_rule("rule.node_inventory", e, health_baseline());
   ASSERT_EQ(findings.size(), 2u);
-  EXPECT_EQ(findings[0].code, "health.gpu_count");
-  EXPECT_EQ(findings[1].code, "health.ib_port_count");
+  EXPECT_EQ(findings[0].code.view(), "health.gpu_count");
+  EXPECT_EQ(findings[1].code.view(), "health.ib_port_count");
   const FleetVerdict v = fixtures::certify(e, health_baseline());
   EXPECT_EQ(fixtures::node(v, "n0").first_reason()->message,
             "0 GPUs visible, the baseline expects 1");

@@ -14,7 +14,7 @@ using ::testing::HasSubstr;
 std::vector<std::string> found(const Evidence& e, const std::vector<Finding>& findings) {
   std::vector<std::string> out;
   for (const auto& f : findings)
-    out.push_back(e.node_name(f.node) + ":" + f.code);
+    out.push_back(e.node_name(f.node) + ":" + f.code.str());
   return out;
 }
 

@@ -17,7 +17,7 @@ class BurnCorrectnessRule final : public Rule {
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;
     for (const auto& r : evidence.burns) {
-      const auto base = [&](std::string code) {
+      const auto base = [&](ReasonCode code) {
         Finding f;
         f.code = std::move(code);
         f.node = r.node;

@@ -26,7 +26,7 @@ class CollectiveTimeoutRule final : public Rule {
       const std::string run(evidence.text(evidence.runs[t.run].run_id));
       std::string operation = t.operation;
       if (operation.empty()) operation = "set-up";
-      const auto base = [&](std::string code, NodeId node) {
+      const auto base = [&](ReasonCode code, NodeId node) {
         Finding f;
         f.code = std::move(code);
         f.node = node;

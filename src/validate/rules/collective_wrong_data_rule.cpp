@@ -105,7 +105,8 @@ class CollectiveWrongDataRule final : public Rule {
       const auto& [record, detail] = value;
       const std::string collective(evidence.text(record->collective));
       Finding f;
-      f.code = detail.empty() ? "collective.wrong_data_everywhere" : "collective.fail_unattributed";
+      f.code = detail.empty() ? ReasonCode("collective.wrong_data_everywhere")
+                              : ReasonCode("collective.fail_unattributed");
       f.node = std::get<0>(key);
       f.check = collective_check(collective);
       f.rule = std::string(id());

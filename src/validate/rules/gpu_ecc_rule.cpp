@@ -31,7 +31,7 @@ class GpuEccRule final : public Rule {
   }
 
  private:
-  void add(const JudgeContext& context, std::vector<Finding>& out, std::string_view code,
+  void add(const JudgeContext& context, std::vector<Finding>& out, ReasonCode code,
            const GpuHealthEvidence& r, std::int64_t count, std::int64_t limit) const {
     Finding f = gpu_finding(context.evidence, code, id(), "health.gpu", r.node, r.gpu, r.ref);
     f.measured = static_cast<double>(count);

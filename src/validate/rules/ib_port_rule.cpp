@@ -27,7 +27,7 @@ class IbPortRule final : public Rule {
     for (const auto& r : evidence.ib_ports) {
       if (r.status != RecordStatus::kOk || !limits.judges(evidence.text(r.link_layer))) continue;
       const std::string device(evidence.text(r.device));
-      const auto make = [&](std::string_view code) {
+      const auto make = [&](ReasonCode code) {
         Finding f = gpu_finding(evidence, code, id(), "health.ib", r.node, {}, r.ref);
         f.link = LinkRef{"ib_port", device, r.port, {}};
         set_field(f, "where", fmt::format("{} port {}: ", device, r.port));
@@ -43,8 +43,7 @@ class IbPortRule final : public Rule {
       }
       for (const auto& [name_id, count] : r.counters) {
         const std::string name(evidence.text(name_id));
-        const auto check = [&](const std::map<std::string, std::int64_t>& table,
-                               std::string_view code) {
+        const auto check = [&](const std::map<std::string, std::int64_t>& table, ReasonCode code) {
           const auto it = table.find(name);
           if (it == table.end() || count <= it->second) return false;
           Finding f = make(code);

@@ -1,4 +1,5 @@
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -7,6 +8,15 @@
 
 namespace commcert::rules {
 namespace {
+
+// The reader's issues that mean a record was lost, as the reasons they raise.
+std::optional<ReasonCode> lost_evidence_code(std::string_view issue) {
+  for (const ReasonCode code : {ReasonCode("input.unparsable"), ReasonCode("input.truncated"),
+                                ReasonCode("input.unsupported_schema")}) {
+    if (code.view() == issue) return code;
+  }
+  return std::nullopt;
+}
 
 // A line that could not be read was evidence once: fail closed. The nodes it could have been
 // about are inconclusive: the node it names (per-node kinds), else every node of its run, else
@@ -23,14 +33,12 @@ class InputIntegrityRule final : public Rule {
       const InputIssue* first = nullptr;
       std::size_t count = 0;
     };
-    std::map<std::tuple<NodeId, std::string, std::uint32_t>, Tally> lost;  // (node, code, file)
+    std::map<std::tuple<NodeId, ReasonCode, std::uint32_t>, Tally> lost;  // (node, code, file)
     for (const auto& issue : evidence.issues) {
-      if (issue.code != "input.unparsable" && issue.code != "input.truncated" &&
-          issue.code != "input.unsupported_schema") {
-        continue;
-      }
+      const std::optional<ReasonCode> code = lost_evidence_code(issue.code);
+      if (!code) continue;  // a note (duplicates, unknown kinds), not lost evidence
       const auto affect = [&](NodeId node) {
-        Tally& t = lost[{node, issue.code, issue.ref.file}];
+        Tally& t = lost[{node, *code, issue.ref.file}];
         if (t.count++ == 0) t.first = &issue;
       };
       if (issue.node != kNoString) {

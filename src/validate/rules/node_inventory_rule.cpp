@@ -28,8 +28,8 @@ class NodeInventoryRule final : public Rule {
   }
 
  private:
-  Finding make(const JudgeContext& context, std::string_view code, const NodeHealthEvidence& r,
-               int found, int expected) const {
+  Finding make(const JudgeContext& context, ReasonCode code, const NodeHealthEvidence& r, int found,
+               int expected) const {
     Finding f = gpu_finding(context.evidence, code, id(), "health.node", r.node, {}, r.ref);
     f.measured = found;
     f.limit = expected;

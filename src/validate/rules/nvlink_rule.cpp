@@ -20,7 +20,7 @@ class NvlinkRule final : public Rule {
     const auto expected_links = context.baseline.nvlinks_per_gpu;
     for (const auto& r : context.evidence.gpu_health) {
       if (r.status != RecordStatus::kOk || !r.nvlinks) continue;
-      const auto make = [&](std::string_view code, int link) {
+      const auto make = [&](ReasonCode code, int link) {
         Finding f = gpu_finding(context.evidence, code, id(), "health.gpu", r.node, r.gpu, r.ref);
         if (link >= 0) f.link = LinkRef{"nvlink", {}, link, {}};
         return f;

@@ -20,7 +20,7 @@ bool measured(RecordStatus status) {
 
 // Why a subject has no positive evidence, in the order a technician should read it.
 struct Cause {
-  std::string code = "evidence.missing";
+  ReasonCode code = "evidence.missing";
   std::string detail;
   std::optional<EvidenceRef> ref;
 };
@@ -143,7 +143,8 @@ class RequiredEvidenceRule final : public Rule {
       if (summary.unfinished.empty()) continue;
       for (const NodeId node : evidence.file_nodes[file]) {
         Finding f;
-        f.code = summary.partial_allowed ? "input.run_partial" : "input.run_unfinished";
+        f.code = summary.partial_allowed ? ReasonCode("input.run_partial")
+                                         : ReasonCode("input.run_unfinished");
         f.node = node;
         f.check = "input";
         f.rule = std::string(id());

@@ -18,7 +18,7 @@ class RowRemapRule final : public Rule {
     const auto warn_at = context.baseline.gpu_health.remapped_rows_warn;
     for (const auto& r : context.evidence.gpu_health) {
       if (r.status != RecordStatus::kOk) continue;
-      const auto make = [&](std::string_view code) {
+      const auto make = [&](ReasonCode code) {
         return gpu_finding(context.evidence, code, id(), "health.gpu", r.node, r.gpu, r.ref);
       };
       if (r.remap_failure.value_or(false)) out.push_back(make("health.remap_failure"));

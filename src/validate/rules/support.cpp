@@ -9,12 +9,12 @@
 
 namespace commcert::rules {
 
-Finding metric_finding(const JudgeContext& context, std::string_view code, std::string_view rule,
+Finding metric_finding(const JudgeContext& context, ReasonCode code, std::string_view rule,
                        const MetricSeries& series, const MetricSample& sample,
                        std::optional<double> limit) {
   const Evidence& evidence = context.evidence;
   Finding f;
-  f.code = std::string(code);
+  f.code = code;
   f.node = sample.node;
   f.check = series.info.check;
   f.rule = std::string(rule);
@@ -44,7 +44,7 @@ Finding metric_finding(const JudgeContext& context, std::string_view code, std::
   return f;
 }
 
-void limit_violation(const JudgeContext& context, std::vector<Finding>& out, std::string_view code,
+void limit_violation(const JudgeContext& context, std::vector<Finding>& out, ReasonCode code,
                      std::string_view rule, std::string_view phrase, const MetricSeries& series,
                      const MetricSample& sample, double limit) {
   if (sample.attributable) {
@@ -65,10 +65,10 @@ void limit_violation(const JudgeContext& context, std::vector<Finding>& out, std
   out.push_back(std::move(f));
 }
 
-Finding gpu_finding(const Evidence& evidence, std::string_view code, std::string_view rule,
+Finding gpu_finding(const Evidence& evidence, ReasonCode code, std::string_view rule,
                     std::string_view check, NodeId node, const GpuKey& gpu, EvidenceRef ref) {
   Finding f;
-  f.code = std::string(code);
+  f.code = code;
   f.node = node;
   f.check = std::string(check);
   f.rule = std::string(rule);

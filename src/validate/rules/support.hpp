@@ -20,19 +20,19 @@ void for_each_bounded_series(const JudgeContext& context, F&& f) {
 }
 
 // A finding about one figure: node, GPU or port, measured value, limit, unit and evidence.
-[[nodiscard]] Finding metric_finding(const JudgeContext& context, std::string_view code,
+[[nodiscard]] Finding metric_finding(const JudgeContext& context, ReasonCode code,
                                      std::string_view rule, const MetricSeries& series,
                                      const MetricSample& sample, std::optional<double> limit);
 
 // A figure that fails `phrase` ("the floor") against `limit`: quarantines its node with `code`
 // when the figure is the node's own, makes it inconclusive (perf.unattributed) when several
 // nodes share it.
-void limit_violation(const JudgeContext& context, std::vector<Finding>& out, std::string_view code,
+void limit_violation(const JudgeContext& context, std::vector<Finding>& out, ReasonCode code,
                      std::string_view rule, std::string_view phrase, const MetricSeries& series,
                      const MetricSample& sample, double limit);
 
 // A finding about one GPU (or, with index -1, the node): node, check, GPU, {where}, evidence.
-[[nodiscard]] Finding gpu_finding(const Evidence& evidence, std::string_view code,
+[[nodiscard]] Finding gpu_finding(const Evidence& evidence, ReasonCode code,
                                   std::string_view rule, std::string_view check, NodeId node,
                                   const GpuKey& gpu, EvidenceRef ref);
 

@@ -52,8 +52,9 @@ class XidRule final : public Rule {
       const auto& [node, index, uuid, xid] = key;
       if (listed(limits.xid_ignored, xid)) continue;
       const bool fatal = listed(limits.xid_fatal, xid);
-      Finding f = gpu_finding(evidence, fatal ? "health.xid_fatal" : "health.xid", id(), s.check,
-                              node, GpuKey{index, uuid}, s.ref);
+      Finding f =
+          gpu_finding(evidence, fatal ? ReasonCode("health.xid_fatal") : ReasonCode("health.xid"),
+                      id(), s.check, node, GpuKey{index, uuid}, s.ref);
       f.measured = xid;
       f.fields.emplace_back("xid", std::to_string(xid));
       std::string detail;
