@@ -11,7 +11,7 @@
 #include "core/units.hpp"
 #include "validate/checks.hpp"
 #include "validate/detail/yaml_input.hpp"
-#include "validate/metrics.hpp"
+#include "validate/metric_catalog.hpp"
 
 namespace commcert {
 namespace {

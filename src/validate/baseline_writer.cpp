@@ -5,7 +5,7 @@
 
 #include "validate/baseline.hpp"
 #include "validate/checks.hpp"
-#include "validate/metrics.hpp"
+#include "validate/metric_catalog.hpp"
 
 namespace commcert {
 namespace {
