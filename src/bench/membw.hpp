@@ -8,6 +8,7 @@
 
 #include "core/json.hpp"
 #include "core/record.hpp"
+#include "records/membw.hpp"
 
 namespace commcert {
 
@@ -59,9 +60,9 @@ struct MembwOutcome {
   std::uint64_t buffer_bytes = 0;  // as used (may be smaller than asked on a small GPU)
 };
 
-// The kind-specific fields of a membw record, in schema order.
-[[nodiscard]] Json membw_record_fields(const MembwOutcome& outcome,
-                                       std::optional<double> datasheet_peak_bytes_per_s);
+// What a measured GPU puts in its record (records/membw.hpp).
+[[nodiscard]] MembwMeasurement membw_measurement(const MembwOutcome& outcome,
+                                                 std::optional<double> datasheet_peak_bytes_per_s);
 
 // ok; fail when the integrity test found errors; or the outcome's own status.
 [[nodiscard]] RecordStatus membw_status(const MembwOutcome& outcome);
