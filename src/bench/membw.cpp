@@ -17,19 +17,8 @@ MembwMeasurement membw_measurement(const MembwOutcome& o, std::optional<double> 
   const auto best = best_of({o.read_bytes_per_s, o.write_bytes_per_s, o.copy_bytes_per_s});
   m.fraction_of_peak = ratio(best, peak);
   m.fraction_of_memcpy = ratio(o.copy_bytes_per_s, o.memcpy_d2d_bytes_per_s);
-  if (o.host_transfer) {
-    m.host_transfer =
-        MembwHostTransfer{o.host_transfer->h2d_bytes_per_s, o.host_transfer->d2h_bytes_per_s,
-                          o.host_transfer->numa_node, o.host_transfer->pinned};
-  }
-  if (o.integrity) {
-    MembwIntegrity& integrity = m.integrity.emplace();
-    integrity.bytes_tested = o.integrity->bytes_tested;
-    integrity.patterns = o.integrity->patterns;
-    integrity.errors = o.integrity->errors;
-    for (const auto& e : o.integrity->first_errors)
-      integrity.first_errors.push_back({e.offset, e.expected, e.actual, e.pattern});
-  }
+  m.host_transfer = o.host_transfer;
+  m.integrity = o.integrity;
   m.buffer_bytes = o.buffer_bytes;
   return m;
 }
