@@ -65,33 +65,27 @@ std::vector<std::uint64_t> burn_window_spans(std::uint64_t launches_per_window, 
   return spans;
 }
 
-Json burn_record_fields(const BurnSettings& settings, const BurnOutcome& outcome,
-                        const PeerVerdict& peers, std::optional<double> datasheet_peak_tflops) {
-  Json out;
-  out["kernel"] = burn_kernel_name(settings.kernel);
-  if (settings.kernel == BurnKernel::kPowerFma) {
-    out["matrix"] = nullptr;
-  } else {
-    out["matrix"] = {{"m", settings.size},
-                     {"n", settings.size},
-                     {"k", settings.size},
-                     {"dtype", burn_matrix_dtype(settings.kernel)}};
+BurnMeasurement burn_measurement(const BurnSettings& settings, const BurnOutcome& outcome,
+                                 const PeerVerdict& peers,
+                                 std::optional<double> datasheet_peak_tflops) {
+  BurnMeasurement m;
+  if (settings.kernel != BurnKernel::kPowerFma) {
+    m.matrix = BurnMatrix{settings.size, settings.size, settings.size,
+                          std::string(burn_matrix_dtype(settings.kernel))};
   }
-  out["requested_duration_s"] = settings.duration_s;
-  out["duration_s"] = outcome.duration_s;
-  out["iterations"] = outcome.iterations;
-  out["tflops"] =
-      outcome.window_tflops.empty() ? Json(nullptr) : Json(median(outcome.window_tflops));
-  out["tflops_windows"] = window_summary_json(outcome.window_tflops);
-  out["miscompares"] = outcome.miscompares;
-  out["peer_mismatch"] = peers.mismatch ? Json(*peers.mismatch) : Json(nullptr);
-  out["peer_gpus"] = peers.peers;
-  out["telemetry"] = outcome.telemetry;
-  out["checked_results"] = outcome.checked_results;
-  out["window_s"] = settings.window_s;
-  out["datasheet_peak_tflops"] =
-      datasheet_peak_tflops ? Json(*datasheet_peak_tflops) : Json(nullptr);
-  return out;
+  m.requested_duration_s = settings.duration_s;
+  m.duration_s = outcome.duration_s;
+  m.iterations = outcome.iterations;
+  if (!outcome.window_tflops.empty()) m.tflops = median(outcome.window_tflops);
+  m.tflops_windows = window_summary_json(outcome.window_tflops);
+  m.miscompares = outcome.miscompares;
+  m.peer_mismatch = peers.mismatch;
+  m.peer_gpus = peers.peers;
+  m.telemetry = outcome.telemetry;
+  m.checked_results = outcome.checked_results;
+  m.window_s = settings.window_s;
+  m.datasheet_peak_tflops = datasheet_peak_tflops;
+  return m;
 }
 
 RecordStatus burn_status(const BurnOutcome& outcome, const PeerVerdict& peers) {

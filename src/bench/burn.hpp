@@ -9,6 +9,7 @@
 #include "bench/peer_compare.hpp"
 #include "core/json.hpp"
 #include "core/record.hpp"
+#include "records/burn.hpp"
 
 namespace commcert {
 
@@ -57,10 +58,10 @@ struct BurnOutcome {
   Json telemetry = nullptr;
 };
 
-// The kind-specific fields of a burn record, in schema order.
-[[nodiscard]] Json burn_record_fields(const BurnSettings& settings, const BurnOutcome& outcome,
-                                      const PeerVerdict& peers,
-                                      std::optional<double> datasheet_peak_tflops);
+// What a GPU that ran the burn puts in its record (records/burn.hpp).
+[[nodiscard]] BurnMeasurement burn_measurement(const BurnSettings& settings,
+                                               const BurnOutcome& outcome, const PeerVerdict& peers,
+                                               std::optional<double> datasheet_peak_tflops);
 
 // ok / fail (miscompares or a peer mismatch) / the outcome's own error, timeout or skip.
 [[nodiscard]] RecordStatus burn_status(const BurnOutcome& outcome, const PeerVerdict& peers);

@@ -14,25 +14,28 @@ const std::string& node_of(const std::vector<RankIdentity>& ranks, int rank) {
   return index < ranks.size() ? ranks[index].node : kUnknown;
 }
 
-Json common_fields(const CollectiveRecordContext& context, const Measurement& m,
-                   RecordStatus status) {
-  Json record = make_record(context.origin, "collective", status);
-  record["backend"] = context.backend;
-  record["collective"] = collective_info(m.collective).name;
-  record["dtype"] = name_of(m.type);
-  record["redop"] = m.op ? Json(name_of(*m.op)) : Json(nullptr);
-  record["root"] = m.root ? Json(*m.root) : Json(nullptr);
-  record["bytes"] = m.bytes;
-  record["count"] = m.count;
-  record["nranks"] = m.nranks;
-  record["nodes"] = m.group_nodes.size();
-  record["scope"] = m.scope;
-  record["round"] = m.scope == "pairs" ? Json(m.round) : Json(nullptr);
-  if (m.pair_list) record["pair_list"] = true;
-  record["group"] = m.group;
-  record["group_nodes"] = m.group_nodes;
-  record["in_place"] = m.in_place;
-  record["cycle"] = m.cycle;
+// The measurement's identity: what every collective record of it says, measured or not.
+CollectiveRecord identity_of(const CollectiveRecordContext& context, const Measurement& m,
+                             RecordStatus status) {
+  CollectiveRecord record;
+  record.origin = context.origin;
+  record.status = status;
+  record.backend = context.backend;
+  record.collective = collective_info(m.collective).name;
+  record.dtype = name_of(m.type);
+  if (m.op) record.redop = std::string(name_of(*m.op));
+  record.root = m.root;
+  record.bytes = m.bytes;
+  record.count = m.count;
+  record.nranks = m.nranks;
+  record.nodes = m.group_nodes.size();
+  record.scope = m.scope;
+  if (m.scope == CollectiveRecord::kScopePairs) record.round = m.round;
+  record.pair_list = m.pair_list;
+  record.group = m.group;
+  record.group_nodes = m.group_nodes;
+  record.in_place = m.in_place;
+  record.cycle = m.cycle;
   return record;
 }
 
@@ -52,70 +55,57 @@ std::string_view name_of(RankAggregation aggregation) {
   return "mean";
 }
 
-Json collective_record(const CollectiveRecordContext& context, const Measurement& m) {
+CollectiveRecord collective_record_of(const CollectiveRecordContext& context,
+                                      const Measurement& m) {
   const auto& ranks = *context.ranks;
   if (m.unsupported) {
-    Json record = common_fields(context, m, RecordStatus::kSkipped);
-    record["reason"] = *m.unsupported;
+    CollectiveRecord record = identity_of(context, m, RecordStatus::kSkipped);
+    record.reason = *m.unsupported;
     return record;
   }
   const auto f = derive_figures(m, context.aggregation);
   const bool wrong = f.wrong_elements && *f.wrong_elements > 0;
-  Json record = common_fields(context, m, wrong ? RecordStatus::kFail : RecordStatus::kOk);
-  record["check"] = f.wrong_elements.has_value();
-  record["iterations"] = m.iteration_seconds.size();
-  record["warmup_iterations"] = m.warmup_iterations;
-  record["aggregation"] = name_of(context.aggregation);
-  record["time_s"] = f.time_seconds;
-  record["timing"] = name_of(f.timing);
-  record["algbw_bytes_per_s"] = f.algbw_bytes_per_second;
-  record["busbw_bytes_per_s"] = f.busbw_bytes_per_second;
-  record["bus_factor"] = collective_info(m.collective).bus_factor(m.nranks);
-
-  Json rank_times = Json::array();
-  Json group_ranks = Json::array();
+  CollectiveRecord record =
+      identity_of(context, m, wrong ? RecordStatus::kFail : RecordStatus::kOk);
+  CollectiveResult& r = record.result.emplace();
+  r.check = f.wrong_elements.has_value();
+  r.iterations = m.iteration_seconds.size();
+  r.warmup_iterations = m.warmup_iterations;
+  r.aggregation = name_of(context.aggregation);
+  r.time_s = f.time_seconds;
+  r.timing = name_of(f.timing);
+  r.algbw_bytes_per_s = f.algbw_bytes_per_second;
+  r.busbw_bytes_per_s = f.busbw_bytes_per_second;
+  r.bus_factor = collective_info(m.collective).bus_factor(m.nranks);
   for (const auto& rank : m.ranks) {
-    rank_times.push_back(rank.mean_seconds);
-    group_ranks.push_back(rank.rank);
+    r.rank_time_s.push_back(rank.mean_seconds);
+    r.group_ranks.push_back(rank.rank);
   }
-  record["group_ranks"] = std::move(group_ranks);
-  record["rank_time_s"] = std::move(rank_times);
-  record["rank_time"] = {{"min_s", f.rank_min_seconds},
-                         {"median_s", f.rank_median_seconds},
-                         {"max_s", f.rank_max_seconds}};
-  record["straggler"] = {{"rank", f.straggler_rank},
-                         {"host", node_of(ranks, f.straggler_rank)},
-                         {"time_s", m.ranks[f.straggler_index].mean_seconds},
-                         {"lead_s", f.straggler_lead_seconds}};
-  record["iteration_time"] = {{"count", f.iterations.count},  {"min_s", f.iterations.min},
-                              {"p50_s", f.iterations.median}, {"p99_s", f.iterations.p99},
-                              {"max_s", f.iterations.max},    {"mean_s", f.iterations.mean},
-                              {"cv", f.iterations.cv}};
-  record["wrong_elements"] = f.wrong_elements ? Json(*f.wrong_elements) : Json(nullptr);
-  Json wrong_ranks = Json::array();
+  r.rank_time = {f.rank_min_seconds, f.rank_median_seconds, f.rank_max_seconds};
+  r.straggler = {f.straggler_rank, node_of(ranks, f.straggler_rank),
+                 m.ranks[f.straggler_index].mean_seconds, f.straggler_lead_seconds};
+  r.iteration_time = {f.iterations.count, f.iterations.min,  f.iterations.median, f.iterations.p99,
+                      f.iterations.max,   f.iterations.mean, f.iterations.cv};
+  r.wrong_elements = f.wrong_elements;
   for (const int rank : f.wrong_ranks) {
-    const auto& r = rank_entry(m, rank);
-    wrong_ranks.push_back({{"rank", rank},
-                           {"host", node_of(ranks, rank)},
-                           {"wrong_elements", r.wrong_elements},
-                           {"wrong_iterations", r.wrong_iterations}});
+    const auto& entry = rank_entry(m, rank);
+    r.wrong_ranks.push_back(
+        {rank, node_of(ranks, rank), entry.wrong_elements, entry.wrong_iterations});
   }
-  record["wrong_ranks"] = std::move(wrong_ranks);
   if (m.adaptive) {
-    record["adaptive"] = {
-        {"target_ci_pct", m.adaptive->target_ci_percent},
-        {"achieved_ci_pct",
-         m.adaptive->achieved_ci_percent ? Json(*m.adaptive->achieved_ci_percent) : Json(nullptr)},
-        {"stopped_by", m.adaptive->stopped_by}};
-  } else {
-    record["adaptive"] = nullptr;
+    r.adaptive = AdaptiveStop{m.adaptive->target_ci_percent, m.adaptive->achieved_ci_percent,
+                              m.adaptive->stopped_by};
   }
   if (wrong) {
-    record["reason"] = fmt::format("{} wrong elements on {} rank(s), first rank {} ({})",
-                                   *f.wrong_elements, f.wrong_ranks.size(), f.wrong_ranks.front(),
-                                   node_of(ranks, f.wrong_ranks.front()));
+    record.reason = fmt::format("{} wrong elements on {} rank(s), first rank {} ({})",
+                                *f.wrong_elements, f.wrong_ranks.size(), f.wrong_ranks.front(),
+                                node_of(ranks, f.wrong_ranks.front()));
   }
   return record;
+}
+
+Json collective_record(const CollectiveRecordContext& context, const Measurement& m) {
+  return to_json(collective_record_of(context, m));
 }
 
 std::string describe_timeout(const TimeoutReport& report, const std::vector<RankIdentity>& ranks) {
@@ -142,32 +132,31 @@ std::string describe_timeout(const TimeoutReport& report, const std::vector<Rank
                      report.timeout_seconds);
 }
 
-Json timeout_record(const CollectiveRecordContext& context, const TimeoutReport& report) {
+CollectiveTimeoutRecord timeout_record_of(const CollectiveRecordContext& context,
+                                          const TimeoutReport& report) {
   const auto& ranks = *context.ranks;
-  Json record = make_record(context.origin, "collective", RecordStatus::kTimeout);
-  record["backend"] = context.backend;
-  record["scope"] = context.scope;
-  record["operation"] = report.context;
-  record["timeout_s"] = report.timeout_seconds;
-  record["nranks"] = report.ranks.size();
-  Json not_arrived = Json::array();
-  for (const int rank : report.culprit_ranks) {
-    not_arrived.push_back({{"rank", rank}, {"host", node_of(ranks, rank)}});
-  }
-  record["not_arrived"] = std::move(not_arrived);
-  record["attributed"] = report.attributed;
-  Json states = Json::array();
+  CollectiveTimeoutRecord record;
+  record.origin = context.origin;
+  record.backend = context.backend;
+  record.scope = context.scope;
+  record.operation = report.context;
+  record.timeout_s = report.timeout_seconds;
+  record.nranks = report.ranks.size();
+  for (const int rank : report.culprit_ranks)
+    record.not_arrived.push_back({rank, node_of(ranks, rank)});
+  record.attributed = report.attributed;
   for (const auto& state : report.ranks) {
-    states.push_back({{"rank", state.rank},
-                      {"host", node_of(ranks, state.rank)},
-                      {"responded", state.responded},
-                      {"operations_begun", state.operations_begun},
-                      {"inside_operation", state.inside_operation},
-                      {"idle_s", state.responded ? Json(state.idle_seconds) : Json(nullptr)}});
+    record.rank_states.push_back(
+        {state.rank, node_of(ranks, state.rank), state.responded, state.operations_begun,
+         state.inside_operation,
+         state.responded ? std::optional<double>(state.idle_seconds) : std::nullopt});
   }
-  record["rank_states"] = std::move(states);
-  record["reason"] = describe_timeout(report, ranks);
+  record.reason = describe_timeout(report, ranks);
   return record;
+}
+
+Json timeout_record(const CollectiveRecordContext& context, const TimeoutReport& report) {
+  return to_json(timeout_record_of(context, report));
 }
 
 }  // namespace commcert

@@ -8,6 +8,7 @@
 #include "core/json.hpp"
 #include "core/rank_identity.hpp"
 #include "core/record.hpp"
+#include "records/collective.hpp"
 
 namespace commcert {
 
@@ -20,11 +21,15 @@ struct CollectiveRecordContext {
   const std::vector<RankIdentity>* ranks = nullptr;  // global rank -> node
 };
 
-// kind "collective": one size and placement (docs/records.md).
+// kind "collective": one size and placement (docs/records.md, records/collective.hpp).
+[[nodiscard]] CollectiveRecord collective_record_of(const CollectiveRecordContext& context,
+                                                    const Measurement& measurement);
 [[nodiscard]] Json collective_record(const CollectiveRecordContext& context,
                                      const Measurement& measurement);
 
 // kind "collective", status "timeout": who did not arrive at which operation.
+[[nodiscard]] CollectiveTimeoutRecord timeout_record_of(const CollectiveRecordContext& context,
+                                                        const TimeoutReport& report);
 [[nodiscard]] Json timeout_record(const CollectiveRecordContext& context,
                                   const TimeoutReport& report);
 

@@ -6,56 +6,21 @@
 #include "core/units.hpp"
 
 namespace commcert {
-namespace {
+namespace {}  // namespace
 
-template <typename T>
-Json or_null(const std::optional<T>& value) {
-  return value ? Json(*value) : Json(nullptr);
-}
-
-}  // namespace
-
-Json membw_record_fields(const MembwOutcome& o, std::optional<double> peak) {
-  Json out;
-  const bool any =
-      o.read_bytes_per_s || o.write_bytes_per_s || o.copy_bytes_per_s || o.memcpy_d2d_bytes_per_s;
-  if (any) {
-    out["bandwidth"] = {{"read_bytes_per_s", or_null(o.read_bytes_per_s)},
-                        {"write_bytes_per_s", or_null(o.write_bytes_per_s)},
-                        {"copy_bytes_per_s", or_null(o.copy_bytes_per_s)},
-                        {"memcpy_d2d_bytes_per_s", or_null(o.memcpy_d2d_bytes_per_s)},
-                        {"datasheet_peak_bytes_per_s", or_null(peak)}};
-  } else {
-    out["bandwidth"] = nullptr;
+MembwMeasurement membw_measurement(const MembwOutcome& o, std::optional<double> peak) {
+  MembwMeasurement m;
+  if (o.read_bytes_per_s || o.write_bytes_per_s || o.copy_bytes_per_s || o.memcpy_d2d_bytes_per_s) {
+    m.bandwidth = MembwBandwidth{o.read_bytes_per_s, o.write_bytes_per_s, o.copy_bytes_per_s,
+                                 o.memcpy_d2d_bytes_per_s, peak};
   }
   const auto best = best_of({o.read_bytes_per_s, o.write_bytes_per_s, o.copy_bytes_per_s});
-  out["fraction_of_peak"] = or_null(ratio(best, peak));
-  out["fraction_of_memcpy"] = or_null(ratio(o.copy_bytes_per_s, o.memcpy_d2d_bytes_per_s));
-  if (o.host_transfer) {
-    out["host_transfer"] = {{"h2d_bytes_per_s", or_null(o.host_transfer->h2d_bytes_per_s)},
-                            {"d2h_bytes_per_s", or_null(o.host_transfer->d2h_bytes_per_s)},
-                            {"numa_node", or_null(o.host_transfer->numa_node)},
-                            {"pinned", o.host_transfer->pinned}};
-  } else {
-    out["host_transfer"] = nullptr;
-  }
-  if (o.integrity) {
-    Json first = Json::array();
-    for (const auto& e : o.integrity->first_errors) {
-      first.push_back({{"offset", e.offset},
-                       {"expected", e.expected},
-                       {"actual", e.actual},
-                       {"pattern", e.pattern}});
-    }
-    out["integrity"] = {{"bytes_tested", o.integrity->bytes_tested},
-                        {"patterns", o.integrity->patterns},
-                        {"errors", o.integrity->errors},
-                        {"first_errors", std::move(first)}};
-  } else {
-    out["integrity"] = nullptr;
-  }
-  out["buffer_bytes"] = o.buffer_bytes;
-  return out;
+  m.fraction_of_peak = ratio(best, peak);
+  m.fraction_of_memcpy = ratio(o.copy_bytes_per_s, o.memcpy_d2d_bytes_per_s);
+  m.host_transfer = o.host_transfer;
+  m.integrity = o.integrity;
+  m.buffer_bytes = o.buffer_bytes;
+  return m;
 }
 
 RecordStatus membw_status(const MembwOutcome& outcome) {

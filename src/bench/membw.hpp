@@ -8,6 +8,7 @@
 
 #include "core/json.hpp"
 #include "core/record.hpp"
+#include "records/membw.hpp"
 
 namespace commcert {
 
@@ -23,26 +24,10 @@ struct MembwSettings {
   std::filesystem::path sysfs_root = "/sys";  // where the GPU's NUMA node is read
 };
 
-struct MemoryError {
-  std::uint64_t offset = 0;
-  std::uint64_t expected = 0;
-  std::uint64_t actual = 0;
-  std::string pattern;
-};
-
-struct MemoryIntegrity {
-  std::uint64_t bytes_tested = 0;
-  std::vector<std::string> patterns;
-  std::uint64_t errors = 0;
-  std::vector<MemoryError> first_errors;  // at most 16
-};
-
-struct HostTransfer {
-  std::optional<double> h2d_bytes_per_s;
-  std::optional<double> d2h_bytes_per_s;
-  std::optional<int> numa_node;
-  bool pinned = true;
-};
+// What the engines measure is what the record holds (records/membw.hpp).
+using MemoryError = MembwFirstError;
+using MemoryIntegrity = MembwIntegrity;
+using HostTransfer = MembwHostTransfer;
 
 // What one GPU measured. Bandwidths count bytes read plus bytes written (a copy of N bytes
 // moves 2N), the memcpy reference included, so the two compare like for like.
@@ -59,9 +44,9 @@ struct MembwOutcome {
   std::uint64_t buffer_bytes = 0;  // as used (may be smaller than asked on a small GPU)
 };
 
-// The kind-specific fields of a membw record, in schema order.
-[[nodiscard]] Json membw_record_fields(const MembwOutcome& outcome,
-                                       std::optional<double> datasheet_peak_bytes_per_s);
+// What a measured GPU puts in its record (records/membw.hpp).
+[[nodiscard]] MembwMeasurement membw_measurement(const MembwOutcome& outcome,
+                                                 std::optional<double> datasheet_peak_bytes_per_s);
 
 // ok; fail when the integrity test found errors; or the outcome's own status.
 [[nodiscard]] RecordStatus membw_status(const MembwOutcome& outcome);

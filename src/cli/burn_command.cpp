@@ -230,30 +230,31 @@ int BurnCommand::run(Invocation& invocation) {
 
   std::vector<Json> records;
   if (plan.gpus.empty()) {
-    Json record = make_record(session.origin(0), "burn", plan.unavailable_status);
-    record["reason"] = plan.unavailable_reason;
-    record["kernel"] = burn_kernel_name(settings.kernel);
-    records.push_back(std::move(record));
+    BurnRecord record;
+    record.origin = session.origin(0);
+    record.status = plan.unavailable_status;
+    record.reason = plan.unavailable_reason;
+    record.kernel = burn_kernel_name(settings.kernel);
+    records.push_back(to_json(record));
   }
   for (std::size_t slot = 0; slot < run.outcomes.size(); ++slot) {
     const BurnOutcome& outcome = run.outcomes[slot];
     const PeerVerdict& peers = verdicts.at(static_cast<std::size_t>(session.first_rank()) + slot);
-    RecordOrigin origin = session.origin(slot);
-    origin.gpu = outcome.gpu;
-    const RecordStatus status = burn_status(outcome, peers);
-    Json record = make_record(origin, "burn", status);
-    if (status != RecordStatus::kOk) record["reason"] = burn_reason(outcome, peers, session.node());
-    if (!outcome.measured) {
-      // Nothing ran on this GPU (skipped, or failed in set-up): no measurement fields.
-      record["kernel"] = burn_kernel_name(settings.kernel);
-      records.push_back(std::move(record));
-      continue;
+    BurnRecord record;
+    record.origin = session.origin(slot);
+    record.origin.gpu = outcome.gpu;
+    record.status = burn_status(outcome, peers);
+    if (record.status != RecordStatus::kOk)
+      record.reason = burn_reason(outcome, peers, session.node());
+    record.kernel = burn_kernel_name(settings.kernel);
+    // Nothing ran on a GPU that was skipped or failed in set-up: no measurement fields.
+    if (outcome.measured) {
+      const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);
+      record.measurement = burn_measurement(
+          settings, outcome, peers,
+          sheet ? datasheet_peak_tflops(*sheet, burn_kernel_name(settings.kernel)) : std::nullopt);
     }
-    const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);
-    record.update(burn_record_fields(
-        settings, outcome, peers,
-        sheet ? datasheet_peak_tflops(*sheet, burn_kernel_name(settings.kernel)) : std::nullopt));
-    records.push_back(std::move(record));
+    records.push_back(to_json(record));
   }
   const int exit_code = session.finish(records, g_stop_requested.load());
   if (run.abandoned) {

@@ -118,21 +118,23 @@ int MembwCommand::run(Invocation& invocation) {
 
   std::vector<Json> records;
   if (plan.gpus.empty()) {
-    Json record = make_record(session.origin(0), "membw", plan.unavailable_status);
-    record["reason"] = plan.unavailable_reason;
-    records.push_back(std::move(record));
+    MembwRecord record;
+    record.origin = session.origin(0);
+    record.status = plan.unavailable_status;
+    record.reason = plan.unavailable_reason;
+    records.push_back(to_json(record));
   }
   for (std::size_t slot = 0; slot < run.outcomes.size(); ++slot) {
     const MembwOutcome& outcome = run.outcomes[slot];
-    RecordOrigin origin = session.origin(slot);
-    origin.gpu = outcome.gpu;
-    const RecordStatus status = membw_status(outcome);
-    Json record = make_record(origin, "membw", status);
-    if (status != RecordStatus::kOk) record["reason"] = membw_reason(outcome);
+    MembwRecord record;
+    record.origin = session.origin(slot);
+    record.origin.gpu = outcome.gpu;
+    record.status = membw_status(outcome);
+    if (record.status != RecordStatus::kOk) record.reason = membw_reason(outcome);
     const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);
-    record.update(membw_record_fields(
-        outcome, sheet ? std::optional<double>(sheet->hbm_bytes_per_s) : std::nullopt));
-    records.push_back(std::move(record));
+    record.measurement = membw_measurement(
+        outcome, sheet ? std::optional<double>(sheet->hbm_bytes_per_s) : std::nullopt);
+    records.push_back(to_json(record));
   }
   const int exit_code = session.finish(records, false);
   if (run.abandoned) {

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/record_fields.hpp"
+
 namespace commcert {
 
 std::string_view to_string(RecordStatus status) {
@@ -25,25 +27,28 @@ std::string_view to_string(RecordStatus status) {
 
 Json to_json(const std::optional<GpuIdentity>& gpu) {
   if (!gpu) return nullptr;
+  const auto text_or_null = [](const std::string& text) {
+    return text.empty() ? Json(nullptr) : Json(text);
+  };
   Json out;
-  out["index"] = gpu->index;
-  out["uuid"] = gpu->uuid.empty() ? Json(nullptr) : Json(gpu->uuid);
-  out["pci_bus_id"] = gpu->pci_bus_id.empty() ? Json(nullptr) : Json(gpu->pci_bus_id);
-  out["name"] = gpu->name.empty() ? Json(nullptr) : Json(gpu->name);
+  out[GpuIdentityFields::kIndex] = gpu->index;
+  out[GpuIdentityFields::kUuid] = text_or_null(gpu->uuid);
+  out[GpuIdentityFields::kPciBusId] = text_or_null(gpu->pci_bus_id);
+  out[GpuIdentityFields::kName] = text_or_null(gpu->name);
   return out;
 }
 
 Json make_record(const RecordOrigin& origin, std::string_view kind, RecordStatus status) {
   Json record;
-  record["schema"] = kRecordSchemaVersion;
-  record["run_id"] = origin.run_id;
-  record["kind"] = kind;
-  record["status"] = to_string(status);
-  record["time"] = utc_timestamp_now();
-  record["host"] = origin.host;
-  record["rank"] = origin.rank;
-  record["local_rank"] = origin.local_rank;
-  record["gpu"] = to_json(origin.gpu);
+  record[RecordFields::kSchema] = kRecordSchemaVersion;
+  record[RecordFields::kRunId] = origin.run_id;
+  record[RecordFields::kKind] = kind;
+  record[RecordFields::kStatus] = to_string(status);
+  record[RecordFields::kTime] = utc_timestamp_now();
+  record[RecordFields::kHost] = origin.host;
+  record[RecordFields::kRank] = origin.rank;
+  record[RecordFields::kLocalRank] = origin.local_rank;
+  record[RecordFields::kGpu] = to_json(origin.gpu);
   return record;
 }
 

@@ -30,15 +30,6 @@ class Collector {
   GpuHealth& health_;
 };
 
-template <typename T>
-Json or_null(const std::optional<T>& value) {
-  return value ? Json(*value) : Json(nullptr);
-}
-
-Json ecc_counts_json(const EccCounts& counts) {
-  return {{"corrected", or_null(counts.corrected)}, {"uncorrected", or_null(counts.uncorrected)}};
-}
-
 }  // namespace
 
 GpuHealth probe_gpu_health(const NvmlLibrary& nvml, nvml::Device device, unsigned index) {
@@ -72,7 +63,10 @@ GpuHealth probe_gpu_health(const NvmlLibrary& nvml, nvml::Device device, unsigne
     h.ecc = ecc;
   }
 
-  h.remapped_rows = c.take(nvml.remapped_rows(device), "remapped_rows");
+  if (auto rows = c.take(nvml.remapped_rows(device), "remapped_rows")) {
+    h.remapped_rows =
+        GpuRemappedRows{rows->correctable, rows->uncorrectable, rows->pending, rows->failure};
+  }
   GpuRetiredPages pages;
   pages.single_bit = c.take(nvml.retired_pages(device, nvml::kRetiredMultipleSingleBit),
                             "retired_pages.single_bit");
@@ -138,73 +132,6 @@ GpuIdentity gpu_identity_of(const GpuHealth& health) {
   gpu.pci_bus_id = health.pci_bus_id.value_or("");
   gpu.name = health.name.value_or("");
   return gpu;
-}
-
-Json gpu_health_fields(const GpuHealth& h) {
-  Json out;
-  out["component"] = "gpu";
-  out["name"] = or_null(h.name);
-  out["uuid"] = or_null(h.uuid);
-  out["pci_bus_id"] = or_null(h.pci_bus_id);
-  out["serial"] = or_null(h.serial);
-  out["vbios"] = or_null(h.vbios);
-  out["driver_version"] = or_null(h.driver_version);
-  out["ecc"] = h.ecc ? Json{{"enabled", h.ecc->enabled},
-                            {"volatile", ecc_counts_json(h.ecc->volatile_counts)},
-                            {"aggregate", ecc_counts_json(h.ecc->aggregate)}}
-                     : Json(nullptr);
-  out["remapped_rows"] = h.remapped_rows ? Json{{"correctable", h.remapped_rows->correctable},
-                                                {"uncorrectable", h.remapped_rows->uncorrectable},
-                                                {"pending", h.remapped_rows->pending},
-                                                {"failure", h.remapped_rows->failure}}
-                                         : Json(nullptr);
-  out["retired_pages"] = h.retired_pages
-                             ? Json{{"single_bit", or_null(h.retired_pages->single_bit)},
-                                    {"double_bit", or_null(h.retired_pages->double_bit)},
-                                    {"pending", or_null(h.retired_pages->pending)}}
-                             : Json(nullptr);
-  out["pcie"] = h.pcie ? Json{{"gen_current", or_null(h.pcie->gen_current)},
-                              {"gen_max", or_null(h.pcie->gen_max)},
-                              {"width_current", or_null(h.pcie->width_current)},
-                              {"width_max", or_null(h.pcie->width_max)},
-                              {"replay_count", or_null(h.pcie->replay_count)}}
-                       : Json(nullptr);
-  if (h.nvlink) {
-    Json links = Json::array();
-    for (const auto& link : *h.nvlink) {
-      links.push_back({{"link", link.link},
-                       {"active", link.active},
-                       {"replay_errors", or_null(link.replay_errors)},
-                       {"recovery_errors", or_null(link.recovery_errors)},
-                       {"crc_flit_errors", or_null(link.crc_flit_errors)},
-                       {"crc_data_errors", or_null(link.crc_data_errors)}});
-    }
-    out["nvlink"] = std::move(links);
-  } else {
-    out["nvlink"] = nullptr;
-  }
-  out["temperature_c"] = or_null(h.temperature_c);
-  out["power_w"] = or_null(h.power_w);
-  out["clocks_mhz"] = h.clocks ? Json{{"sm", or_null(h.clocks->sm)},
-                                      {"mem", or_null(h.clocks->mem)},
-                                      {"sm_max", or_null(h.clocks->sm_max)},
-                                      {"mem_max", or_null(h.clocks->mem_max)}}
-                               : Json(nullptr);
-  out["clock_event_reasons"] = h.clock_event_reasons ? Json(*h.clock_event_reasons) : Json(nullptr);
-  out["persistence_mode"] = or_null(h.persistence_mode);
-  if (h.xid_events) {
-    Json events = Json::array();
-    for (const auto& event : *h.xid_events)
-      events.push_back({{"xid", event.xid}, {"time", event.time}});
-    out["xid_events"] = std::move(events);
-  } else {
-    out["xid_events"] = nullptr;
-  }
-  Json errors = Json::array();
-  for (const auto& error : h.query_errors)
-    errors.push_back({{"query", error.query}, {"error", error.error}});
-  out["query_errors"] = std::move(errors);
-  return out;
 }
 
 }  // namespace commcert

@@ -11,28 +11,31 @@
 namespace commcert {
 namespace {
 
-Json ib_port_fields(const IbPort& port) {
-  const auto or_null = [](const auto& value) { return value ? Json(*value) : Json(nullptr); };
-  Json out;
-  out["component"] = "ib_port";
-  out["device"] = port.device;
-  out["port"] = port.port;
-  out["state"] = or_null(port.state);
-  out["phys_state"] = or_null(port.phys_state);
-  out["rate_gbps"] = or_null(port.rate_gbps);
-  out["link_layer"] = or_null(port.link_layer);
-  Json counters = Json::object();
-  for (const auto& [name, value] : port.counters)
-    counters[name] = value;
-  out["counters"] = std::move(counters);
+IbPortHealthFields ib_port_fields(const IbPort& port) {
+  IbPortHealthFields out;
+  out.device = port.device;
+  out.port = port.port;
+  out.state = port.state;
+  out.phys_state = port.phys_state;
+  out.rate_gbps = port.rate_gbps;
+  out.link_layer = port.link_layer;
+  out.counters = port.counters;
   return out;
 }
 
-Json skipped(const RecordOrigin& origin, std::string_view component, const std::string& reason) {
-  Json record = make_record(origin, "health", RecordStatus::kSkipped);
-  record["reason"] = reason;
-  record["component"] = component;
+HealthRecord component_record(const RecordOrigin& origin, RecordStatus status,
+                              std::string_view component) {
+  HealthRecord record;
+  record.origin = origin;
+  record.status = status;
+  record.component = component;
   return record;
+}
+
+Json skipped(const RecordOrigin& origin, std::string_view component, const std::string& reason) {
+  HealthRecord record = component_record(origin, RecordStatus::kSkipped, component);
+  record.reason = reason;
+  return to_json(record);
 }
 
 void watch_xids(const NvmlLibrary& nvml, NodeHealth& health,
@@ -106,55 +109,56 @@ NodeHealth collect_node_health(const HealthOptions& options,
 std::vector<Json> node_health_records(const NodeHealth& health, const RecordOrigin& origin) {
   std::vector<Json> records;
   if (!health.nvml_unavailable_reason.empty()) {
-    records.push_back(skipped(origin, "gpu", health.nvml_unavailable_reason));
+    records.push_back(skipped(origin, HealthRecord::kComponentGpu, health.nvml_unavailable_reason));
   } else if (!health.gpu_count_error.empty()) {
-    Json record = make_record(origin, "health", RecordStatus::kError);
-    record["reason"] = health.gpu_count_error;
-    record["component"] = "gpu";
-    records.push_back(std::move(record));
+    HealthRecord record =
+        component_record(origin, RecordStatus::kError, HealthRecord::kComponentGpu);
+    record.reason = health.gpu_count_error;
+    records.push_back(to_json(record));
   } else if (health.gpus.empty()) {
-    records.push_back(skipped(origin, "gpu", "no GPUs: NVML reports 0 devices"));
+    records.push_back(
+        skipped(origin, HealthRecord::kComponentGpu, "no GPUs: NVML reports 0 devices"));
   }
   for (const auto& gpu : health.gpus) {
     RecordOrigin gpu_origin = origin;
     gpu_origin.gpu = gpu_identity_of(gpu);
     const bool failed = gpu.lost || gpu.unreachable;
-    Json record =
-        make_record(gpu_origin, "health", failed ? RecordStatus::kError : RecordStatus::kOk);
+    HealthRecord record = component_record(
+        gpu_origin, failed ? RecordStatus::kError : RecordStatus::kOk, HealthRecord::kComponentGpu);
     if (gpu.unreachable) {
-      record["reason"] = *gpu.unreachable;
-      record["component"] = "gpu";
+      record.reason = *gpu.unreachable;
     } else {
       if (gpu.lost) {
-        record["reason"] = fmt::format(
+        record.reason = fmt::format(
             "GPU {} is lost: NVML answered 'GPU is lost' (fallen off the bus?)", gpu.index);
       }
-      record.update(gpu_health_fields(gpu));
+      record.fields = static_cast<const GpuHealthFields&>(gpu);
     }
-    records.push_back(std::move(record));
+    records.push_back(to_json(record));
   }
 
   if (health.ib.ports.empty()) {
     std::string reason = fmt::format("no RDMA devices under {}",
                                      (health.sysfs_root / "class" / "infiniband").string());
     if (!health.verbs.error.empty()) reason += fmt::format(" ({})", health.verbs.error);
-    records.push_back(skipped(origin, "ib_port", reason));
+    records.push_back(skipped(origin, HealthRecord::kComponentIbPort, reason));
   }
   for (const auto& port : health.ib.ports) {
-    Json record = make_record(origin, "health", RecordStatus::kOk);
-    record.update(ib_port_fields(port));
-    records.push_back(std::move(record));
+    HealthRecord record =
+        component_record(origin, RecordStatus::kOk, HealthRecord::kComponentIbPort);
+    record.fields = ib_port_fields(port);
+    records.push_back(to_json(record));
   }
 
-  Json node = make_record(origin, "health", RecordStatus::kOk);
-  node["component"] = "node";
-  node["gpu_count"] = health.gpu_count ? Json(*health.gpu_count) : Json(nullptr);
-  node["ib_port_count"] = health.ib.ports.size();
-  node["affinity"] = affinity_json(health.topology);
-  node["topology_source"] =
-      health.topology.available ? Json(health.topology.source) : Json(nullptr);
-  node["verbs"] = verbs_json(health.verbs);
-  records.push_back(std::move(node));
+  HealthRecord node = component_record(origin, RecordStatus::kOk, HealthRecord::kComponentNode);
+  NodeHealthFields fields;
+  fields.gpu_count = health.gpu_count;
+  fields.ib_port_count = health.ib.ports.size();
+  fields.affinity = affinity_json(health.topology);
+  if (health.topology.available) fields.topology_source = health.topology.source;
+  fields.verbs = verbs_json(health.verbs);
+  node.fields = std::move(fields);
+  records.push_back(to_json(node));
   return records;
 }
 

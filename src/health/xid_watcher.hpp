@@ -6,13 +6,9 @@
 #include <vector>
 
 #include "health/nvml_library.hpp"
+#include "records/health.hpp"  // XidEvent
 
 namespace commcert {
-
-struct XidEvent {
-  unsigned long long xid = 0;  // 999: NVML could not tell which Xid
-  std::string time;            // UTC, when we received it
-};
 
 // Xid events NVML delivers for a set of GPUs. NVML only reports events that happen after
 // registration, so a watcher is created when a stage starts and polled until it ends; the

@@ -111,7 +111,7 @@ TelemetrySeries burn_telemetry() {
   return series;
 }
 
-// As burn_command.cpp writes a measured GPU: make_record, status and reason, then the fields.
+// As burn_command.cpp writes a measured GPU: a BurnRecord with status, reason and measurement.
 Json burn_record(const std::string& run_id, int gpu, std::uint64_t miscompares) {
   BurnSettings settings;
   settings.duration_s = 60;
@@ -125,13 +125,14 @@ Json burn_record(const std::string& run_id, int gpu, std::uint64_t miscompares) 
   outcome.checked_results = 61;
   outcome.telemetry = telemetry_json(burn_telemetry());
   const PeerVerdict peers{miscompares > 0, 1};
-  RecordOrigin origin = origin_on(run_id, "node0", gpu);
-  origin.gpu = outcome.gpu;
-  const RecordStatus status = burn_status(outcome, peers);
-  Json record = make_record(origin, "burn", status);
-  if (status != RecordStatus::kOk) record["reason"] = burn_reason(outcome, peers, "node0");
-  record.update(burn_record_fields(settings, outcome, peers, 989.4));
-  return record;
+  BurnRecord record;
+  record.origin = origin_on(run_id, "node0", gpu);
+  record.origin.gpu = outcome.gpu;
+  record.status = burn_status(outcome, peers);
+  if (record.status != RecordStatus::kOk) record.reason = burn_reason(outcome, peers, "node0");
+  record.kernel = burn_kernel_name(settings.kernel);
+  record.measurement = burn_measurement(settings, outcome, peers, 989.4);
+  return to_json(record);
 }
 
 // As membw_command.cpp writes a measured GPU.
@@ -150,13 +151,13 @@ Json membw_record(const std::string& run_id, int gpu, std::uint64_t integrity_er
     integrity.first_errors = {{0x7f3a40, 0xffffffffffffffffULL, 0xfffffffffffffffbULL, "random"}};
   }
   outcome.integrity = integrity;
-  RecordOrigin origin = origin_on(run_id, "node0", gpu);
-  origin.gpu = outcome.gpu;
-  const RecordStatus status = membw_status(outcome);
-  Json record = make_record(origin, "membw", status);
-  if (status != RecordStatus::kOk) record["reason"] = membw_reason(outcome);
-  record.update(membw_record_fields(outcome, 3.35e12));
-  return record;
+  MembwRecord record;
+  record.origin = origin_on(run_id, "node0", gpu);
+  record.origin.gpu = outcome.gpu;
+  record.status = membw_status(outcome);
+  if (record.status != RecordStatus::kOk) record.reason = membw_reason(outcome);
+  record.measurement = membw_measurement(outcome, 3.35e12);
+  return to_json(record);
 }
 
 GpuHealth healthy_gpu(unsigned index) {
@@ -170,7 +171,7 @@ GpuHealth healthy_gpu(unsigned index) {
   gpu.vbios = "96.00.99.00.01";
   gpu.driver_version = "580.65.06";
   gpu.ecc = GpuEcc{true, {0, 0}, {12, 0}};
-  gpu.remapped_rows = NvmlRemappedRows{0, 0, false, false};
+  gpu.remapped_rows = GpuRemappedRows{0, 0, false, false};
   gpu.pcie = GpuPcie{5, 5, 16, 16, 0};
   gpu.nvlink = std::vector<GpuNvLink>{{0, true, 0, 0, 0, 0}, {1, true, 0, 0, std::nullopt, 0}};
   gpu.temperature_c = 34;

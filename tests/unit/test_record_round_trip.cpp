@@ -9,8 +9,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "health/telemetry.hpp"
 #include "json_schema_subset.hpp"
 #include "record_samples.hpp"
+#include "records/burn.hpp"
+#include "records/collective.hpp"
+#include "records/health.hpp"
+#include "records/membw.hpp"
 #include "temp_directory.hpp"
 #include "validate/record_reader.hpp"
 
@@ -245,6 +250,338 @@ TEST(RecordRoundTrip, HealthRecordsOfEveryComponentKeepWhatTheRulesJudge) {
   EXPECT_EQ(e.node_health[0].gpu_count, 3);
   EXPECT_EQ(e.node_health[0].ib_port_count, 2);
   EXPECT_EQ(e.node_health[1].gpu_count, std::nullopt);  // no NVML: unknown, not zero
+}
+
+// Struct, JSON, schema, reader, per kind: each record definition (records/*.hpp) filled with
+// distinctive values must reach the validator's evidence as those values, so the writer's and
+// the reader's field names cannot drift apart.
+
+RecordOrigin origin_of(const std::string& host, int rank, std::optional<int> gpu = std::nullopt) {
+  RecordOrigin origin;
+  origin.run_id = "struct-roundtrip-1";
+  origin.host = host;
+  origin.rank = rank;
+  origin.local_rank = rank % 4;
+  if (gpu) {
+    origin.gpu = GpuIdentity{*gpu, "GPU-5e1f0c2a-0000-4000-8000-00000000000" + std::to_string(*gpu),
+                             "0000:1b:00.0", "NVIDIA H100 80GB HBM3"};
+  }
+  return origin;
+}
+
+// Every record valid against docs/schema/record.schema.json, then read back as certify reads it.
+struct StructReadBack : ReadBack {
+  explicit StructReadBack(std::vector<Json> records) : ReadBack(checked(std::move(records))) {}
+
+  static std::vector<Json> checked(std::vector<Json> records) {
+    const auto schema = test_support::JsonSchemaSubset::record_schema();
+    for (const auto& record : records)
+      EXPECT_THAT(schema.errors(record), IsEmpty()) << record.dump();
+    return records;
+  }
+};
+
+CollectiveRecord node_scope_allgather() {
+  CollectiveRecord r;
+  r.origin = origin_of("nodeA", 0);
+  r.status = RecordStatus::kFail;
+  r.backend = "mpi";
+  r.collective = "allgather";
+  r.dtype = "float";
+  r.bytes = 3 << 20;
+  r.count = 196608;
+  r.nranks = 4;
+  r.nodes = 1;
+  r.scope = CollectiveRecord::kScopeNode;
+  r.group = 2;
+  r.group_nodes = {"nodeC"};
+  r.in_place = true;
+  r.cycle = 1;
+  CollectiveResult& m = r.result.emplace();
+  m.check = true;
+  m.iterations = 40;
+  m.warmup_iterations = 5;
+  m.aggregation = "mean";
+  m.time_s = 2.5e-4;
+  m.timing = "back_to_back";
+  m.algbw_bytes_per_s = 1.2e10;
+  m.busbw_bytes_per_s = 9.4e9;
+  m.bus_factor = 0.75;
+  m.group_ranks = {8, 9, 10, 11};
+  m.rank_time_s = {2.4e-4, 2.5e-4, 2.6e-4, 1.0e-4};
+  m.rank_time = {1.0e-4, 2.0e-4, 2.6e-4};
+  m.straggler = {11, "nodeC", 1.0e-4, 0.5e-4};
+  m.iteration_time = {40, 1e-4, 2e-4, 3e-4, 3.1e-4, 2.1e-4, 0.2};
+  m.wrong_elements = 17;
+  m.wrong_ranks = {{9, "nodeC", 12, 2}, {10, "nodeC", 5, 1}};
+  m.adaptive = AdaptiveStop{2.0, 1.5, "ci"};
+  r.reason = "17 wrong elements on 2 rank(s), first rank 9 (nodeC)";
+  return r;
+}
+
+TEST(RecordStructRoundTrip, CollectiveMeasurementReachesTheEvidenceItDescribes) {
+  const CollectiveRecord w = node_scope_allgather();
+  CollectiveRecord skipped = node_scope_allgather();
+  skipped.status = RecordStatus::kSkipped;
+  skipped.collective = "sendrecv";
+  skipped.scope = CollectiveRecord::kScopePairs;
+  skipped.round = 3;
+  skipped.pair_list = true;
+  skipped.result.reset();
+  skipped.reason = "the backend cannot run sendrecv in place";
+  const StructReadBack back(std::vector<Json>{to_json(w), to_json(skipped)});
+  const Evidence& e = back.evidence;
+  EXPECT_THAT(issues_of(e), IsEmpty());
+  ASSERT_EQ(e.collectives.size(), 2u);
+  const CollectiveEvidence& c = e.collectives[0];
+  EXPECT_EQ(c.status, RecordStatus::kFail);
+  EXPECT_EQ(e.node_name(c.writer), "nodeA");
+  EXPECT_EQ(e.text(c.collective), "allgather");
+  EXPECT_EQ(c.scope, CollectiveScope::kNode);
+  EXPECT_TRUE(c.in_place);
+  EXPECT_TRUE(c.checked);
+  EXPECT_FALSE(c.pair_list);
+  EXPECT_EQ(c.nranks, 4u);
+  EXPECT_EQ(c.bytes, 3u << 20);
+  EXPECT_DOUBLE_EQ(c.busbw_bytes_per_s, 9.4e9);
+  EXPECT_EQ(c.straggler_rank, 11);
+  EXPECT_EQ(e.node_name(c.straggler), "nodeC");
+  EXPECT_FLOAT_EQ(c.straggler_lead_fraction, 0.25f);  // lead 0.5e-4 over the median 2e-4
+  ASSERT_NE(c.group, kNoString);
+  ASSERT_EQ(e.groups.at(c.group).size(), 1u);
+  EXPECT_EQ(e.node_name(e.groups.at(c.group)[0]), "nodeC");
+  const auto wrong = e.wrong_ranks_of(c);
+  ASSERT_EQ(wrong.size(), 2u);
+  EXPECT_EQ(wrong[1].rank, 10);
+  EXPECT_EQ(e.node_name(wrong[1].node), "nodeC");
+  EXPECT_EQ(wrong[1].elements, 5);
+  EXPECT_EQ(wrong[1].iterations, 1);
+  EXPECT_EQ(e.text(c.reason), *w.reason);
+
+  const CollectiveEvidence& s = e.collectives[1];
+  EXPECT_EQ(s.status, RecordStatus::kSkipped);
+  EXPECT_EQ(s.scope, CollectiveScope::kPairs);
+  EXPECT_TRUE(s.pair_list);
+  EXPECT_EQ(e.text(s.reason), *skipped.reason);
+}
+
+TEST(RecordStructRoundTrip, CollectiveTimeoutNamesWhoDidNotArrive) {
+  CollectiveTimeoutRecord w;
+  w.origin = origin_of("nodeB", 1);
+  w.backend = "nccl";
+  w.scope = CollectiveRecord::kScopeCluster;
+  w.operation = "allreduce float sum 1 MiB in-place";
+  w.timeout_s = 30;
+  w.nranks = 3;
+  w.not_arrived = {{2, "nodeC"}};
+  w.attributed = true;
+  w.rank_states = {{0, "nodeA", true, 7, true, 29.5},
+                   {1, "nodeB", true, 7, true, 29.4},
+                   {2, "nodeC", false, 6, false, std::nullopt}};
+  w.reason = "rank 2 (nodeC) did not arrive at allreduce float sum 1 MiB in-place within 30 s";
+  const StructReadBack back(std::vector<Json>{to_json(w)});
+  const Evidence& e = back.evidence;
+  EXPECT_THAT(issues_of(e), IsEmpty());
+  ASSERT_EQ(e.timeouts.size(), 1u);
+  const TimeoutEvidence& t = e.timeouts[0];
+  EXPECT_EQ(e.node_name(t.writer), "nodeB");
+  EXPECT_EQ(t.scope, CollectiveScope::kCluster);
+  EXPECT_EQ(t.operation, w.operation);
+  EXPECT_DOUBLE_EQ(t.timeout_s, 30);
+  EXPECT_TRUE(t.attributed);
+  ASSERT_EQ(t.not_arrived.size(), 1u);
+  EXPECT_EQ(t.not_arrived[0].first, 2);
+  EXPECT_EQ(e.node_name(t.not_arrived[0].second), "nodeC");
+  EXPECT_EQ(t.members.size(), 3u);
+  EXPECT_EQ(t.reason, w.reason);
+}
+
+TEST(RecordStructRoundTrip, BurnMeasurementAndAnUnmeasuredGpuReachTheEvidence) {
+  BurnRecord w;
+  w.origin = origin_of("nodeD", 3, 3);
+  w.status = RecordStatus::kFail;
+  w.reason = "GPU 3 computed 4 result element(s) differently from its own first result";
+  w.kernel = "gemm_fp8";
+  BurnMeasurement& m = w.measurement.emplace();
+  m.matrix = BurnMatrix{4096, 4096, 4096, "fp8_e4m3"};
+  m.requested_duration_s = 30;
+  m.duration_s = 30.01;
+  m.iterations = 999;
+  m.tflops = 1234.5;
+  m.miscompares = 4;
+  m.peer_mismatch = true;
+  m.peer_gpus = 6;
+  TelemetrySeries series;
+  for (int i = 0; i < 3; ++i) {
+    TelemetrySample sample;
+    sample.time_s = 0.5 * i;
+    sample.clock_event_reasons = 0x4;  // sw_power_cap
+    series.samples.push_back(sample);
+  }
+  series.xid_events = std::vector<XidEvent>{{48, "2026-11-25T10:00:00.000Z"}};
+  m.telemetry = telemetry_json(series);
+  m.checked_results = 30;
+  m.window_s = 1;
+  BurnRecord unmeasured;
+  unmeasured.origin = origin_of("nodeD", 4, 4);
+  unmeasured.status = RecordStatus::kSkipped;
+  unmeasured.reason = "GPU 4: compute capability 8.0 has no FP8 tensor cores";
+  unmeasured.kernel = "gemm_fp8";
+  const StructReadBack back(std::vector<Json>{to_json(w), to_json(unmeasured)});
+  const Evidence& e = back.evidence;
+  EXPECT_THAT(issues_of(e), IsEmpty());
+  ASSERT_EQ(e.burns.size(), 2u);
+  const BurnEvidence& b = e.burns[0];
+  EXPECT_EQ(b.status, RecordStatus::kFail);
+  EXPECT_EQ(e.node_name(b.node), "nodeD");
+  EXPECT_EQ(b.gpu.index, 3);
+  EXPECT_EQ(e.text(b.gpu.uuid), w.origin.gpu->uuid);
+  EXPECT_EQ(e.text(b.kernel), "gemm_fp8");
+  EXPECT_EQ(b.tflops, 1234.5);
+  EXPECT_EQ(b.miscompares, 4);
+  EXPECT_EQ(b.peer_mismatch, true);
+  EXPECT_EQ(b.peer_gpus, 6);
+  ASSERT_EQ(b.throttle.size(), 1u);
+  EXPECT_EQ(e.text(b.throttle[0].reason), "sw_power_cap");
+  EXPECT_GT(b.throttle[0].seconds, 0);
+  ASSERT_EQ(b.xids.size(), 1u);
+  EXPECT_EQ(b.xids[0].xid, 48);
+  EXPECT_EQ(b.reason, *w.reason);
+  const BurnEvidence& u = e.burns[1];
+  EXPECT_EQ(u.status, RecordStatus::kSkipped);
+  EXPECT_EQ(u.tflops, std::nullopt);
+  EXPECT_EQ(u.reason, *unmeasured.reason);
+}
+
+TEST(RecordStructRoundTrip, MembwMeasurementAndAGpulessProcessReachTheEvidence) {
+  MembwRecord w;
+  w.origin = origin_of("nodeE", 0, 0);
+  w.status = RecordStatus::kFail;
+  w.reason = "GPU 0: 2 memory word(s) read back wrong in 8 GiB tested";
+  MembwMeasurement& m = w.measurement.emplace();
+  m.bandwidth = MembwBandwidth{3.1e12, 2.9e12, 3.0e12, 2.8e12, 3.35e12};
+  m.fraction_of_peak = 3.1 / 3.35;
+  m.fraction_of_memcpy = 3.0 / 2.8;
+  m.host_transfer = MembwHostTransfer{5.5e10, 5.2e10, 1, true};
+  m.integrity = MembwIntegrity{8ULL << 30, {"walking_ones"}, 2, {{0x2000, 0, 4, "walking_ones"}}};
+  m.buffer_bytes = 1ULL << 30;
+  MembwRecord gpuless;
+  gpuless.origin = origin_of("nodeE", 1);
+  gpuless.status = RecordStatus::kSkipped;
+  gpuless.reason = "no GPU visible to this process";
+  const StructReadBack back(std::vector<Json>{to_json(w), to_json(gpuless)});
+  const Evidence& e = back.evidence;
+  EXPECT_THAT(issues_of(e), IsEmpty());
+  ASSERT_EQ(e.membws.size(), 2u);
+  const MembwEvidence& r = e.membws[0];
+  EXPECT_EQ(r.status, RecordStatus::kFail);
+  EXPECT_EQ(r.gpu.index, 0);
+  EXPECT_EQ(r.read, 3.1e12);
+  EXPECT_EQ(r.write, 2.9e12);
+  EXPECT_EQ(r.copy, 3.0e12);
+  EXPECT_EQ(r.memcpy_d2d, 2.8e12);
+  EXPECT_EQ(r.h2d, 5.5e10);
+  EXPECT_EQ(r.d2h, 5.2e10);
+  EXPECT_EQ(r.integrity_errors, 2);
+  EXPECT_EQ(r.bytes_tested, std::int64_t{8} << 30);
+  EXPECT_EQ(r.first_error, "offset 0x2000, pattern walking_ones");
+  EXPECT_EQ(e.membws[1].status, RecordStatus::kSkipped);
+  EXPECT_EQ(e.membws[1].gpu.index, -1);
+  EXPECT_EQ(e.membws[1].read, std::nullopt);
+}
+
+TEST(RecordStructRoundTrip, HealthComponentsReachTheEvidence) {
+  HealthRecord gpu;
+  gpu.origin = origin_of("nodeF", 0, 1);
+  gpu.component = HealthRecord::kComponentGpu;
+  GpuHealthFields& g = gpu.fields.emplace<GpuHealthFields>();
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.ecc = GpuEcc{true, {11, 3}, {110, 4}};
+  g.remapped_rows = GpuRemappedRows{2, 1, true, false};
+  g.retired_pages = GpuRetiredPages{5, 6, true};
+  g.pcie = GpuPcie{4, 5, 8, 16, 21};
+  g.nvlink = std::vector<GpuNvLink>{{0, true, 1, 2, 3, 4}, {1, false, {}, {}, {}, {}}};
+  g.temperature_c = 71;
+  g.clock_event_reasons = std::vector<std::string>{"hw_slowdown"};
+  g.xid_events = std::vector<XidEvent>{{79, "2026-11-25T10:00:00.000Z"}};
+  g.query_errors = {{"serial", "Insufficient Permissions"}};
+  HealthRecord port;
+  port.origin = origin_of("nodeF", 0);
+  port.component = HealthRecord::kComponentIbPort;
+  IbPortHealthFields& p = port.fields.emplace<IbPortHealthFields>();
+  p.device = "mlx5_3";
+  p.port = 1;
+  p.state = "DOWN";
+  p.phys_state = "Polling";
+  p.rate_gbps = 200;
+  p.link_layer = "InfiniBand";
+  p.counters = {{"symbol_error", 9}, {"link_downed", 2}};
+  HealthRecord node;
+  node.origin = origin_of("nodeF", 0);
+  node.component = HealthRecord::kComponentNode;
+  NodeHealthFields& n = node.fields.emplace<NodeHealthFields>();
+  n.gpu_count = 8;
+  n.ib_port_count = 4;
+  HealthRecord unreachable;
+  unreachable.origin = origin_of("nodeF", 0, 2);
+  unreachable.status = RecordStatus::kError;
+  unreachable.reason = "nvmlDeviceGetHandleByIndex_v2(2) returned GPU is lost";
+  unreachable.component = HealthRecord::kComponentGpu;
+  const StructReadBack back(
+      std::vector<Json>{to_json(gpu), to_json(port), to_json(node), to_json(unreachable)});
+  const Evidence& e = back.evidence;
+  EXPECT_THAT(issues_of(e), IsEmpty());
+  ASSERT_EQ(e.gpu_health.size(), 2u);
+  const GpuHealthEvidence& h = e.gpu_health[0];
+  EXPECT_EQ(h.status, RecordStatus::kOk);
+  EXPECT_EQ(h.gpu.index, 1);
+  EXPECT_EQ(h.ecc_volatile_corrected, 11);
+  EXPECT_EQ(h.ecc_volatile_uncorrected, 3);
+  EXPECT_EQ(h.remap_correctable, 2);
+  EXPECT_EQ(h.remap_uncorrectable, 1);
+  EXPECT_EQ(h.remap_pending, true);
+  EXPECT_EQ(h.remap_failure, false);
+  EXPECT_EQ(h.retired_single_bit, 5);
+  EXPECT_EQ(h.retired_double_bit, 6);
+  EXPECT_EQ(h.retired_pending, true);
+  EXPECT_EQ(h.pcie_gen, 4);
+  EXPECT_EQ(h.pcie_gen_max, 5);
+  EXPECT_EQ(h.pcie_width, 8);
+  EXPECT_EQ(h.pcie_width_max, 16);
+  EXPECT_EQ(h.pcie_replays, 21);
+  ASSERT_TRUE(h.nvlinks.has_value());
+  ASSERT_EQ(h.nvlinks->size(), 2u);
+  EXPECT_EQ(h.nvlinks->at(0).replay_errors, 1);
+  EXPECT_EQ(h.nvlinks->at(0).recovery_errors, 2);
+  EXPECT_EQ(h.nvlinks->at(0).crc_flit_errors, 3);
+  EXPECT_EQ(h.nvlinks->at(0).crc_data_errors, 4);
+  EXPECT_EQ(h.nvlinks->at(1).link, 1);
+  EXPECT_EQ(h.nvlinks->at(1).active, false);
+  EXPECT_EQ(h.nvlinks->at(1).replay_errors, std::nullopt);
+  EXPECT_EQ(h.temperature_c, 71);
+  ASSERT_EQ(h.clock_events.size(), 1u);
+  EXPECT_EQ(e.text(h.clock_events[0]), "hw_slowdown");
+  ASSERT_EQ(h.xids.size(), 1u);
+  EXPECT_EQ(h.xids[0].xid, 79);
+  EXPECT_EQ(e.gpu_health[1].status, RecordStatus::kError);
+  EXPECT_EQ(e.gpu_health[1].gpu.index, 2);
+  EXPECT_EQ(e.gpu_health[1].reason, *unreachable.reason);
+
+  ASSERT_EQ(e.ib_ports.size(), 1u);
+  const IbPortEvidence& ib = e.ib_ports[0];
+  EXPECT_EQ(e.text(ib.device), "mlx5_3");
+  EXPECT_EQ(ib.port, 1);
+  EXPECT_EQ(e.text(ib.state), "DOWN");
+  EXPECT_EQ(e.text(ib.phys_state), "Polling");
+  EXPECT_EQ(e.text(ib.link_layer), "InfiniBand");
+  EXPECT_EQ(ib.rate_gbps, 200);
+  ASSERT_EQ(ib.counters.size(), 2u);
+  EXPECT_EQ(e.text(ib.counters[0].first), "link_downed");  // written in name order
+  EXPECT_EQ(ib.counters[0].second, 2);
+
+  ASSERT_EQ(e.node_health.size(), 1u);
+  EXPECT_EQ(e.node_health[0].gpu_count, 8);
+  EXPECT_EQ(e.node_health[0].ib_port_count, 4);
 }
 
 }  // namespace

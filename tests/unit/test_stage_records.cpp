@@ -20,6 +20,22 @@ BurnOutcome measured_outcome() {
   return o;
 }
 
+// A measured GPU's record, as burn_command.cpp puts it together.
+Json burn_json(const BurnSettings& settings, const BurnOutcome& outcome, const PeerVerdict& peers,
+               std::optional<double> peak_tflops) {
+  BurnRecord record;
+  record.kernel = burn_kernel_name(settings.kernel);
+  record.measurement = burn_measurement(settings, outcome, peers, peak_tflops);
+  return to_json(record);
+}
+
+// A measured GPU's record, as membw_command.cpp puts it together.
+Json membw_json(const MembwOutcome& outcome, std::optional<double> peak_bytes_per_s) {
+  MembwRecord record;
+  record.measurement = membw_measurement(outcome, peak_bytes_per_s);
+  return to_json(record);
+}
+
 TEST(BurnKernels, ParseTheRecordIdsAndNameTheFlagOnError) {
   EXPECT_EQ(parse_burn_kernel("gemm_fp8", "--kernel"), BurnKernel::kGemmFp8);
   EXPECT_EQ(burn_kernel_name(BurnKernel::kPowerFma), "power_fma");
@@ -36,7 +52,7 @@ TEST(BurnKernels, ParseTheRecordIdsAndNameTheFlagOnError) {
 TEST(BurnRecord, ReportsTheMedianWindowAndEveryContractField) {
   BurnSettings s;
   s.duration_s = 60;
-  const Json r = burn_record_fields(s, measured_outcome(), PeerVerdict{false, 7}, 989.0);
+  const Json r = burn_json(s, measured_outcome(), PeerVerdict{false, 7}, 989.0);
   EXPECT_EQ(r["kernel"], "gemm_bf16");
   EXPECT_EQ(r["matrix"]["m"], 8192);
   EXPECT_EQ(r["matrix"]["dtype"], "bf16");
@@ -54,7 +70,7 @@ TEST(BurnRecord, MissingEvidenceIsNullNeverZero) {
   BurnSettings s;
   s.kernel = BurnKernel::kPowerFma;
   BurnOutcome o;
-  const Json r = burn_record_fields(s, o, PeerVerdict{}, std::nullopt);
+  const Json r = burn_json(s, o, PeerVerdict{}, std::nullopt);
   EXPECT_TRUE(r["matrix"].is_null());
   EXPECT_TRUE(r["tflops"].is_null());
   EXPECT_TRUE(r["tflops_windows"].is_null());
@@ -86,16 +102,16 @@ TEST(MembwRecord, ComparesTheCopyKernelWithCudaMemcpyAndTheBestKernelWithThePeak
   o.write_bytes_per_s = 4.0e12;
   o.copy_bytes_per_s = 4.1e12;
   o.memcpy_d2d_bytes_per_s = 4.0e12;
-  const Json r = membw_record_fields(o, 4.8e12);
+  const Json r = membw_json(o, 4.8e12);
   EXPECT_DOUBLE_EQ(r["fraction_of_peak"].get<double>(), 4.2 / 4.8);
   EXPECT_DOUBLE_EQ(r["fraction_of_memcpy"].get<double>(), 4.1 / 4.0);
   EXPECT_DOUBLE_EQ(r["bandwidth"]["datasheet_peak_bytes_per_s"].get<double>(), 4.8e12);
-  const Json unknown = membw_record_fields(o, std::nullopt);
+  const Json unknown = membw_json(o, std::nullopt);
   EXPECT_TRUE(unknown["fraction_of_peak"].is_null());
   EXPECT_TRUE(unknown["bandwidth"]["datasheet_peak_bytes_per_s"].is_null());
   EXPECT_TRUE(unknown["host_transfer"].is_null());
   EXPECT_TRUE(unknown["integrity"].is_null());
-  EXPECT_TRUE(membw_record_fields(MembwOutcome{}, 4.8e12)["bandwidth"].is_null());
+  EXPECT_TRUE(membw_json(MembwOutcome{}, 4.8e12)["bandwidth"].is_null());
 }
 
 TEST(MembwRecord, FailsWhenThePatternTestFindsErrorsAndLocatesTheFirst) {
@@ -106,7 +122,7 @@ TEST(MembwRecord, FailsWhenThePatternTestFindsErrorsAndLocatesTheFirst) {
   const std::string reason = membw_reason(o);
   EXPECT_NE(reason.find("3 memory word(s)"), std::string::npos) << reason;
   EXPECT_NE(reason.find("0x1000"), std::string::npos) << reason;
-  const Json r = membw_record_fields(o, std::nullopt);
+  const Json r = membw_json(o, std::nullopt);
   EXPECT_EQ(r["integrity"]["errors"], 3);
   EXPECT_EQ(r["integrity"]["first_errors"][0]["offset"], 0x1000);
   o.integrity->errors = 0;

@@ -30,10 +30,25 @@ constexpr std::uint32_t key_id(std::string_view key) {
   return hash;
 }
 
-[[noreturn]] void record_error(std::string_view field, std::string_view problem);
+// Where a value sits in a record, for error messages: "field", "parent.field" or
+// "parent[].field". Parts are the record definitions' name constants (records/*.hpp), so a
+// reader spells no field name of its own; the text is put together only for an error.
+struct Where {
+  Where(std::string_view name) : field(name) {}    // NOLINT(google-explicit-constructor)
+  Where(const char* name) : field(name) {}         // NOLINT(google-explicit-constructor)
+  Where(const std::string& name) : field(name) {}  // NOLINT(google-explicit-constructor)
+  Where(std::string_view parent_name, std::string_view name, bool in_element = false)
+      : parent(parent_name), field(name), element(in_element) {}
+  std::string_view parent;
+  std::string_view field;
+  bool element = false;  // field of an element of the array `parent`
+};
+
+// Throws RecordError "<where>: <problem>".
+[[noreturn]] void record_error(const Where& where, std::string_view problem);
 
 template <typename T>
-T take(simdjson::simdjson_result<T>&& result, std::string_view field) {
+T take(simdjson::simdjson_result<T>&& result, const Where& field) {
   T value{};
   if (const auto error = std::move(result).get(value)) {
     record_error(field, simdjson::error_message(error));
@@ -41,49 +56,49 @@ T take(simdjson::simdjson_result<T>&& result, std::string_view field) {
   return value;
 }
 
-inline bool is_null(od::value& value, std::string_view field) {
+inline bool is_null(od::value& value, const Where& field) {
   return take(value.is_null(), field);
 }
-inline double number(od::value& value, std::string_view field) {
+inline double number(od::value& value, const Where& field) {
   return take(value.get_double(), field);
 }
-inline std::int64_t integer(od::value& value, std::string_view field) {
+inline std::int64_t integer(od::value& value, const Where& field) {
   return take(value.get_int64(), field);
 }
-inline bool boolean(od::value& value, std::string_view field) {
+inline bool boolean(od::value& value, const Where& field) {
   return take(value.get_bool(), field);
 }
-inline std::string_view string(od::value& value, std::string_view field) {
+inline std::string_view string(od::value& value, const Where& field) {
   return take(value.get_string(), field);
 }
-inline od::object object(od::value& value, std::string_view field) {
+inline od::object object(od::value& value, const Where& field) {
   return take(value.get_object(), field);
 }
-inline od::array array(od::value& value, std::string_view field) {
+inline od::array array(od::value& value, const Where& field) {
   return take(value.get_array(), field);
 }
 
 // Missing evidence is null (docs/records.md): these return nullopt for null.
-inline std::optional<double> optional_number(od::value& value, std::string_view field) {
+inline std::optional<double> optional_number(od::value& value, const Where& field) {
   if (is_null(value, field)) return std::nullopt;
   return number(value, field);
 }
-inline std::optional<std::int64_t> optional_integer(od::value& value, std::string_view field) {
+inline std::optional<std::int64_t> optional_integer(od::value& value, const Where& field) {
   if (is_null(value, field)) return std::nullopt;
   return integer(value, field);
 }
-inline std::optional<bool> optional_boolean(od::value& value, std::string_view field) {
+inline std::optional<bool> optional_boolean(od::value& value, const Where& field) {
   if (is_null(value, field)) return std::nullopt;
   return boolean(value, field);
 }
-inline std::optional<std::string_view> optional_string(od::value& value, std::string_view field) {
+inline std::optional<std::string_view> optional_string(od::value& value, const Where& field) {
   if (is_null(value, field)) return std::nullopt;
   return string(value, field);
 }
 
 // Calls f(key, value) for every field, in document order.
 template <typename F>
-void for_each_field(od::object object, std::string_view where, F&& f) {
+void for_each_field(od::object object, const Where& where, F&& f) {
   for (auto result : object) {
     od::field field = take(std::move(result), where);
     const std::string_view key = take(field.unescaped_key(), where);
@@ -93,7 +108,7 @@ void for_each_field(od::object object, std::string_view where, F&& f) {
 
 // Calls f(value) for every element.
 template <typename F>
-void for_each_element(od::array array, std::string_view where, F&& f) {
+void for_each_element(od::array array, const Where& where, F&& f) {
   for (auto result : array) {
     od::value element = take(std::move(result), where);
     f(element);

@@ -1,0 +1,191 @@
+#include "records/health.hpp"
+#include "validate/detail/record_common.hpp"
+
+namespace commcert::detail {
+namespace {
+
+using G = GpuHealthFields;
+using P = IbPortHealthFields;
+using N = NodeHealthFields;
+
+void read_ecc(od::value& value, GpuHealthEvidence& gpu) {
+  if (is_null(value, G::kEcc)) return;
+  // "ecc.volatile", for messages about the counters inside it.
+  static const std::string kVolatilePath = fmt::format("{}.{}", G::kEcc, GpuEcc::kVolatile);
+  for_each_field(object_of(value), G::kEcc, [&](std::string_view k, od::value& v) {
+    if (k != GpuEcc::kVolatile || is_null(v, kVolatilePath)) return;
+    for_each_field(object_of(v), k, [&](std::string_view vk, od::value& vv) {
+      if (vk == EccCounts::kUncorrected) {
+        gpu.ecc_volatile_uncorrected =
+            optional_integer(vv, {kVolatilePath, EccCounts::kUncorrected});
+      } else if (vk == EccCounts::kCorrected) {
+        gpu.ecc_volatile_corrected = optional_integer(vv, {kVolatilePath, EccCounts::kCorrected});
+      }
+    });
+  });
+}
+
+void read_remapped_rows(od::value& value, GpuHealthEvidence& gpu) {
+  using R = GpuRemappedRows;
+  if (is_null(value, G::kRemappedRows)) return;
+  for_each_field(object_of(value), G::kRemappedRows, [&](std::string_view k, od::value& v) {
+    if (k == R::kCorrectable) {
+      gpu.remap_correctable = optional_integer(v, {G::kRemappedRows, R::kCorrectable});
+    } else if (k == R::kUncorrectable) {
+      gpu.remap_uncorrectable = optional_integer(v, {G::kRemappedRows, R::kUncorrectable});
+    } else if (k == R::kPending) {
+      gpu.remap_pending = optional_boolean(v, {G::kRemappedRows, R::kPending});
+    } else if (k == R::kFailure) {
+      gpu.remap_failure = optional_boolean(v, {G::kRemappedRows, R::kFailure});
+    }
+  });
+}
+
+void read_retired(od::value& value, GpuHealthEvidence& gpu) {
+  using R = GpuRetiredPages;
+  if (is_null(value, G::kRetiredPages)) return;
+  for_each_field(object_of(value), G::kRetiredPages, [&](std::string_view k, od::value& v) {
+    if (k == R::kSingleBit) {
+      gpu.retired_single_bit = optional_integer(v, {G::kRetiredPages, R::kSingleBit});
+    } else if (k == R::kDoubleBit) {
+      gpu.retired_double_bit = optional_integer(v, {G::kRetiredPages, R::kDoubleBit});
+    } else if (k == R::kPending) {
+      gpu.retired_pending = optional_boolean(v, {G::kRetiredPages, R::kPending});
+    }
+  });
+}
+
+void read_pcie(od::value& value, GpuHealthEvidence& gpu) {
+  if (is_null(value, G::kPcie)) return;
+  for_each_field(object_of(value), G::kPcie, [&](std::string_view k, od::value& v) {
+    if (k == GpuPcie::kGenCurrent) {
+      gpu.pcie_gen = optional_small_int(v, {G::kPcie, GpuPcie::kGenCurrent});
+    } else if (k == GpuPcie::kGenMax) {
+      gpu.pcie_gen_max = optional_small_int(v, {G::kPcie, GpuPcie::kGenMax});
+    } else if (k == GpuPcie::kWidthCurrent) {
+      gpu.pcie_width = optional_small_int(v, {G::kPcie, GpuPcie::kWidthCurrent});
+    } else if (k == GpuPcie::kWidthMax) {
+      gpu.pcie_width_max = optional_small_int(v, {G::kPcie, GpuPcie::kWidthMax});
+    } else if (k == GpuPcie::kReplayCount) {
+      gpu.pcie_replays = optional_integer(v, {G::kPcie, GpuPcie::kReplayCount});
+    }
+  });
+}
+
+void read_nvlinks(od::value& value, GpuHealthEvidence& gpu) {
+  using L = GpuNvLink;
+  if (is_null(value, G::kNvlink)) return;
+  gpu.nvlinks.emplace();
+  for_each_element(array(value, G::kNvlink), G::kNvlink, [&](od::value& element) {
+    NvlinkEvidence link;
+    for_each_field(object_of(element), G::kNvlink, [&](std::string_view k, od::value& v) {
+      if (k == L::kLink) {
+        link.link = small_int(v, {G::kNvlink, L::kLink, true});
+      } else if (k == L::kActive) {
+        link.active = optional_boolean(v, {G::kNvlink, L::kActive, true});
+      } else if (k == L::kReplayErrors) {
+        link.replay_errors = optional_integer(v, {G::kNvlink, L::kReplayErrors, true});
+      } else if (k == L::kRecoveryErrors) {
+        link.recovery_errors = optional_integer(v, {G::kNvlink, L::kRecoveryErrors, true});
+      } else if (k == L::kCrcFlitErrors) {
+        link.crc_flit_errors = optional_integer(v, {G::kNvlink, L::kCrcFlitErrors, true});
+      } else if (k == L::kCrcDataErrors) {
+        link.crc_data_errors = optional_integer(v, {G::kNvlink, L::kCrcDataErrors, true});
+      }
+    });
+    gpu.nvlinks->push_back(link);
+  });
+}
+
+// Fields of every component share one record shape: each key goes to the component that has it.
+struct HealthFields {
+  std::string_view component;
+  GpuHealthEvidence gpu;
+  IbPortEvidence port;
+  NodeHealthEvidence node;
+
+  void field(Evidence& evidence, std::string_view key, od::value& value) {
+    StringPool& strings = evidence.strings;
+    if (key == HealthRecord::kComponent) {
+      component = string(value, key);
+    } else if (key == G::kEcc) {
+      read_ecc(value, gpu);
+    } else if (key == G::kRemappedRows) {
+      read_remapped_rows(value, gpu);
+    } else if (key == G::kRetiredPages) {
+      read_retired(value, gpu);
+    } else if (key == G::kPcie) {
+      read_pcie(value, gpu);
+    } else if (key == G::kNvlink) {
+      read_nvlinks(value, gpu);
+    } else if (key == G::kTemperatureC) {
+      gpu.temperature_c = optional_number(value, key);
+    } else if (key == G::kClockEventReasons) {
+      if (is_null(value, key)) return;
+      for_each_element(array(value, key), key, [&](od::value& element) {
+        gpu.clock_events.push_back(strings.intern(string(element, key)));
+      });
+    } else if (key == G::kXidEvents) {
+      gpu.xids = read_xids(value, key, strings);
+    } else if (key == P::kDevice) {
+      port.device = strings.intern(string(value, key));
+    } else if (key == P::kPort) {
+      port.port = small_int(value, key);
+    } else if (key == P::kState) {
+      port.state = strings.intern(optional_string(value, key).value_or(""));
+    } else if (key == P::kPhysState) {
+      port.phys_state = strings.intern(optional_string(value, key).value_or(""));
+    } else if (key == G::kLost) {
+      gpu.lost = optional_boolean(value, key).value_or(false);
+    } else if (key == P::kLinkLayer) {
+      port.link_layer = strings.intern(optional_string(value, key).value_or(""));
+    } else if (key == P::kRateGbps) {
+      port.rate_gbps = optional_number(value, key);
+    } else if (key == P::kCounters) {
+      if (is_null(value, key)) return;
+      for_each_field(object_of(value), key, [&](std::string_view k, od::value& v) {
+        if (const auto count = optional_integer(v, P::kCounters)) {
+          port.counters.emplace_back(strings.intern(k), *count);
+        }
+      });
+    } else if (key == N::kGpuCount) {
+      node.gpu_count = optional_small_int(value, key);
+    } else if (key == N::kIbPortCount) {
+      node.ib_port_count = optional_small_int(value, key);
+    }
+  }
+};
+
+}  // namespace
+
+void parse_health(ParseState& state, od::object& object, EvidenceRef ref) {
+  Evidence& evidence = state.evidence;
+  HealthFields f;
+  const CommonFields c = state.read(
+      object, [&](std::string_view key, od::value& value) { f.field(evidence, key, value); });
+  const NodeId host = evidence.nodes.intern(*c.host);
+  if (f.component == HealthRecord::kComponentGpu) {
+    state.fill_gpu_record(f.gpu, c, ref);
+    evidence.gpu_health.push_back(std::move(f.gpu));
+  } else if (f.component == HealthRecord::kComponentIbPort) {
+    f.port.ref = ref;
+    f.port.node = host;
+    f.port.status = *c.status;
+    f.port.reason = c.reason;
+    evidence.ib_ports.push_back(std::move(f.port));
+  } else if (f.component == HealthRecord::kComponentNode) {
+    f.node.ref = ref;
+    f.node.node = host;
+    f.node.status = *c.status;
+    f.node.reason = c.reason;
+    evidence.node_health.push_back(std::move(f.node));
+  } else if (f.component.empty() && *c.status != RecordStatus::kOk) {
+    // A health stage that timed out or failed before it looked at any component.
+    evidence.health_failures.push_back(
+        {ref, evidence.run_index(*c.run_id), host, std::string(c.reason), *c.status});
+  } else {
+    record_error(HealthRecord::kComponent, fmt::format("unknown component '{}'", f.component));
+  }
+}
+
+}  // namespace commcert::detail

@@ -1,0 +1,56 @@
+#include "validate/detail/record_common.hpp"
+
+namespace commcert::detail {
+
+RecordStatus CommonFields::parse_status(std::string_view text) {
+  for (const auto status : {RecordStatus::kOk, RecordStatus::kFail, RecordStatus::kError,
+                            RecordStatus::kTimeout, RecordStatus::kSkipped}) {
+    if (text == to_string(status)) return status;
+  }
+  record_error(RecordFields::kStatus, fmt::format("unknown status '{}'", text));
+}
+
+void CommonFields::read_gpu(od::value& value) {
+  for_each_field(
+      object(value, RecordFields::kGpu), RecordFields::kGpu, [&](std::string_view k, od::value& v) {
+        if (k == GpuIdentityFields::kIndex) {
+          gpu_index = small_int(v, {RecordFields::kGpu, GpuIdentityFields::kIndex});
+        } else if (k == GpuIdentityFields::kUuid) {
+          gpu_uuid =
+              optional_string(v, {RecordFields::kGpu, GpuIdentityFields::kUuid}).value_or("");
+        }
+      });
+}
+
+void CommonFields::require() const {
+  using F = RecordFields;
+  if (!schema) record_error(F::kSchema, "missing");
+  if (*schema > kRecordSchemaVersion) {
+    throw UnsupportedSchema(
+        fmt::format("{} (this validator reads up to {})", *schema, kRecordSchemaVersion));
+  }
+  if (*schema < 1) record_error(F::kSchema, fmt::format("invalid version {}", *schema));
+  if (!run_id || run_id->empty()) record_error(F::kRunId, "missing");
+  if (!status) record_error(F::kStatus, "missing");
+  if (!host || host->empty()) record_error(F::kHost, "missing");
+}
+
+std::vector<XidEvidence> read_xids(od::value& value, const Where& where, StringPool& strings) {
+  std::vector<XidEvidence> xids;
+  if (is_null(value, where)) return xids;
+  for_each_element(array(value, where), where, [&](od::value& element) {
+    XidEvidence xid;
+    for_each_field(object(element, where), where, [&](std::string_view k, od::value& v) {
+      if (k == XidEvent::kXid) {
+        xid.xid = small_int(v, XidEvent::kXid);
+      } else if (k == XidEvent::kTime) {
+        xid.time =
+            strings.intern(optional_string(v, {XidEvent::kXid, XidEvent::kTime}).value_or(""));
+      }
+    });
+    xids.push_back(xid);
+  });
+  return xids;
+}
+
+}  // namespace commcert::detail

@@ -1,0 +1,43 @@
+#include "validate/detail/record_common.hpp"
+
+namespace commcert::detail {
+namespace {
+
+// kind "run" is written by the stage session and the sweep (cli/stage_session.cpp,
+// cli/sweep_command.cpp); these are the names of the rank map the validator reads.
+constexpr const char* kRanks = "ranks";
+constexpr const char* kRank = "rank";
+constexpr const char* kNode = "node";
+
+}  // namespace
+
+void parse_run(ParseState& state, od::object& object, EvidenceRef ref) {
+  Evidence& evidence = state.evidence;
+  std::vector<std::pair<int, std::string_view>> ranks;
+  const CommonFields c = state.read(object, [&](std::string_view key, od::value& value) {
+    if (key != kRanks) return;
+    for_each_element(array(value, key), key, [&](od::value& element) {
+      int rank = -1;
+      std::string_view node;
+      for_each_field(object_of(element), {kRanks, "", true}, [&](std::string_view k, od::value& v) {
+        if (k == kRank) {
+          rank = small_int(v, {kRanks, kRank, true});
+        } else if (k == kNode) {
+          node = string(v, {kRanks, kNode, true});
+        }
+      });
+      if (rank < 0 || node.empty()) record_error({kRanks, "", true}, "entry without rank or node");
+      ranks.emplace_back(rank, node);
+    });
+  });
+  auto& run = evidence.runs[evidence.run_index(*c.run_id)];
+  run.has_rank_map = true;
+  run.ref = ref;
+  run.rank_nodes.assign(ranks.size(), kNoString);
+  for (const auto& [rank, node] : ranks) {
+    if (static_cast<std::size_t>(rank) >= ranks.size()) record_error({kRanks, kRank, true}, "gap");
+    run.rank_nodes[static_cast<std::size_t>(rank)] = evidence.nodes.intern(node);
+  }
+}
+
+}  // namespace commcert::detail
