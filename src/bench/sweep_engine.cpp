@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "bench/datatypes.hpp"
+#include "bench/rank_result_wire.hpp"
 #include "bench/sweep_sizes.hpp"
 #include "comm/watchdog.hpp"
 #include "core/errors.hpp"
@@ -41,11 +42,37 @@ struct RankTotals {
   std::uint64_t wrong_elements = 0;
   int wrong_iterations = 0;
   bool checked = false;
-};
 
-// Fields each process sends to process 0 per local rank: global rank, group, mean s, wrong,
-// wrong iterations, checked, back-to-back s per operation (-1: none).
-constexpr std::size_t kRankFields = 7;
+  void add(const RankLoopResult& batch) {
+    checked = batch.checked;
+    wrong_elements += batch.wrong_elements;
+    wrong_iterations += batch.wrong_iterations;
+    for (const double operation : batch.operation_seconds)
+      seconds += operation;
+    samples += batch.operation_seconds.size();
+    if (batch.back_to_back_seconds) {
+      back_to_back_seconds += *batch.back_to_back_seconds;
+      back_to_back_operations += batch.operation_seconds.size();
+    } else {
+      back_to_back = false;
+    }
+  }
+
+  // What global rank `rank` measured over every batch.
+  [[nodiscard]] RankMeasurement result(int rank) const {
+    RankMeasurement out;
+    out.rank = rank;
+    out.mean_seconds = samples ? seconds / static_cast<double>(samples) : 0.0;
+    if (back_to_back && back_to_back_operations > 0) {
+      out.back_to_back_seconds =
+          back_to_back_seconds / static_cast<double>(back_to_back_operations);
+    }
+    out.wrong_elements = wrong_elements;
+    out.wrong_iterations = wrong_iterations;
+    out.checked = checked;
+    return out;
+  }
+};
 
 }  // namespace
 
@@ -247,21 +274,9 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
       plan.iterations = iterations;
       const auto base = static_cast<std::size_t>(mine) * static_cast<std::size_t>(iterations);
       for (const auto& result : active->run(plan)) {
-        auto& total = totals[result.rank];
-        total.checked = result.checked;
-        total.wrong_elements += result.wrong_elements;
-        total.wrong_iterations += result.wrong_iterations;
-        for (std::size_t i = 0; i < result.operation_seconds.size(); ++i) {
-          total.seconds += result.operation_seconds[i];
+        totals[result.rank].add(result);
+        for (std::size_t i = 0; i < result.operation_seconds.size(); ++i)
           exchange[base + i] = std::max(exchange[base + i], result.operation_seconds[i]);
-        }
-        total.samples += result.operation_seconds.size();
-        if (result.back_to_back_seconds) {
-          total.back_to_back_seconds += *result.back_to_back_seconds;
-          total.back_to_back_operations += result.operation_seconds.size();
-        } else {
-          total.back_to_back = false;
-        }
       }
     }
     exchange.back() = stop_requested().load() ? 1.0 : 0.0;
@@ -313,35 +328,18 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
   }
 
   // Rank-level results go to process 0 only: it writes the records and the table.
-  std::vector<double> mine_values;
-  for (const auto& [rank, total] : totals) {
-    const double mean = total.samples ? total.seconds / static_cast<double>(total.samples) : 0.0;
-    const double back_to_back =
-        total.back_to_back && total.back_to_back_operations > 0
-            ? total.back_to_back_seconds / static_cast<double>(total.back_to_back_operations)
-            : -1.0;
-    mine_values.insert(mine_values.end(), {static_cast<double>(rank), static_cast<double>(mine),
-                                           mean, static_cast<double>(total.wrong_elements),
-                                           static_cast<double>(total.wrong_iterations),
-                                           total.checked ? 1.0 : 0.0, back_to_back});
-  }
+  std::vector<RankMeasurement> mine_results;
+  for (const auto& [rank, total] : totals)
+    mine_results.push_back(total.result(rank));
   std::vector<std::vector<double>> gathered;
   {
     WatchedSection section(watchdog_);
-    gathered = control_.gather_to_root(mine_values);
+    gathered = control_.gather_to_root(encode_rank_results(mine_results));
   }
   std::map<int, RankMeasurement> by_rank;
   for (const auto& process : gathered) {
-    for (std::size_t at = 0; at + kRankFields <= process.size(); at += kRankFields) {
-      RankMeasurement rank;
-      rank.rank = static_cast<int>(process[at]);
-      rank.mean_seconds = process[at + 2];
-      rank.wrong_elements = static_cast<std::uint64_t>(process[at + 3]);
-      rank.wrong_iterations = static_cast<int>(process[at + 4]);
-      rank.checked = process[at + 5] > 0;
-      if (process[at + 6] >= 0) rank.back_to_back_seconds = process[at + 6];
-      by_rank[rank.rank] = rank;
-    }
+    for (const auto& result : decode_rank_results(process))
+      by_rank[result.rank] = result;
   }
   for (std::size_t g = 0; g < groups; ++g) {
     Measurement& m = out[g];

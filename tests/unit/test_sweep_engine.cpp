@@ -199,6 +199,23 @@ TEST(SweepEngine, WrongDataIsCountedOnTheRankThatFoundIt) {
   EXPECT_EQ(run.outcome.failed_measurements, 1);
 }
 
+TEST(SweepEngine, AWrongElementCountAboveDoublePrecisionReachesProcessZeroExactly) {
+  // 2^53 + 1 is the first count a double cannot hold: a count passed through one would arrive
+  // as 2^53.
+  constexpr std::uint64_t kCount = (std::uint64_t{1} << 53) + 1;
+  ScriptedCommunicator communicator(2);
+  communicator.wrong_elements = [](const ScriptedOperation& op) {
+    return op.rank == 1 && !op.in_place && op.operation == 0 ? kCount : std::uint64_t{0};
+  };
+  const auto run = run_engine(small_sweep(), communicator);
+
+  const Measurement& m = run.observer.rows.at(0).out_of_place;
+  ASSERT_EQ(m.ranks.size(), 2U);
+  EXPECT_EQ(m.ranks[1].wrong_elements, kCount);
+  EXPECT_EQ(m.ranks[1].wrong_iterations, 1);
+  EXPECT_EQ(run.outcome.wrong_elements, kCount);
+}
+
 TEST(SweepEngine, WrongDataAddsUpAcrossTheBatchesOfAnAdaptiveMeasurement) {
   ScriptedCommunicator communicator(3);
   communicator.seconds = alternating;
