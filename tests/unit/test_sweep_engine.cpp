@@ -260,13 +260,18 @@ TEST(SweepEngine, AnUnsupportedPlacementIsReportedWithItsReasonAndNeverRun) {
   communicator.unsupported_reason = [](CollectiveKind, DataType, ReduceOp, bool in_place) {
     return in_place ? std::optional<std::string>("no in-place here") : std::nullopt;
   };
-  const auto run = run_engine(small_sweep(), communicator);
+  auto options = small_sweep();
+  options.warmup_iterations = 3;
+  const auto run = run_engine(options, communicator);
 
   ASSERT_EQ(run.observer.rows.size(), 1U);
   EXPECT_FALSE(run.observer.rows[0].out_of_place.unsupported.has_value());
   EXPECT_EQ(run.observer.rows[0].out_of_place.iteration_seconds.size(), 5U);
   EXPECT_EQ(run.observer.rows[0].in_place.unsupported, "no in-place here");
   EXPECT_TRUE(run.observer.rows[0].in_place.ranks.empty());
+  // What did not run had no warm-up either.
+  EXPECT_EQ(run.observer.rows[0].out_of_place.warmup_iterations, 3);
+  EXPECT_EQ(run.observer.rows[0].in_place.warmup_iterations, 0);
   for (const auto& plan : communicator.plans)
     EXPECT_FALSE(plan.in_place);
 }
