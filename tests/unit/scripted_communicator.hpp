@@ -41,8 +41,9 @@ class ScriptedCommunicator final : public Communicator {
   };
   std::function<std::uint64_t(const ScriptedOperation&)> wrong_elements =
       [](const ScriptedOperation&) { return std::uint64_t{0}; };
-  // Whether a rank reports nccl-tests' span of back-to-back operations (the sum of its times).
-  bool back_to_back = false;
+  // Whether the ranks report nccl-tests' span of back-to-back operations (the sum of their
+  // times) for the `batch`-th timed batch of the current measurement.
+  std::function<bool(int batch)> back_to_back = [](int) { return false; };
   std::function<std::optional<std::string>(CollectiveKind, DataType, ReduceOp, bool)>
       unsupported_reason =
           [](CollectiveKind, DataType, ReduceOp, bool) { return std::optional<std::string>{}; };
@@ -76,7 +77,10 @@ class ScriptedCommunicator final : public Communicator {
       last_.reset();  // a warm-up starts a measurement
       return {};
     }
-    if (!same_measurement(plan)) operations_done_ = 0;
+    if (!same_measurement(plan)) {
+      operations_done_ = 0;
+      batches_done_ = 0;
+    }
     last_ = plan;
     std::vector<RankLoopResult> out;
     for (const int rank : ranks_) {
@@ -94,10 +98,11 @@ class ScriptedCommunicator final : public Communicator {
           result.wrong_iterations += wrong > 0 ? 1 : 0;
         }
       }
-      if (back_to_back) result.back_to_back_seconds = span;
+      if (back_to_back(batches_done_)) result.back_to_back_seconds = span;
       out.push_back(std::move(result));
     }
     operations_done_ += plan.iterations;
+    ++batches_done_;
     return out;
   }
 
@@ -130,6 +135,7 @@ class ScriptedCommunicator final : public Communicator {
   std::vector<int> ranks_;
   std::optional<LoopPlan> last_;
   int operations_done_ = 0;
+  int batches_done_ = 0;
 };
 
 }  // namespace commcert::test_support

@@ -155,7 +155,7 @@ TEST(SweepEngine, HandsItsObserverEachRanksMeanAndTheSlowestRankPerIteration) {
 
 TEST(SweepEngine, BackToBackSpansBecomeTheRanksTimePerOperation) {
   ScriptedCommunicator communicator(2);
-  communicator.back_to_back = true;
+  communicator.back_to_back = [](int) { return true; };
   communicator.seconds = [](const ScriptedOperation& op) { return op.rank == 0 ? 2e-3 : 4e-3; };
   const auto run = run_engine(small_sweep(), communicator);
 
@@ -166,6 +166,25 @@ TEST(SweepEngine, BackToBackSpansBecomeTheRanksTimePerOperation) {
   EXPECT_DOUBLE_EQ(*ranks[0].back_to_back_seconds, 2e-3);
   ASSERT_TRUE(ranks[1].back_to_back_seconds.has_value());
   EXPECT_DOUBLE_EQ(*ranks[1].back_to_back_seconds, 4e-3);
+}
+
+TEST(SweepEngine, OneBatchNotBackToBackLeavesTheRankWithoutASpan) {
+  // Two adaptive batches; only the first ran back to back, so no span covers every operation
+  // and the figures must come from the windows.
+  ScriptedCommunicator communicator(2);
+  communicator.seconds = alternating;
+  communicator.back_to_back = [](int batch) { return batch == 0; };
+  auto options = small_sweep();
+  options.target_ci_percent = 0.01;
+  options.size_budget_seconds = 1e9;
+  options.max_iterations = 10;
+  const auto run = run_engine(options, communicator);
+
+  const Measurement& m = run.observer.rows.at(0).out_of_place;
+  ASSERT_EQ(m.iteration_seconds.size(), 10U);
+  for (const auto& entry : m.ranks)
+    EXPECT_FALSE(entry.back_to_back_seconds.has_value()) << "rank " << entry.rank;
+  EXPECT_EQ(derive_figures(m, RankAggregation::kMean).timing, TimingMethod::kWindows);
 }
 
 TEST(SweepEngine, WrongDataIsCountedOnTheRankThatFoundIt) {
