@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "bench/datatypes.hpp"
+#include "bench/rank_result_wire.hpp"
 #include "bench/sweep_sizes.hpp"
 #include "comm/watchdog.hpp"
 #include "core/errors.hpp"
@@ -41,13 +42,95 @@ struct RankTotals {
   std::uint64_t wrong_elements = 0;
   int wrong_iterations = 0;
   bool checked = false;
+
+  void add(const RankLoopResult& batch) {
+    checked = batch.checked;
+    wrong_elements += batch.wrong_elements;
+    wrong_iterations += batch.wrong_iterations;
+    for (const double operation : batch.operation_seconds)
+      seconds += operation;
+    samples += batch.operation_seconds.size();
+    if (batch.back_to_back_seconds) {
+      back_to_back_seconds += *batch.back_to_back_seconds;
+      back_to_back_operations += batch.operation_seconds.size();
+    } else {
+      back_to_back = false;
+    }
+  }
+
+  // What global rank `rank` measured over every batch.
+  [[nodiscard]] RankMeasurement result(int rank) const {
+    RankMeasurement out;
+    out.rank = rank;
+    out.mean_seconds = samples ? seconds / static_cast<double>(samples) : 0.0;
+    if (back_to_back && back_to_back_operations > 0) {
+      out.back_to_back_seconds =
+          back_to_back_seconds / static_cast<double>(back_to_back_operations);
+    }
+    out.wrong_elements = wrong_elements;
+    out.wrong_iterations = wrong_iterations;
+    out.checked = checked;
+    return out;
+  }
 };
 
-// Fields each process sends to process 0 per local rank: global rank, group, mean s, wrong,
-// wrong iterations, checked, back-to-back s per operation (-1: none).
-constexpr std::size_t kRankFields = 7;
+// What the adaptive rule says after a batch: stop (and why) or run `next_batch` more.
+struct AdaptiveDecision {
+  std::vector<std::optional<double>> achieved_ci_percent;  // per group; nullopt if not measured
+  std::optional<std::string> stopped_by;                   // "ci", "budget" or "max_iterations"
+  int next_batch = 0;
+};
+
+// Continue until every measured group is within the target, or the budget or the iteration cap
+// is spent; all groups run the same number of iterations. `samples` are the same on every
+// process, so every process decides the same.
+AdaptiveDecision decide_stop(const SweepOptions& options,
+                             const std::vector<std::vector<double>>& samples,
+                             const std::vector<std::uint64_t>& counts, int iterations_done,
+                             bool stop) {
+  AdaptiveDecision decision;
+  decision.achieved_ci_percent.resize(samples.size());
+  bool all_within = true;
+  double spent = 0;
+  for (std::size_t g = 0; g < samples.size(); ++g) {
+    if (counts[g] == 0) continue;
+    const auto summary = summarize(samples[g]);
+    const auto half_width = ci95_half_width(summary);
+    auto& achieved = decision.achieved_ci_percent[g];
+    achieved = half_width && summary.mean > 0
+                   ? std::optional<double>(100.0 * *half_width / summary.mean)
+                   : std::nullopt;
+    all_within = all_within && achieved && *achieved <= *options.target_ci_percent;
+    double group_spent = 0;
+    for (const double s : samples[g])
+      group_spent += s;
+    spent = std::max(spent, group_spent);
+  }
+  if (all_within) {
+    decision.stopped_by = "ci";
+  } else if (spent >= options.size_budget_seconds) {
+    decision.stopped_by = "budget";
+  } else if (iterations_done >= options.max_iterations || stop) {
+    decision.stopped_by = "max_iterations";
+  } else {
+    // Half the iterations so far, at least 5, never past the cap.
+    decision.next_batch =
+        std::min(std::max(iterations_done / 2, 5), options.max_iterations - iterations_done);
+  }
+  return decision;
+}
 
 }  // namespace
+
+// One measurement's timed batches so far.
+struct SweepEngine::TimedSeries {
+  explicit TimedSeries(std::size_t groups) : samples(groups) {}
+  std::map<int, RankTotals> totals;  // this process's ranks, by global rank
+  // Per group and iteration, the slowest rank's time; every process sees the same samples after
+  // each batch's exchange, so every process takes the same adaptive decisions.
+  std::vector<std::vector<double>> samples;
+  int iterations_done = 0;
+};
 
 std::atomic<bool>& SweepEngine::stop_requested() {
   static std::atomic<bool> requested{false};
@@ -156,16 +239,12 @@ SweepEngine::SizeInRound SweepEngine::size_in_round(const Point& point, const Gr
   return out;
 }
 
-std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRound& round,
-                                              Communicator* active, const SizeInRound& size,
-                                              bool in_place, int cycle, bool& stop) {
-  const std::size_t groups = round.groups.size();
-  const int mine = my_group(round);
-  const bool participating =
-      active != nullptr && mine >= 0 && size.counts[static_cast<std::size_t>(mine)] > 0;
-
-  std::vector<Measurement> out(groups);
-  for (std::size_t g = 0; g < groups; ++g) {
+std::vector<Measurement> SweepEngine::describe_measurements(const Point& point,
+                                                            const GroupRound& round,
+                                                            const SizeInRound& size, bool in_place,
+                                                            int cycle) const {
+  std::vector<Measurement> out(round.groups.size());
+  for (std::size_t g = 0; g < out.size(); ++g) {
     Measurement& m = out[g];
     m.collective = point.collective->kind;
     m.type = point.type;
@@ -184,7 +263,12 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
     m.group_nodes = round.groups[g].nodes;
     m.check_requested = options_.check;
   }
+  return out;
+}
 
+std::optional<std::string> SweepEngine::agreed_unsupported(const Point& point,
+                                                           const Communicator* active,
+                                                           bool in_place) {
   // Ranks on different GPU generations may disagree (fp8 needs Hopper); all must skip together.
   std::optional<std::string> unsupported;
   if (active) {
@@ -196,162 +280,136 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
     WatchedSection section(watchdog_);
     control_.all_reduce_max({&any_unsupported, 1});
   }
-  if (any_unsupported > 0) {
-    for (auto& m : out)
-      m.unsupported = unsupported.value_or("not supported on some of the ranks");
-    return out;
-  }
+  if (any_unsupported > 0) return unsupported.value_or("not supported on some of the ranks");
+  return std::nullopt;
+}
 
-  if (watchdog_) {
-    watchdog_->set_context(describe(*point.collective, point.type, point.op, point.root,
-                                    mine >= 0 ? size.bytes[static_cast<std::size_t>(mine)] : 0) +
-                           (in_place ? " in-place" : " out-of-place"));
-  }
+LoopPlan SweepEngine::loop_plan(const Point& point, const Measurement* mine,
+                                const Communicator* active, bool in_place) const {
   LoopPlan plan;
-  if (participating) {
-    const auto g = static_cast<std::size_t>(mine);
+  if (mine && active) {
     plan.pattern.collective = point.collective->kind;
     plan.pattern.type = point.type;
     plan.pattern.op = point.op.value_or(ReduceOp::kSum);
     plan.pattern.nranks = active->size();
-    plan.pattern.root = out[g].root.value_or(0);
-    plan.pattern.count = size.counts[g];
+    plan.pattern.root = mine->root.value_or(0);
+    plan.pattern.count = mine->count;
     // Both placements use the same data, so a backend computes the expected output once per
     // size; stale output still cannot pass, as every checked iteration starts from poison.
-    plan.pattern.seed = options_.seed ^ (size.bytes[g] * 0x9e3779b97f4a7c15ULL);
+    plan.pattern.seed = options_.seed ^ (mine->bytes * 0x9e3779b97f4a7c15ULL);
   }
   plan.in_place = in_place;
   plan.blocking = options_.blocking;
   plan.graph_launches = options_.graph_launches;
   plan.faults = &round_faults_;
+  return plan;
+}
 
-  if (options_.warmup_iterations > 0 && participating) {
-    plan.timed = false;
-    plan.check = false;
-    plan.iterations = options_.warmup_iterations;
-    active->run(plan);
+void SweepEngine::warm_up(Communicator& active, LoopPlan plan) const {
+  if (options_.warmup_iterations <= 0) return;
+  plan.timed = false;
+  plan.check = false;
+  plan.iterations = options_.warmup_iterations;
+  active.run(plan);
+}
+
+void SweepEngine::run_timed_batch(TimedSeries& series, LoopPlan plan, Communicator* participant,
+                                  int mine, int iterations, bool& stop) {
+  const std::size_t groups = series.samples.size();
+  // Per group and iteration the slowest local rank's time, then the stop flag; the maximum over
+  // every process makes the slowest rank's time every process's sample.
+  std::vector<double> exchange(groups * static_cast<std::size_t>(iterations) + 1, 0.0);
+  if (participant) {
+    plan.timed = true;
+    plan.check = options_.check;
+    plan.iterations = iterations;
+    const auto base = static_cast<std::size_t>(mine) * static_cast<std::size_t>(iterations);
+    for (const auto& result : participant->run(plan)) {
+      series.totals[result.rank].add(result);
+      for (std::size_t i = 0; i < result.operation_seconds.size(); ++i)
+        exchange[base + i] = std::max(exchange[base + i], result.operation_seconds[i]);
+    }
   }
-  for (auto& m : out)
-    m.warmup_iterations = options_.warmup_iterations;
-
-  plan.timed = true;
-  plan.check = options_.check;
-  std::map<int, RankTotals> totals;  // by global rank
-  int iterations_done = 0;
-  // Per group and iteration, the slowest rank's time; every process sees the same samples after
-  // the exchange, so every process takes the same adaptive decisions.
-  std::vector<std::vector<double>> samples(groups);
-  const auto run_batch = [&](int iterations) {
-    std::vector<double> exchange(groups * static_cast<std::size_t>(iterations) + 1, 0.0);
-    if (participating) {
-      plan.iterations = iterations;
-      const auto base = static_cast<std::size_t>(mine) * static_cast<std::size_t>(iterations);
-      for (const auto& result : active->run(plan)) {
-        auto& total = totals[result.rank];
-        total.checked = result.checked;
-        total.wrong_elements += result.wrong_elements;
-        total.wrong_iterations += result.wrong_iterations;
-        for (std::size_t i = 0; i < result.operation_seconds.size(); ++i) {
-          total.seconds += result.operation_seconds[i];
-          exchange[base + i] = std::max(exchange[base + i], result.operation_seconds[i]);
-        }
-        total.samples += result.operation_seconds.size();
-        if (result.back_to_back_seconds) {
-          total.back_to_back_seconds += *result.back_to_back_seconds;
-          total.back_to_back_operations += result.operation_seconds.size();
-        } else {
-          total.back_to_back = false;
-        }
-      }
-    }
-    exchange.back() = stop_requested().load() ? 1.0 : 0.0;
-    {
-      WatchedSection section(watchdog_);
-      control_.all_reduce_max(exchange);
-    }
-    stop = stop || exchange.back() > 0;
-    for (std::size_t g = 0; g < groups; ++g) {
-      const auto first =
-          exchange.begin() + static_cast<std::ptrdiff_t>(g * static_cast<std::size_t>(iterations));
-      samples[g].insert(samples[g].end(), first, first + iterations);
-    }
-    iterations_done += iterations;
-  };
-
-  run_batch(std::max(1, options_.iterations));
-  std::vector<std::optional<double>> achieved(groups);
-  std::string stopped_by;
-  while (options_.target_ci_percent) {
-    // Continue until every measured group is within the target, or the budget or the iteration
-    // cap is spent; all groups run the same number of iterations.
-    bool all_within = true;
-    double spent = 0;
-    for (std::size_t g = 0; g < groups; ++g) {
-      if (size.counts[g] == 0) continue;
-      const auto summary = summarize(samples[g]);
-      const auto half_width = ci95_half_width(summary);
-      achieved[g] = half_width && summary.mean > 0
-                        ? std::optional<double>(100.0 * *half_width / summary.mean)
-                        : std::nullopt;
-      all_within = all_within && achieved[g] && *achieved[g] <= *options_.target_ci_percent;
-      double group_spent = 0;
-      for (const double s : samples[g])
-        group_spent += s;
-      spent = std::max(spent, group_spent);
-    }
-    if (all_within) {
-      stopped_by = "ci";
-    } else if (spent >= options_.size_budget_seconds) {
-      stopped_by = "budget";
-    } else if (iterations_done >= options_.max_iterations || stop) {
-      stopped_by = "max_iterations";
-    } else {
-      run_batch(std::clamp(iterations_done / 2, 5, options_.max_iterations - iterations_done));
-      continue;
-    }
-    break;
+  exchange.back() = stop_requested().load() ? 1.0 : 0.0;
+  {
+    WatchedSection section(watchdog_);
+    control_.all_reduce_max(exchange);
   }
-
-  // Rank-level results go to process 0 only: it writes the records and the table.
-  std::vector<double> mine_values;
-  for (const auto& [rank, total] : totals) {
-    const double mean = total.samples ? total.seconds / static_cast<double>(total.samples) : 0.0;
-    const double back_to_back =
-        total.back_to_back && total.back_to_back_operations > 0
-            ? total.back_to_back_seconds / static_cast<double>(total.back_to_back_operations)
-            : -1.0;
-    mine_values.insert(mine_values.end(), {static_cast<double>(rank), static_cast<double>(mine),
-                                           mean, static_cast<double>(total.wrong_elements),
-                                           static_cast<double>(total.wrong_iterations),
-                                           total.checked ? 1.0 : 0.0, back_to_back});
+  stop = stop || exchange.back() > 0;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const auto first =
+        exchange.begin() + static_cast<std::ptrdiff_t>(g * static_cast<std::size_t>(iterations));
+    series.samples[g].insert(series.samples[g].end(), first, first + iterations);
   }
+  series.iterations_done += iterations;
+}
+
+std::map<int, RankMeasurement> SweepEngine::gather_rank_results(const TimedSeries& series) {
+  std::vector<RankMeasurement> mine;
+  for (const auto& [rank, totals] : series.totals)
+    mine.push_back(totals.result(rank));
   std::vector<std::vector<double>> gathered;
   {
     WatchedSection section(watchdog_);
-    gathered = control_.gather_to_root(mine_values);
+    gathered = control_.gather_to_root(encode_rank_results(mine));
   }
   std::map<int, RankMeasurement> by_rank;
   for (const auto& process : gathered) {
-    for (std::size_t at = 0; at + kRankFields <= process.size(); at += kRankFields) {
-      RankMeasurement rank;
-      rank.rank = static_cast<int>(process[at]);
-      rank.mean_seconds = process[at + 2];
-      rank.wrong_elements = static_cast<std::uint64_t>(process[at + 3]);
-      rank.wrong_iterations = static_cast<int>(process[at + 4]);
-      rank.checked = process[at + 5] > 0;
-      if (process[at + 6] >= 0) rank.back_to_back_seconds = process[at + 6];
-      by_rank[rank.rank] = rank;
+    for (const auto& result : decode_rank_results(process))
+      by_rank[result.rank] = result;
+  }
+  return by_rank;
+}
+
+std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRound& round,
+                                              Communicator* active, const SizeInRound& size,
+                                              bool in_place, int cycle, bool& stop) {
+  std::vector<Measurement> out = describe_measurements(point, round, size, in_place, cycle);
+  if (const auto reason = agreed_unsupported(point, active, in_place)) {
+    for (auto& m : out)
+      m.unsupported = *reason;
+    return out;
+  }
+  // Only what runs has a warm-up: an unsupported record says 0.
+  for (auto& m : out)
+    m.warmup_iterations = options_.warmup_iterations;
+
+  const int mine = my_group(round);
+  const bool participating =
+      active != nullptr && mine >= 0 && size.counts[static_cast<std::size_t>(mine)] > 0;
+  if (watchdog_) {
+    watchdog_->set_context(describe(*point.collective, point.type, point.op, point.root,
+                                    mine >= 0 ? size.bytes[static_cast<std::size_t>(mine)] : 0) +
+                           (in_place ? " in-place" : " out-of-place"));
+  }
+  const LoopPlan plan = loop_plan(
+      point, participating ? &out[static_cast<std::size_t>(mine)] : nullptr, active, in_place);
+  Communicator* participant = participating ? active : nullptr;
+  if (participant) warm_up(*participant, plan);
+
+  TimedSeries series(out.size());
+  run_timed_batch(series, plan, participant, mine, std::max(1, options_.iterations), stop);
+  std::optional<AdaptiveDecision> adaptive;
+  if (options_.target_ci_percent) {
+    while (true) {
+      adaptive = decide_stop(options_, series.samples, size.counts, series.iterations_done, stop);
+      if (adaptive->stopped_by) break;
+      run_timed_batch(series, plan, participant, mine, adaptive->next_batch, stop);
     }
   }
-  for (std::size_t g = 0; g < groups; ++g) {
+
+  // Rank-level results go to process 0 only: it writes the records and the table.
+  const auto by_rank = gather_rank_results(series);
+  for (std::size_t g = 0; g < out.size(); ++g) {
     Measurement& m = out[g];
-    m.iteration_seconds = samples[g];
+    m.iteration_seconds = series.samples[g];
     for (const int rank : round.groups[g].ranks) {
       if (const auto found = by_rank.find(rank); found != by_rank.end())
         m.ranks.push_back(found->second);
     }
-    if (options_.target_ci_percent) {
-      m.adaptive = AdaptiveOutcome{*options_.target_ci_percent, achieved[g], stopped_by};
+    if (adaptive) {
+      m.adaptive = AdaptiveOutcome{*options_.target_ci_percent, adaptive->achieved_ci_percent[g],
+                                   *adaptive->stopped_by};
     }
   }
   return out;

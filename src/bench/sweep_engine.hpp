@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,9 +68,32 @@ class SweepEngine {
     std::vector<std::uint64_t> bytes;
   };
 
+  struct TimedSeries;
+
+  // One size and placement for every group of `round`: the steps below, in order. Sets `stop`
+  // when any process asked to stop.
   std::vector<Measurement> measure(const Point& point, const GroupRound& round,
                                    Communicator* active, const SizeInRound& size, bool in_place,
                                    int cycle, bool& stop);
+  // What every measurement is, before anything runs.
+  [[nodiscard]] std::vector<Measurement> describe_measurements(const Point& point,
+                                                               const GroupRound& round,
+                                                               const SizeInRound& size,
+                                                               bool in_place, int cycle) const;
+  // Why some rank cannot run this placement (collective over processes: all skip together).
+  [[nodiscard]] std::optional<std::string> agreed_unsupported(const Point& point,
+                                                              const Communicator* active,
+                                                              bool in_place);
+  // What this process's group runs; `mine` is its measurement, nullptr when it sits this out.
+  [[nodiscard]] LoopPlan loop_plan(const Point& point, const Measurement* mine,
+                                   const Communicator* active, bool in_place) const;
+  void warm_up(Communicator& active, LoopPlan plan) const;
+  // Runs `iterations` timed and checked iterations (when `participant`), then exchanges every
+  // group's slowest-rank times and the stop flag with every process.
+  void run_timed_batch(TimedSeries& series, LoopPlan plan, Communicator* participant, int mine,
+                       int iterations, bool& stop);
+  // Every rank's result, on process 0 (empty elsewhere).
+  [[nodiscard]] std::map<int, RankMeasurement> gather_rank_results(const TimedSeries& series);
   std::vector<Point> points() const;
   [[nodiscard]] std::uint64_t agreed_buffer_cap();
   [[nodiscard]] SizeInRound size_in_round(const Point& point, const GroupRound& round,

@@ -200,13 +200,24 @@ int StageSession::finish(const std::vector<Json>& records, bool interrupted) {
         output_->append_record(record);
     }
   }
-  const int exit_code = static_cast<int>(
-      all_reduce_max("finish: agreeing on the exit status", exit_code_for(records)));
-  output_->update_meta({{"status", status_word(exit_code)},
-                        {"exit_code", exit_code},
-                        {"end_time", utc_timestamp_now()},
-                        {"interrupted", interrupted}});
-  return exit_code;
+  return agree_and_finish(group_.control(), watchdog_.get(), *output_, exit_code_for(records),
+                          interrupted, "finish: agreeing on the exit status");
+}
+
+int agree_and_finish(ControlPlane& control, Watchdog* watchdog, RunOutput& output, int exit_code,
+                     bool interrupted, const std::optional<std::string>& context) {
+  if (watchdog && context) watchdog->set_context(*context);
+  double worst = exit_code;
+  {
+    WatchedSection section(watchdog);
+    control.all_reduce_max({&worst, 1});
+  }
+  const int agreed = static_cast<int>(worst);
+  output.update_meta({{"status", status_word(agreed)},
+                      {"exit_code", agreed},
+                      {"end_time", utc_timestamp_now()},
+                      {"interrupted", interrupted}});
+  return agreed;
 }
 
 int exit_code_for(const std::vector<Json>& records) {

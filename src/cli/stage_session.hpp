@@ -79,6 +79,14 @@ class StageSession {
   int first_rank_ = 0;
 };
 
+// The end of a stage, the same for every stage: every process agrees on the worst exit status
+// any of them reached (a collective over processes, bounded by `watchdog` when there is one;
+// `context` names it for a timeout, nullopt keeps the watchdog's current one), and meta.json
+// gets the status, the end time and whether the run was interrupted.
+[[nodiscard]] int agree_and_finish(ControlPlane& control, Watchdog* watchdog, RunOutput& output,
+                                   int exit_code, bool interrupted,
+                                   const std::optional<std::string>& context);
+
 // The exit status records call for: timeout (4) over error (3) over fail (1); ok and skipped
 // are 0 ("cannot run here" is evidence, not a failure of the tool).
 [[nodiscard]] int exit_code_for(const std::vector<Json>& records);

@@ -16,6 +16,7 @@
 #include "cli/backend.hpp"
 #include "cli/number_checks.hpp"
 #include "cli/process_group.hpp"
+#include "cli/stage_session.hpp"
 #include "comm/fault_injection.hpp"
 #include "comm/watchdog.hpp"
 #include "core/build_info.hpp"
@@ -396,17 +397,12 @@ int SweepCommand::run(Invocation& invocation) {
     SweepEngine engine(options, *communicator, control, guard, faults, ranks,
                        reporting ? &reporter : nullptr, !stage_.quiet);
     const SweepOutcome outcome = engine.run();
-    // Process 0 saw every rank's result; every process exits with the same status.
-    double verdict = outcome.failed_measurements > 0 ? 1.0 : 0.0;
-    {
-      WatchedSection section(guard);
-      control.all_reduce_max({&verdict, 1});
-    }
-    const int exit_code = verdict > 0 ? to_int(ExitCode::kFailed) : to_int(ExitCode::kOk);
-    output->update_meta({{"status", exit_code == 0 ? "ok" : "fail"},
-                         {"exit_code", exit_code},
-                         {"end_time", utc_timestamp_now()},
-                         {"interrupted", outcome.interrupted}});
+    // Process 0 saw every rank's result; every process exits with the same status. The
+    // watchdog's context stays the last measurement's, as a timeout here is that one's tail.
+    const int exit_code = agree_and_finish(
+        control, guard, *output,
+        to_int(outcome.failed_measurements > 0 ? ExitCode::kFailed : ExitCode::kOk),
+        outcome.interrupted, std::nullopt);
     communicator->attach_watchdog(nullptr);
     return exit_code;
   } catch (const std::exception& error) {

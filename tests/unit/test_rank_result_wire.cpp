@@ -1,0 +1,77 @@
+// The per-rank results' layout on the control plane (bench/rank_result_wire.hpp): every field
+// arrives as sent, and what encode never writes is refused rather than read as a result.
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "bench/rank_result_wire.hpp"
+#include "core/errors.hpp"
+
+namespace commcert {
+namespace {
+
+TEST(RankResultWire, EveryFieldArrivesExactlyIncludingCountsAboveDoublePrecision) {
+  std::vector<RankMeasurement> sent(3);
+  sent[0].rank = 0;
+  sent[0].mean_seconds = 1.25e-3;
+  sent[0].checked = true;
+  sent[1].rank = 7;
+  sent[1].mean_seconds = 0.1;
+  sent[1].back_to_back_seconds = 0.0;  // a span of zero is a span, not "none"
+  sent[1].wrong_elements = (std::uint64_t{1} << 53) + 1;
+  sent[1].wrong_iterations = 3;
+  sent[1].checked = true;
+  sent[2].rank = std::numeric_limits<int>::max();
+  sent[2].back_to_back_seconds = 2.5;
+  sent[2].wrong_elements = std::numeric_limits<std::uint64_t>::max();
+  sent[2].wrong_iterations = std::numeric_limits<int>::max();
+
+  const auto wire = encode_rank_results(sent);
+  EXPECT_EQ(wire.size(), 3 * kRankResultWireFields);
+  const auto received = decode_rank_results(wire);
+  ASSERT_EQ(received.size(), 3U);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(received[i].rank, sent[i].rank);
+    EXPECT_EQ(received[i].mean_seconds, sent[i].mean_seconds);
+    EXPECT_EQ(received[i].back_to_back_seconds, sent[i].back_to_back_seconds);
+    EXPECT_EQ(received[i].wrong_elements, sent[i].wrong_elements);
+    EXPECT_EQ(received[i].wrong_iterations, sent[i].wrong_iterations);
+    EXPECT_EQ(received[i].checked, sent[i].checked);
+  }
+}
+
+TEST(RankResultWire, APartialResultIsRefusedNotDropped) {
+  std::vector<RankMeasurement> sent(2);
+  auto wire = encode_rank_results(sent);
+  wire.pop_back();
+  EXPECT_THROW((void)decode_rank_results(wire), RuntimeFailure);
+  EXPECT_TRUE(decode_rank_results({}).empty());
+}
+
+TEST(RankResultWire, AFieldEncodeNeverWritesIsRefused) {
+  std::vector<RankMeasurement> sent(1);
+  const auto wire = encode_rank_results(sent);
+  // Fields: rank, mean, has back-to-back, back-to-back, wrong high, wrong low, wrong iterations,
+  // checked. A fraction, a negative or an out-of-range value in any integer field is refused.
+  for (const std::size_t field : {0U, 2U, 4U, 5U, 6U, 7U}) {
+    for (const double bad : {0.5, -1.0, 4294967296.0 * 4294967296.0}) {
+      auto damaged = wire;
+      damaged[field] = bad;
+      EXPECT_THROW((void)decode_rank_results(damaged), RuntimeFailure)
+          << "field " << field << " = " << bad;
+    }
+  }
+  for (const std::size_t flag : {2U, 7U}) {
+    auto damaged = wire;
+    damaged[flag] = 2;
+    EXPECT_THROW((void)decode_rank_results(damaged), RuntimeFailure) << "flag " << flag;
+  }
+  auto high = wire;
+  high[4] = 4294967295.0;  // the largest high half is fine
+  EXPECT_EQ(decode_rank_results(high).at(0).wrong_elements, 0xffffffffULL << 32);
+}
+
+}  // namespace
+}  // namespace commcert
