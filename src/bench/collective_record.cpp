@@ -53,13 +53,18 @@ std::string_view name_of(RankAggregation aggregation) {
 }
 
 Json collective_record(const CollectiveRecordContext& context, const Measurement& m) {
+  return collective_record(context, m, std::nullopt);
+}
+
+Json collective_record(const CollectiveRecordContext& context, const Measurement& m,
+                       const std::optional<MeasurementFigures>& figures) {
   const auto& ranks = *context.ranks;
   if (m.unsupported) {
     Json record = common_fields(context, m, RecordStatus::kSkipped);
     record["reason"] = *m.unsupported;
     return record;
   }
-  const auto f = derive_figures(m, context.aggregation);
+  const MeasurementFigures f = figures ? *figures : derive_figures(m, context.aggregation);
   const bool wrong = f.wrong_elements && *f.wrong_elements > 0;
   Json record = common_fields(context, m, wrong ? RecordStatus::kFail : RecordStatus::kOk);
   record["check"] = f.wrong_elements.has_value();
