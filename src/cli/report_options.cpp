@@ -18,7 +18,9 @@ void add_report_options(CLI::App& app, ReportFlags& flags, std::string_view defa
                  fmt::format("Also write the verdict as NAME to PATH (- = stdout, instead of "
                              "--format), written atomically; repeatable. NAME: {}",
                              verdict_format_names()))
-      ->type_name("NAME=PATH");
+      ->type_name("NAME=PATH")
+      // One value per --report, so `--report json=v.json RESULTS` leaves RESULTS positional.
+      ->allow_extra_args(false);
 }
 
 bool write_reports(const FleetVerdict& verdict, const std::vector<VerdictOutput>& outputs,

@@ -358,7 +358,8 @@ class CertifyReports(CertifyFiles):
     def test_without_a_stdout_report_the_summary_stays_on_stdout(self):
         run = self.run_dir(sweep_records())
         report = os.path.join(self.tmp, "v.nhc")
-        proc = self.certify(run, "--report", f"nhc={report}")
+        # Each --report takes one value: the results directory after it stays positional.
+        proc = self.commcert("certify", "--report", f"nhc={report}", run, "--baseline", BASELINE)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout, self.certify(run).stdout)
         self.assertIn("certified 4, quarantined 0, inconclusive 0", proc.stdout)
