@@ -55,15 +55,15 @@ std::string_view name_of(RankAggregation aggregation) {
   return "mean";
 }
 
-CollectiveRecord collective_record_of(const CollectiveRecordContext& context,
-                                      const Measurement& m) {
+CollectiveRecord collective_record_of(const CollectiveRecordContext& context, const Measurement& m,
+                                      const std::optional<MeasurementFigures>& figures) {
   const auto& ranks = *context.ranks;
   if (m.unsupported) {
     CollectiveRecord record = identity_of(context, m, RecordStatus::kSkipped);
     record.reason = *m.unsupported;
     return record;
   }
-  const auto f = derive_figures(m, context.aggregation);
+  const MeasurementFigures f = figures ? *figures : derive_figures(m, context.aggregation);
   const bool wrong = f.wrong_elements && *f.wrong_elements > 0;
   CollectiveRecord record =
       identity_of(context, m, wrong ? RecordStatus::kFail : RecordStatus::kOk);
@@ -105,7 +105,12 @@ CollectiveRecord collective_record_of(const CollectiveRecordContext& context,
 }
 
 Json collective_record(const CollectiveRecordContext& context, const Measurement& m) {
-  return to_json(collective_record_of(context, m));
+  return to_json(collective_record_of(context, m, std::nullopt));
+}
+
+Json collective_record(const CollectiveRecordContext& context, const Measurement& m,
+                       const std::optional<MeasurementFigures>& figures) {
+  return to_json(collective_record_of(context, m, figures));
 }
 
 std::string describe_timeout(const TimeoutReport& report, const std::vector<RankIdentity>& ranks) {

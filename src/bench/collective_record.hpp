@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -22,10 +23,18 @@ struct CollectiveRecordContext {
 };
 
 // kind "collective": one size and placement (docs/records.md, records/collective.hpp).
-[[nodiscard]] CollectiveRecord collective_record_of(const CollectiveRecordContext& context,
-                                                    const Measurement& measurement);
+// `figures`: the measurement's figures when already derived, so the record and the table beside
+// it show one derivation (derived here when nullopt).
+[[nodiscard]] CollectiveRecord collective_record_of(
+    const CollectiveRecordContext& context, const Measurement& measurement,
+    const std::optional<MeasurementFigures>& figures = std::nullopt);
 [[nodiscard]] Json collective_record(const CollectiveRecordContext& context,
                                      const Measurement& measurement);
+// The same with the measurement's figures already derived, so the record and the table beside
+// it show one derivation (derived here when nullopt).
+[[nodiscard]] Json collective_record(const CollectiveRecordContext& context,
+                                     const Measurement& measurement,
+                                     const std::optional<MeasurementFigures>& figures);
 
 // kind "collective", status "timeout": who did not arrive at which operation.
 [[nodiscard]] CollectiveTimeoutRecord timeout_record_of(const CollectiveRecordContext& context,

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "bench/collectives.hpp"
+#include "core/collective_figures.hpp"
 
 namespace commcert {
 
@@ -61,21 +62,20 @@ MeasurementFigures derive_figures(const Measurement& m, RankAggregation aggregat
     f.time_seconds = combine_rank_times(m.ranks, aggregation);
     f.timing = TimingMethod::kWindows;
   }
-  if (f.time_seconds > 0) {
-    f.algbw_bytes_per_second = static_cast<double>(m.bytes) / f.time_seconds;
-    f.busbw_bytes_per_second =
-        f.algbw_bytes_per_second * collective_info(m.collective).bus_factor(m.nranks);
-  }
+  const Bandwidth bandwidth =
+      bandwidth_of(m.bytes, f.time_seconds, collective_info(m.collective).bus_factor(m.nranks));
+  f.algbw_bytes_per_second = bandwidth.algbw_bytes_per_second;
+  f.busbw_bytes_per_second = bandwidth.busbw_bytes_per_second;
   std::vector<double> times;
   for (const auto& rank : m.ranks)
     times.push_back(rank.mean_seconds);
-  const auto [low, high] = std::minmax_element(times.begin(), times.end());
-  f.rank_min_seconds = *low;
-  f.rank_max_seconds = *high;
-  f.rank_median_seconds = median(times);
-  f.straggler_index = static_cast<std::size_t>(low - times.begin());
+  const RankSpread spread = rank_spread(times);
+  f.rank_min_seconds = spread.min_seconds;
+  f.rank_max_seconds = spread.max_seconds;
+  f.rank_median_seconds = spread.median_seconds;
+  f.straggler_index = spread.straggler_index;
   f.straggler_rank = m.ranks[f.straggler_index].rank;
-  f.straggler_lead_seconds = f.rank_median_seconds - *low;
+  f.straggler_lead_seconds = spread.straggler_lead_seconds;
   f.iterations = summarize(m.iteration_seconds);
   const bool any_checked = std::any_of(m.ranks.begin(), m.ranks.end(),
                                        [](const RankMeasurement& r) { return r.checked; });

@@ -10,7 +10,7 @@
 #include "core/records_file.hpp"
 #include "pool/slurm_actions.hpp"
 #include "pool/slurm_client.hpp"
-#include "report/verdict_reporter.hpp"
+#include "report/verdict_outputs.hpp"
 #include "validate/baseline.hpp"
 #include "validate/catalog.hpp"
 #include "validate/inputs.hpp"
@@ -112,9 +112,7 @@ void CertifyCommand::configure(CLI::App& app) {
       ->envname("COMMCERT_SUITE");
   app.add_option("--verdict", flags_.verdict,
                  "Where to write verdict.json (default: in the first results directory)");
-  app.add_option("--format", flags_.format, "stdout format: text, json or nhc")
-      ->check(CLI::IsMember({"text", "json", "nhc"}))
-      ->capture_default_str();
+  add_report_options(app, flags_.report, "text");
   app.add_option("--node", flags_.nodes,
                  "Report (and set the exit status) for this node only; repeatable");
   CLI::Option* apply =
@@ -135,7 +133,8 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
   const Baseline baseline = load_baseline_ref(flags_.baseline);
   const std::optional<Suite> suite =
       flags_.suite ? std::optional<Suite>(load_suite_ref(*flags_.suite)) : std::nullopt;
-  const auto reporter = make_verdict_reporter(flags_.format);
+  const std::vector<VerdictOutput> outputs =
+      plan_verdict_outputs(flags_.report.format, flags_.report.reports, "text");
   InputOptions input_options;
   input_options.allow_partial = flags_.allow_partial;
   LoadedInputs inputs = load_inputs(flags_.inputs, input_options);
@@ -152,14 +151,16 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
   }
 
   const FleetVerdict shown = restrict_to(verdict, flags_.nodes);
-  const std::string report = reporter->render(shown);
-  std::fwrite(report.data(), 1, report.size(), stdout);
-  std::fflush(stdout);
+  const bool reported = write_reports(shown, outputs, "commcert certify");
   fmt::print(stderr, "commcert certify: verdict written to {}\n", verdict_path.string());
-  if (!flags_.apply) return shown.exit_status();
-  // Action lines follow the text summary; json and nhc keep stdout machine-readable.
-  std::FILE* actions_out = flags_.format == "text" ? stdout : stderr;
-  return apply_to_slurm(shown, flags_.dry_run, actions_out, shown.exit_status());
+  // A report that could not be written is an I/O error, as a pool that could not be acted on.
+  const int status =
+      reported ? shown.exit_status() : std::max(shown.exit_status(), to_int(ExitCode::kError));
+  if (!flags_.apply) return status;
+  // Action lines follow the text summary; other formats keep stdout machine-readable.
+  const VerdictFormat* on_stdout = stdout_format(outputs);
+  std::FILE* actions_out = on_stdout && on_stdout->name == "text" ? stdout : stderr;
+  return apply_to_slurm(shown, flags_.dry_run, actions_out, status);
 }
 
 }  // namespace commcert

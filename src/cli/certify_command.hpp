@@ -5,15 +5,16 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/report_options.hpp"
 
 namespace commcert {
 
 // `commcert certify <results>... --baseline FILE [--suite FILE] [--verdict FILE]
-// [--format text|json|nhc] [--node NAME]... [--apply slurm [--dry-run]] [--allow-partial]`: judges
-// records and decides per node; with --apply, drains quarantined nodes and resumes certified ones
-// that commcert drained (docs/validator.md "Acting on the pool"). Exit status: 0 all certified, 1
-// some quarantined, 3 some inconclusive (none quarantined) or the pool could not be acted on, 2
-// usage or input error (docs/validator.md "Exit status").
+// [--format NAME] [--report NAME=PATH]... [--node NAME]... [--apply slurm [--dry-run]]
+// [--allow-partial]`: judges records and decides per node; with --apply, drains quarantined nodes
+// and resumes certified ones that commcert drained (docs/validator.md "Acting on the pool"). Exit
+// status: 0 all certified, 1 some quarantined, 3 some inconclusive (none quarantined) or the pool
+// could not be acted on, 2 usage or input error (docs/validator.md "Exit status").
 class CertifyCommand final : public Command {
  public:
   [[nodiscard]] std::string_view name() const override { return "certify"; }
@@ -29,7 +30,7 @@ class CertifyCommand final : public Command {
     std::string baseline;
     std::optional<std::string> suite;
     std::optional<std::string> verdict;
-    std::string format = "text";
+    ReportFlags report;  // --format, --report
     std::vector<std::string> nodes;
     std::optional<std::string> apply;  // "slurm"
     bool dry_run = false;

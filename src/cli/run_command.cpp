@@ -1,5 +1,6 @@
 #include "cli/run_command.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -15,7 +16,6 @@
 #include "core/records_file.hpp"
 #include "core/run_output.hpp"
 #include "core/units.hpp"
-#include "report/verdict_reporter.hpp"
 #include "validate/catalog.hpp"
 #include "validate/inputs.hpp"
 #include "validate/pair_localization.hpp"
@@ -105,12 +105,13 @@ class SuiteLog {
 class SuiteRunner {
  public:
   SuiteRunner(const Suite& suite, const Baseline& baseline, const StageOptions& shared,
-              ProcessGroup& group, RunOutput& output)
+              ProcessGroup& group, RunOutput& output, std::vector<VerdictOutput> reports)
       : suite_(suite),
         baseline_(baseline),
         shared_(shared),
         group_(group),
         output_(output),
+        reports_(std::move(reports)),
         log_(suite, baseline, output, group.process_index() == 0),
         start_(Clock::now()) {}
 
@@ -265,13 +266,12 @@ class SuiteRunner {
           judge(inputs.evidence, baseline_, &suite_, std::move(inputs.notes));
       const auto path = output_.directory() / "verdict.json";
       write_json_file_atomically(path, to_json(verdict));
-      const std::string report = make_verdict_reporter("text")->render(verdict);
-      std::fflush(stderr);
-      std::fwrite(report.data(), 1, report.size(), stdout);
-      std::fflush(stdout);
+      const bool reported = write_reports(verdict, reports_, "commcert run");
       fmt::print(stderr, "commcert run: verdict written to {} after {}\n", path.string(),
                  format_duration(elapsed_s()));
-      return verdict.exit_status();
+      // A report that could not be written is an I/O error; the verdict itself is on disk.
+      return reported ? verdict.exit_status()
+                      : std::max(verdict.exit_status(), to_int(ExitCode::kError));
     } catch (const std::exception& error) {
       fmt::print(stderr, "commcert run: no verdict: {}\n", error.what());
       return to_int(ExitCode::kInconclusive);
@@ -283,6 +283,7 @@ class SuiteRunner {
   const StageOptions& shared_;
   ProcessGroup& group_;
   RunOutput& output_;
+  std::vector<VerdictOutput> reports_;
   SuiteLog log_;
   Clock::time_point start_;
 };
@@ -321,6 +322,7 @@ void RunCommand::configure(CLI::App& app) {
                              embedded_baseline_names()))
       ->envname("COMMCERT_BASELINE");
   app.add_flag("--plan", flags_.plan_only, "Print the stages, budgets and checks; run nothing");
+  add_report_options(app, flags_.report, "text");
   add_stage_options(app, stage_);
 }
 
@@ -339,6 +341,9 @@ int RunCommand::run(Invocation& invocation) {
   const Baseline baseline = load_baseline_ref(
       baseline_ref, flags_.baseline ? std::filesystem::path() : suite_directory(suite));
   validate_stage_options(stage_);
+  // Checked on every process, as the suite is: a bad --report ends the job before any stage.
+  std::vector<VerdictOutput> reports =
+      plan_verdict_outputs(flags_.report.format, flags_.report.reports, "text");
   const std::vector<PlannedStage> plan = plan_stages(suite, baseline, stage_);
   if (flags_.plan_only) {
     if (launcher_rank_hint() == 0) print_plan(suite, baseline, plan);
@@ -352,7 +357,7 @@ int RunCommand::run(Invocation& invocation) {
   }();
   StageOptions shared = stage_;
   shared.run_id = output->run_id();
-  SuiteRunner runner(suite, baseline, shared, group, *output);
+  SuiteRunner runner(suite, baseline, shared, group, *output, std::move(reports));
 
   double remaining = 0;
   for (const auto& planned : plan) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/report_options.hpp"
 #include "cli/run_setup.hpp"
 
 namespace commcert {
@@ -24,6 +25,7 @@ class RunCommand final : public Command {
     std::string suite;
     std::optional<std::string> baseline;
     bool plan_only = false;
+    ReportFlags report;  // --format, --report: the verdict's outputs
   };
   Flags flags_;
   StageOptions stage_;

@@ -17,6 +17,7 @@
 #include "cli/number_checks.hpp"
 #include "cli/process_group.hpp"
 #include "cli/stage_session.hpp"
+#include "cli/sweep_table.hpp"
 #include "comm/fault_injection.hpp"
 #include "comm/watchdog.hpp"
 #include "core/build_info.hpp"
@@ -24,7 +25,6 @@
 #include "core/node_identity.hpp"
 #include "core/printable.hpp"
 #include "core/units.hpp"
-#include "report/nccl_table.hpp"
 
 namespace commcert {
 namespace {
@@ -36,15 +36,18 @@ class SweepReporter final : public SweepObserver {
       : output_(output), context_(std::move(context)), table_(table) {}
 
   void collective_started(const CollectiveInfo& collective, int /*cycle*/) override {
-    table_.begin(collective);
+    table_.begin(collective.nccl_tests_name);
   }
   void row_finished(const Measurement& out_of_place, const Measurement& in_place) override {
-    output_.append_record(collective_record(context_, out_of_place));
-    output_.append_record(collective_record(context_, in_place));
-    table_.row(out_of_place, in_place);
+    // Figures derived once per measurement; the record and the table row show the same ones.
+    const auto out_of_place_figures = placement_figures(out_of_place, context_.aggregation);
+    const auto in_place_figures = placement_figures(in_place, context_.aggregation);
+    output_.append_record(collective_record(context_, out_of_place, out_of_place_figures));
+    output_.append_record(collective_record(context_, in_place, in_place_figures));
+    table_.row(nccl_table_row(out_of_place, in_place, out_of_place_figures, in_place_figures));
   }
   void collective_finished(const CollectiveInfo& collective, int /*cycle*/) override {
-    table_.end(collective);
+    table_.end(collective.nccl_tests_name);
   }
   void note(const std::string& message) override { table_.note(message); }
 
@@ -384,7 +387,7 @@ int SweepCommand::run(Invocation& invocation) {
                   build_info::kGitDescribe, backend.name,
                   backend.selection == "auto" ? "auto: " + backend.reason : "requested",
                   communicator->size(), distinct_nodes(ranks).size());
-  table_context.options = &options;
+  table_context.sweep = nccl_table_sweep(options);
   table_context.gpus_per_process = flags_.gpus_per_process;
   table_context.ranks = ranks;
   table_context.warnings = warnings;

@@ -6,7 +6,6 @@ namespace {
 // verdict.json on stdout, for pipes (jq) and wrappers.
 class JsonReporter final : public VerdictReporter {
  public:
-  std::string_view format() const override { return "json"; }
   std::string render(const FleetVerdict& verdict) const override {
     return to_json(verdict).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
   }

@@ -16,7 +16,6 @@ std::string one_line(const std::string& text) {
 // "ERROR: commcert: ..." line per node that is not certified; one SUCCESS line when all are.
 class NhcReporter final : public VerdictReporter {
  public:
-  std::string_view format() const override { return "nhc"; }
   std::string render(const FleetVerdict& v) const override {
     std::string out;
     for (const auto& node : v.nodes) {

@@ -1,31 +1,43 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "validate/verdict.hpp"
 
 namespace commcert {
 
-// One way of showing a verdict on stdout. verdict.json is always written as well; a reporter
-// is what a person or a scheduler hook reads. All render from the same FleetVerdict, so they
-// say the same thing.
+// One way of showing a verdict. verdict.json is always written as well; a reporter is what a
+// person, a scheduler hook or another tool reads. All render from the same FleetVerdict, so
+// they say the same thing.
 class VerdictReporter {
  public:
   virtual ~VerdictReporter() = default;
-  [[nodiscard]] virtual std::string_view format() const = 0;  // the --format value
   [[nodiscard]] virtual std::string render(const FleetVerdict& verdict) const = 0;
 };
 
-// Every reporter, in the order --help lists them (verdict_reporter.cpp).
-[[nodiscard]] std::vector<std::unique_ptr<VerdictReporter>> make_verdict_reporters();
-// Throws UsageError naming the known formats.
-[[nodiscard]] std::unique_ptr<VerdictReporter> make_verdict_reporter(std::string_view format);
+// A format's row in the one table of formats (verdict_formats.cpp): the name `--format` and
+// `--report NAME=PATH` take, a line for --help and docs, and how to make its reporter. Adding a
+// format is its own file and its row; the flags, their check and their help read the table.
+struct VerdictFormat {
+  std::string_view name;
+  std::string_view description;
+  std::unique_ptr<VerdictReporter> (*make)();
+};
 
-std::unique_ptr<VerdictReporter> make_text_reporter();
-std::unique_ptr<VerdictReporter> make_json_reporter();
-std::unique_ptr<VerdictReporter> make_nhc_reporter();
+// Every format, in the order --help lists them.
+[[nodiscard]] std::span<const VerdictFormat> verdict_formats();
+// nullptr when no format has that name.
+[[nodiscard]] const VerdictFormat* find_verdict_format(std::string_view name);
+// "text, json, nhc": for help and error text.
+[[nodiscard]] std::string verdict_format_names();
+// "text (…), json (…), nhc (…)": every name with its description, for help text.
+[[nodiscard]] std::string verdict_format_help();
+// "unknown format 'x' (known: text, json, nhc)".
+[[nodiscard]] std::string unknown_verdict_format(std::string_view name);
+// Throws UsageError with unknown_verdict_format's message.
+[[nodiscard]] std::unique_ptr<VerdictReporter> make_verdict_reporter(std::string_view name);
 
 }  // namespace commcert

@@ -13,8 +13,6 @@ namespace {
 // act on first, then suspect links, then what was odd about the input.
 class TextReporter final : public VerdictReporter {
  public:
-  std::string_view format() const override { return "text"; }
-
   std::string render(const FleetVerdict& v) const override {
     std::string out;
     const std::string suite =

@@ -329,5 +329,77 @@ class CertifyApply(CertifyFiles):
                     self.assertIn("quarantined 1", proc.stdout)
 
 
+class CertifyReports(CertifyFiles):
+    """`--report NAME=PATH` (repeatable) beside `--format NAME`: several outputs of one verdict,
+    each to stdout or a file written atomically; bad names and places refused before judging."""
+
+    def certify(self, run, *args):
+        return self.commcert("certify", run, "--baseline", BASELINE, *args)
+
+    @staticmethod
+    def without_time(verdict):
+        verdict = dict(verdict)
+        verdict.pop("time", None)
+        return verdict
+
+    def test_a_file_and_stdout_in_one_run(self):
+        run = self.run_dir(sweep_records(wrong_rank=2))
+        report = os.path.join(self.tmp, "reports", "verdict.json")
+        os.makedirs(os.path.dirname(report))
+        proc = self.certify(run, "--report", f"json={report}", "--report", "nhc=-")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        # stdout holds the NHC lines alone, as `--format nhc` prints them.
+        self.assertEqual(proc.stdout, self.certify(run, "--format", "nhc").stdout)
+        self.assertIn("ERROR: commcert: node2: quarantined", proc.stdout)
+        with open(report) as f, open(os.path.join(run, "verdict.json")) as g:
+            self.assertEqual(self.without_time(json.load(f)), self.without_time(json.load(g)))
+        self.assertIn(f"json report written to {report}", proc.stderr)
+
+    def test_without_a_stdout_report_the_summary_stays_on_stdout(self):
+        run = self.run_dir(sweep_records())
+        report = os.path.join(self.tmp, "v.nhc")
+        # Each --report takes one value: the results directory after it stays positional.
+        proc = self.commcert("certify", "--report", f"nhc={report}", run, "--baseline", BASELINE)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, self.certify(run).stdout)
+        self.assertIn("certified 4, quarantined 0, inconclusive 0", proc.stdout)
+        with open(report) as f:
+            self.assertEqual(f.read(), "SUCCESS: commcert: 4 node(s) certified against cpu-mpi-ci\n")
+
+    def test_a_missing_directory_or_unknown_name_is_refused_before_judging(self):
+        run = self.run_dir(sweep_records(wrong_rank=2))
+        missing = os.path.join(self.tmp, "no", "such", "v.json")
+        cases = [(["--report", f"json={missing}"], ["--report", missing, "does not exist"]),
+                 (["--report", "xml=-"], ["--report", "unknown format 'xml'", "text, json, nhc"]),
+                 (["--format", "xml"], ["--format", "unknown format 'xml'", "text, json, nhc"]),
+                 (["--report", "json"], ["--report", "NAME=PATH"]),
+                 (["--report", f"json={self.tmp}"], ["--report", "is a directory"]),
+                 (["--report", "json=-", "--report", "nhc=-"], ["--report nhc=-", "stdout"]),
+                 (["--format", "json", "--report", "nhc=-"], ["--report nhc=-", "stdout"])]
+        for args, fragments in cases:
+            with self.subTest(args=args):
+                self.assert_usage_error(self.certify(run, *args), *fragments)
+        self.assertFalse(os.path.exists(os.path.join(run, "verdict.json")), "judged anyway")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "no")))
+
+    def test_an_existing_report_is_replaced_whole_by_a_rename(self):
+        run = self.run_dir(sweep_records(wrong_rank=2))
+        reports = os.path.join(self.tmp, "reports")
+        os.makedirs(reports)
+        report = os.path.join(reports, "node.nhc")
+        with open(report, "w") as f:
+            f.write("SUCCESS: an old verdict\n")
+        # A reader holding the old file (a second name for it) keeps reading the old contents:
+        # the new report is a new file renamed over the path, not the old one rewritten.
+        os.link(report, os.path.join(self.tmp, "held-by-a-reader"))
+        proc = self.certify(run, "--report", f"nhc={report}")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        with open(report) as f:
+            self.assertIn("ERROR: commcert: node2: quarantined", f.read())
+        with open(os.path.join(self.tmp, "held-by-a-reader")) as f:
+            self.assertEqual(f.read(), "SUCCESS: an old verdict\n")
+        self.assertEqual(os.listdir(reports), ["node.nhc"])  # no temporary file left behind
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -99,13 +99,22 @@ class RunSuite(unittest.TestCase):
         self.assertEqual(self.verdict()["suite"]["name"], "ci")
 
     def test_corrupting_rank_quarantines_exactly_its_node(self):
-        proc = self.run_suite("ci", fault="corrupt:2")
+        reports = os.path.join(self.tmp, "reports")
+        os.makedirs(reports)
+        proc = self.run_suite("ci", "--report", f"json={reports}/verdict.json",
+                              "--report", f"nhc={reports}/verdict.nhc", fault="corrupt:2")
         self.assertEqual(proc.returncode, 1, proc.stdout[-3000:] + proc.stderr[-3000:])
         self.assertEqual(self.states(), {"node0": "certified", "node1": "certified",
                                          "node2": "quarantined", "node3": "certified"})
         self.assertEqual(self.reasons("node2")[0]["code"], "collective.wrong_data")
         self.assertRegex(proc.stdout, r"node2\s+quarantined\s+isolate\s+allreduce: \d+ wrong")
         self.assertEqual(self.suite_log()["status"], "fail")
+        # --report outputs beside the summary on stdout, from the same verdict.
+        with open(os.path.join(reports, "verdict.json")) as f:
+            report = json.load(f)
+        self.assertEqual({n["node"]: n["state"] for n in report["nodes"]}, self.states())
+        with open(os.path.join(reports, "verdict.nhc")) as f:
+            self.assertRegex(f.read(), r"^ERROR: commcert: node2: quarantined")
 
     def test_a_slow_node_is_found_by_the_pairs_and_blamed_alone(self):
         baseline = localization_baseline(os.path.join(self.tmp, "floor.yaml"))
@@ -226,6 +235,14 @@ class SuiteErrors(unittest.TestCase):
         self.assert_refused(self.run_plain(self.write("schema: 1\nname: x\nstages:\n"
                                                       "  - run: health\n    budget: 1m\n")),
                             "names no baseline")
+
+    def test_bad_report_outputs_are_refused_before_any_stage(self):
+        missing = os.path.join(self.tmp, "no", "verdict.json")
+        self.assert_refused(self.run_plain("ci", "--report", f"json={missing}"),
+                            "--report", "does not exist")
+        self.assert_refused(self.run_plain("ci", "--report", "html=-"),
+                            "--report", "unknown format 'html'", "text, json, nhc")
+        self.assert_refused(self.run_plain("ci", "--format", "html"), "--format", "'html'")
 
     def test_plan_lists_stages_budgets_and_required_checks_without_running(self):
         proc = self.run_plain("quick", "--baseline", "cpu-mpi-ci", "--plan")

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/collectives.hpp"
+#include "cli/sweep_table.hpp"
 #include "report/nccl_table.hpp"
 
 namespace commcert {
@@ -105,6 +106,13 @@ Measurement measurement(CollectiveKind kind, DataType type, std::optional<Reduce
   return m;
 }
 
+// What the sweep does with a row of measurements: figures derived once, handed to the table.
+void show(NcclTestsTable& table, const Measurement& out_of_place, const Measurement& in_place,
+          RankAggregation aggregation) {
+  table.row(nccl_table_row(out_of_place, in_place, placement_figures(out_of_place, aggregation),
+                           placement_figures(in_place, aggregation)));
+}
+
 TEST(NcclTestsTable, AllReduceBlockMatchesNcclTests) {
   SweepOptions options;
   options.collectives = {CollectiveKind::kAllReduce};
@@ -118,7 +126,7 @@ TEST(NcclTestsTable, AllReduceBlockMatchesNcclTests) {
 
   NcclTestsTable::Context context;
   context.banner = "commcert 0.1.0 (unit-test) backend mpi (golden)";
-  context.options = &options;
+  context.sweep = nccl_table_sweep(options);
   context.ranks = ranks(4);
   context.warnings = {"4 ranks on 2 cores: oversubscribed"};
 
@@ -127,12 +135,14 @@ TEST(NcclTestsTable, AllReduceBlockMatchesNcclTests) {
   const auto& info = collective_info(CollectiveKind::kAllReduce);
   const auto row = [&](std::uint64_t bytes, std::uint64_t count, std::optional<Placement> oop,
                        std::optional<Placement> ip) {
-    table.row(measurement(info.kind, DataType::kFloat, ReduceOp::kSum, std::nullopt, bytes, count,
-                          false, oop, 4, 20),
-              measurement(info.kind, DataType::kFloat, ReduceOp::kSum, std::nullopt, bytes, count,
-                          true, ip, 4, 20));
+    show(table,
+         measurement(info.kind, DataType::kFloat, ReduceOp::kSum, std::nullopt, bytes, count, false,
+                     oop, 4, 20),
+         measurement(info.kind, DataType::kFloat, ReduceOp::kSum, std::nullopt, bytes, count, true,
+                     ip, 4, 20),
+         options.aggregation);
   };
-  table.begin(info);
+  table.begin(info.nccl_tests_name);
   // Latency-bound: bandwidths round to 0.00.
   row(8, 2, Placement{{20e-6, 20e-6, 20e-6, 20e-6}, 0}, Placement{{18e-6, 18e-6, 18e-6, 18e-6}, 0});
   // Mean time 115 us; in place, rank 2 saw 3 wrong elements in 1 iteration.
@@ -144,7 +154,7 @@ TEST(NcclTestsTable, AllReduceBlockMatchesNcclTests) {
   // 500000 us fits only as %.0f; 123456789 us only in exponent form; 2000000 wrong is %6g.
   row(4294967296, 1073741824, Placement{{0.5, 0.5, 0.5, 0.5}, 2000000, 0, 20},
       Placement{{123.456789, 123.456789, 123.456789, 123.456789}, 0});
-  table.end(info);
+  table.end(info.nccl_tests_name);
   EXPECT_EQ(capture.text(), read_fixture("allreduce_4ranks.txt"));
 }
 
@@ -161,23 +171,24 @@ TEST(NcclTestsTable, RootedUncheckedBlockMatchesNcclTests) {
 
   NcclTestsTable::Context context;
   context.banner = "commcert 0.1.0 (unit-test) backend mpi (golden)";
-  context.options = &options;
+  context.sweep = nccl_table_sweep(options);
   context.ranks = ranks(2);
 
   Capture capture;
   NcclTestsTable table(capture.file(), context);
   const auto& info = collective_info(CollectiveKind::kBroadcast);
-  table.begin(info);
+  table.begin(info.nccl_tests_name);
   for (const auto& [bytes, seconds] :
        std::vector<std::pair<std::uint64_t, double>>{{1048576, 50e-6}, {2097152, 75e-6}}) {
     const Placement oop{{seconds, seconds}, std::nullopt};
     const Placement ip{{seconds * 0.9, seconds * 0.9}, std::nullopt};
-    table.row(
-        measurement(info.kind, DataType::kHalf, std::nullopt, 1, bytes, bytes / 2, false, oop, 2,
-                    5),
-        measurement(info.kind, DataType::kHalf, std::nullopt, 1, bytes, bytes / 2, true, ip, 2, 5));
+    show(table,
+         measurement(info.kind, DataType::kHalf, std::nullopt, 1, bytes, bytes / 2, false, oop, 2,
+                     5),
+         measurement(info.kind, DataType::kHalf, std::nullopt, 1, bytes, bytes / 2, true, ip, 2, 5),
+         options.aggregation);
   }
-  table.end(info);
+  table.end(info.nccl_tests_name);
   EXPECT_EQ(capture.text(), read_fixture("broadcast_unchecked.txt"));
 }
 
@@ -200,13 +211,40 @@ TEST(NcclTestsTable, EveryLineThatIsNotARowIsAComment) {
 }
 
 TEST(NcclTestsTable, NotesAreComments) {
-  SweepOptions options;
   NcclTestsTable::Context context;
-  context.options = &options;
   Capture capture;
   NcclTestsTable table(capture.file(), context);
   table.note("skipping 8 GiB: larger than the buffer cap");
   EXPECT_EQ(capture.text(), "# skipping 8 GiB: larger than the buffer cap\n");
+}
+
+TEST(NcclTestsTable, RowsShowTheFiguresTheyAreHanded) {
+  // The sweep derives each measurement's figures once and hands the same ones to the record and
+  // the table: a row prints the figures it is given, never a derivation of its own.
+  SweepOptions options;
+  NcclTestsTable::Context context;
+  context.sweep = nccl_table_sweep(options);
+  context.ranks = ranks(2);
+  const auto& info = collective_info(CollectiveKind::kAllReduce);
+  const Measurement oop = measurement(info.kind, DataType::kFloat, ReduceOp::kSum, std::nullopt,
+                                      1048576, 262144, false, Placement{{1e-3, 1e-3}, 0}, 2, 5);
+  const Measurement ip = measurement(info.kind, DataType::kFloat, ReduceOp::kSum, std::nullopt,
+                                     1048576, 262144, true, std::nullopt, 2, 5);
+  EXPECT_FALSE(placement_figures(ip, options.aggregation));  // unsupported: N/A columns
+
+  MeasurementFigures figures = *placement_figures(oop, options.aggregation);
+  figures.time_seconds = 2e-3;
+  figures.algbw_bytes_per_second = 7e9;
+  figures.busbw_bytes_per_second = 9e9;
+  Capture given;
+  NcclTestsTable table(given.file(), context);
+  table.row(nccl_table_row(oop, ip, figures, std::nullopt));
+  table.end(info.nccl_tests_name);
+  EXPECT_NE(
+      given.text().find("  2000.00    7.00    9.00       0      N/A     N/A     N/A    N/A\n"),
+      std::string::npos)
+      << given.text();
+  EXPECT_NE(given.text().find("# Avg bus bandwidth    : 9 \n"), std::string::npos) << given.text();
 }
 
 TEST(FitNumber, TwoDecimalsWhenTheyFit) {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -117,6 +118,26 @@ TEST(VerdictReporters, JsonMatchesGoldenApartFromTimeAndVersion) {
   expect_golden("verdict.json", json.dump(2) + "\n");
 }
 
+TEST(VerdictReporters, NodeLinesMatchGolden) {
+  expect_golden("verdict.nodes", make_verdict_reporter("nodes")->render(sample_verdict()));
+}
+
+// Four fields per line whatever a record put in a node name, so awk's $2 is always the state.
+TEST(VerdictReporters, NodeLinesKeepFourFieldsForAnyName) {
+  FleetVerdict v = sample_verdict();
+  v.nodes[2].node = "node 10\nnode11 certified";
+  std::istringstream lines(make_verdict_reporter("nodes")->render(v));
+  std::size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    std::istringstream fields(line);
+    std::vector<std::string> words;
+    for (std::string w; fields >> w;)
+      words.push_back(w);
+    EXPECT_EQ(words.size(), 4u) << line;
+  }
+  EXPECT_EQ(count, v.nodes.size());
+}
+
 TEST(VerdictReporters, NhcSaysSuccessWhenAllAreCertified) {
   FleetVerdict v = sample_verdict();
   v.nodes.resize(2);
@@ -148,12 +169,47 @@ TEST(VerdictReporters, ControlCharactersInNamesAreEscapedInHumanFormats) {
   EXPECT_EQ(json["nodes"][2]["node"], "node10\ncertified 99\x1b[2J");
 }
 
-TEST(VerdictReporters, UnknownFormatIsAUsageError) {
-  EXPECT_THROW((void)make_verdict_reporter("html"), UsageError);
-  std::vector<std::string> formats;
-  for (const auto& r : make_verdict_reporters())
-    formats.emplace_back(r->format());
-  EXPECT_EQ(formats, (std::vector<std::string>{"text", "json", "nhc"}));
+TEST(VerdictFormats, EveryRegisteredFormatRendersTheSampleVerdict) {
+  ASSERT_FALSE(verdict_formats().empty());
+  for (const VerdictFormat& format : verdict_formats()) {
+    SCOPED_TRACE(std::string(format.name));
+    EXPECT_FALSE(format.description.empty());
+    const std::string text = format.make()->render(sample_verdict());
+    // Every format names the quarantined node and ends its last line.
+    EXPECT_THAT(text, HasSubstr("node10"));
+    ASSERT_FALSE(text.empty());
+    EXPECT_EQ(text.back(), '\n');
+  }
+}
+
+TEST(VerdictFormats, NamesAreUniqueAndListedInTableOrder) {
+  std::vector<std::string> names;
+  std::string joined;
+  for (const VerdictFormat& format : verdict_formats()) {
+    EXPECT_EQ(std::count(names.begin(), names.end(), format.name), 0) << format.name;
+    EXPECT_EQ(find_verdict_format(format.name), &format);
+    names.emplace_back(format.name);
+    joined += (joined.empty() ? "" : ", ") + std::string(format.name);
+    EXPECT_THAT(verdict_format_help(),
+                HasSubstr(fmt::format("{} ({})", format.name, format.description)));
+  }
+  EXPECT_EQ(verdict_format_names(), joined);
+  // The formats scripts already call by name stay.
+  for (const char* name : {"text", "json", "nhc"})
+    EXPECT_NE(find_verdict_format(name), nullptr) << name;
+}
+
+TEST(VerdictFormats, UnknownNameIsAUsageErrorListingTheTable) {
+  EXPECT_EQ(find_verdict_format("html"), nullptr);
+  EXPECT_EQ(find_verdict_format("TEXT"), nullptr);  // names are exact
+  EXPECT_EQ(find_verdict_format(""), nullptr);
+  try {
+    (void)make_verdict_reporter("html");
+    ADD_FAILURE() << "html was accepted";
+  } catch (const UsageError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "unknown format 'html' (known: " + verdict_format_names() + ")");
+  }
 }
 
 // What `--apply slurm` (issue 5) reads: per node state, severity, first reason, all reasons.

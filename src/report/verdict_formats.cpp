@@ -1,0 +1,65 @@
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "report/verdict_reporter.hpp"
+
+namespace commcert {
+
+// Each defined in its own file (verdict_<name>.cpp).
+std::unique_ptr<VerdictReporter> make_text_reporter();
+std::unique_ptr<VerdictReporter> make_json_reporter();
+std::unique_ptr<VerdictReporter> make_nhc_reporter();
+std::unique_ptr<VerdictReporter> make_nodes_reporter();
+
+namespace {
+
+// The one table of verdict formats: --format's choices, --report's names, their check and
+// their help all come from here.
+constexpr VerdictFormat kVerdictFormats[] = {
+    {"text", "counts and one line per node not certified, with the reason to act on first",
+     &make_text_reporter},
+    {"json", "verdict.json: every node, check, reason and its evidence", &make_json_reporter},
+    {"nhc", "LBNL NHC lines for Slurm's HealthCheckProgram", &make_nhc_reporter},
+    {"nodes", "one line per node for scripts: node, state, severity, first reason code",
+     &make_nodes_reporter},
+};
+
+}  // namespace
+
+std::span<const VerdictFormat> verdict_formats() {
+  return kVerdictFormats;
+}
+
+const VerdictFormat* find_verdict_format(std::string_view name) {
+  for (const VerdictFormat& format : kVerdictFormats) {
+    if (format.name == name) return &format;
+  }
+  return nullptr;
+}
+
+std::string verdict_format_names() {
+  std::string names;
+  for (const VerdictFormat& format : kVerdictFormats)
+    names += (names.empty() ? "" : ", ") + std::string(format.name);
+  return names;
+}
+
+std::string verdict_format_help() {
+  std::string help;
+  for (const VerdictFormat& format : kVerdictFormats) {
+    help += fmt::format("{}{} ({})", help.empty() ? "" : ", ", format.name, format.description);
+  }
+  return help;
+}
+
+std::string unknown_verdict_format(std::string_view name) {
+  return fmt::format("unknown format '{}' (known: {})", name, verdict_format_names());
+}
+
+std::unique_ptr<VerdictReporter> make_verdict_reporter(std::string_view name) {
+  const VerdictFormat* format = find_verdict_format(name);
+  if (!format) throw UsageError(unknown_verdict_format(name));
+  return format->make();
+}
+
+}  // namespace commcert
