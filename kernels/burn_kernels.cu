@@ -2,8 +2,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include "burn_kernels.hpp"
-#include "grid_stride.hpp"
+#include "kernels/burn_kernels.hpp"
+#include "kernels/grid_stride.hpp"
 
 namespace commcert {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "burn_math.hpp"
+#include "kernels/burn_math.hpp"
 
 namespace commcert {
 

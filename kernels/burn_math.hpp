@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "host_device.hpp"
+#include "kernels/host_device.hpp"
 
 namespace commcert {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "host_device.hpp"
+#include "kernels/host_device.hpp"
 
 namespace commcert {
 

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "host_device.hpp"
+#include "kernels/host_device.hpp"
 
 namespace commcert {
 

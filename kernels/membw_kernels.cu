@@ -1,5 +1,5 @@
-#include "grid_stride.hpp"
-#include "membw_kernels.hpp"
+#include "kernels/grid_stride.hpp"
+#include "kernels/membw_kernels.hpp"
 
 namespace commcert {
 namespace {

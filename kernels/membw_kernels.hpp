@@ -8,7 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "memory_patterns.hpp"
+#include "kernels/memory_patterns.hpp"
 
 namespace commcert {
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "burn_math.hpp"
-#include "host_device.hpp"
+#include "kernels/burn_math.hpp"
+#include "kernels/host_device.hpp"
 
 namespace commcert {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "collective_types.hpp"
+#include "kernels/collective_types.hpp"
 
 namespace commcert {
 
@@ -63,6 +63,7 @@ COMMCERT_HD inline std::uint64_t encode_minifloat(double value, MiniFloatFormat 
       mantissa = 0;
       exponent += 1;
     }
+    // NOLINTNEXTLINE(bugprone-misplaced-widening-cast): a biased exponent fits any int.
     biased = static_cast<std::uint64_t>(exponent + f.bias);
   }
   const bool overflow =

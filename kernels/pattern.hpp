@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
-#include "collective_types.hpp"
-#include "numeric_formats.hpp"
+#include "kernels/collective_types.hpp"
+#include "kernels/numeric_formats.hpp"
 
 namespace commcert {
 
@@ -189,7 +189,9 @@ COMMCERT_HD inline double reduction_result(const PatternSpec& s, std::uint64_t i
 COMMCERT_HD inline std::uint64_t reduced_bits(const PatternSpec& s, std::uint64_t index) {
   double value = reduction_result(s, index);
   if (s.op == ReduceOp::kAvg) {
+    // Integer types average by integer division, as ncclAvg does.
     value = is_floating(s.type) ? value / s.nranks
+                                // NOLINTNEXTLINE(bugprone-integer-division)
                                 : static_cast<double>(static_cast<std::uint64_t>(value) /
                                                       static_cast<std::uint64_t>(s.nranks));
   }

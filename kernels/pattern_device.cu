@@ -1,4 +1,4 @@
-#include "pattern_device.hpp"
+#include "kernels/pattern_device.hpp"
 
 namespace commcert {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "pattern.hpp"
+#include "kernels/pattern.hpp"
 
 namespace commcert {
 

@@ -1,4 +1,4 @@
-#include "pattern_host.hpp"
+#include "kernels/pattern_host.hpp"
 
 #include <cstring>
 

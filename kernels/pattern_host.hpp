@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "pattern.hpp"
+#include "kernels/pattern.hpp"
 
 namespace commcert {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "collective_types.hpp"
-#include "pattern.hpp"
+#include "kernels/collective_types.hpp"
+#include "kernels/pattern.hpp"
 
 namespace commcert {
 

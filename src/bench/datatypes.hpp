@@ -3,7 +3,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collective_types.hpp"
+#include "kernels/collective_types.hpp"
 
 namespace commcert {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "bench/sweep_options.hpp"
-#include "collective_types.hpp"
 #include "core/stats.hpp"
+#include "kernels/collective_types.hpp"
 
 namespace commcert {
 

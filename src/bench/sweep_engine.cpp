@@ -11,6 +11,7 @@
 #include "comm/watchdog.hpp"
 #include "core/errors.hpp"
 #include "core/progress.hpp"
+#include "core/stop_request.hpp"
 #include "core/units.hpp"
 
 namespace commcert {
@@ -131,11 +132,6 @@ struct SweepEngine::TimedSeries {
   std::vector<std::vector<double>> samples;
   int iterations_done = 0;
 };
-
-std::atomic<bool>& SweepEngine::stop_requested() {
-  static std::atomic<bool> requested{false};
-  return requested;
-}
 
 SweepEngine::SweepEngine(const SweepOptions& options, Communicator& communicator,
                          ControlPlane& control, Watchdog* watchdog, const FaultPlan& faults,
@@ -330,7 +326,7 @@ void SweepEngine::run_timed_batch(TimedSeries& series, LoopPlan plan, Communicat
         exchange[base + i] = std::max(exchange[base + i], result.operation_seconds[i]);
     }
   }
-  exchange.back() = stop_requested().load() ? 1.0 : 0.0;
+  exchange.back() = stop_request().load() ? 1.0 : 0.0;
   {
     WatchedSection section(watchdog_);
     control_.all_reduce_max(exchange);

@@ -51,9 +51,8 @@ class SweepEngine {
 
   SweepOutcome run();
 
-  // Set from a signal handler: the sweep stops after the current row on every rank.
-  static std::atomic<bool>& stop_requested();
-
+  // A stop request (core/stop_request.hpp) on any rank ends the sweep after the current row on
+  // every rank.
  private:
   struct Point {
     const CollectiveInfo* collective;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "bench/groups.hpp"
-#include "collective_types.hpp"
+#include "kernels/collective_types.hpp"
 
 namespace commcert {
 

@@ -15,17 +15,13 @@
 #include "core/errors.hpp"
 #include "core/progress.hpp"
 #include "core/stats.hpp"
+#include "core/stop_request.hpp"
 #include "core/units.hpp"
 #include "health/nvml_library.hpp"
 #include "health/telemetry.hpp"
 
 namespace commcert {
 namespace {
-
-std::atomic<bool> g_stop_requested{false};
-extern "C" void request_burn_stop(int /*signal*/) {
-  g_stop_requested.store(true);
-}
 
 // NVML telemetry for the GPUs that NVML can find by PCI address; the others get null.
 class BurnTelemetry {
@@ -182,12 +178,11 @@ int BurnCommand::run(Invocation& invocation) {
                                    plan.gpus.size()));
       shown = elapsed;
     };
-    hooks.stop = &g_stop_requested;
-    std::signal(SIGINT, request_burn_stop);
-    std::signal(SIGTERM, request_burn_stop);
-    run = run_burn(settings, plan.gpus, hooks);
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
+    hooks.stop = &stop_request();
+    {
+      const InterruptsRequestStop interrupts;
+      run = run_burn(settings, plan.gpus, hooks);
+    }
     telemetry->stop();
     for (std::size_t i = 0; i < run.outcomes.size(); ++i)
       run.outcomes[i].telemetry = telemetry->json(i);
@@ -256,7 +251,7 @@ int BurnCommand::run(Invocation& invocation) {
     }
     records.push_back(to_json(record));
   }
-  const int exit_code = session.finish(records, g_stop_requested.load());
+  const int exit_code = session.finish(records, stop_request().load());
   if (run.abandoned) {
     // A GPU thread is stuck in the driver; waiting for it at exit would hang. Records and
     // meta.json are on disk (each append is fsynced).

@@ -24,6 +24,7 @@
 #include "core/errors.hpp"
 #include "core/node_identity.hpp"
 #include "core/printable.hpp"
+#include "core/stop_request.hpp"
 #include "core/units.hpp"
 
 namespace commcert {
@@ -72,10 +73,6 @@ constexpr double kReporterHeadStartSeconds = 2;
   if (communicator) communicator->abort();
   while (true)
     std::this_thread::sleep_for(std::chrono::seconds(1));
-}
-
-extern "C" void request_stop(int /*signal*/) {
-  SweepEngine::stop_requested().store(true);
 }
 
 }  // namespace
@@ -394,8 +391,7 @@ int SweepCommand::run(Invocation& invocation) {
   NcclTestsTable table(stdout, table_context);
   SweepReporter reporter(*output, record_context, table);
 
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGTERM, request_stop);
+  const InterruptsRequestStop interrupts;
   try {
     SweepEngine engine(options, *communicator, control, guard, faults, ranks,
                        reporting ? &reporter : nullptr, !stage_.quiet);

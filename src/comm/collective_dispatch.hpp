@@ -3,7 +3,7 @@
 #include <array>
 #include <cstddef>
 
-#include "collective_types.hpp"
+#include "kernels/collective_types.hpp"
 
 namespace commcert {
 

@@ -8,11 +8,11 @@
 #include <string_view>
 #include <vector>
 
-#include "collective_types.hpp"
 #include "comm/fault_injection.hpp"
 #include "core/errors.hpp"
 #include "core/record.hpp"
-#include "pattern.hpp"
+#include "kernels/collective_types.hpp"
+#include "kernels/pattern.hpp"
 
 namespace commcert {
 

@@ -13,7 +13,7 @@
 #include "comm/watchdog.hpp"
 #include "core/clock.hpp"
 #include "core/errors.hpp"
-#include "pattern_host.hpp"
+#include "kernels/pattern_host.hpp"
 
 namespace commcert {
 namespace {

@@ -1,7 +1,7 @@
 #include "comm/mpi_datatypes.hpp"
 
 #include "comm/mpi_runtime.hpp"
-#include "pattern.hpp"
+#include "kernels/pattern.hpp"
 
 namespace commcert {
 namespace {

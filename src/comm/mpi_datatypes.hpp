@@ -5,7 +5,7 @@
 
 #include <mpi.h>
 
-#include "collective_types.hpp"
+#include "kernels/collective_types.hpp"
 
 namespace commcert {
 

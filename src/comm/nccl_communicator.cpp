@@ -13,7 +13,7 @@
 #include "comm/nccl_features.hpp"
 #include "comm/watchdog.hpp"
 #include "core/errors.hpp"
-#include "pattern_device.hpp"
+#include "kernels/pattern_device.hpp"
 
 namespace commcert {
 namespace {

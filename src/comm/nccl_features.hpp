@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "collective_types.hpp"
 #include "comm/gpu_runtime.hpp"
+#include "kernels/collective_types.hpp"
 
 namespace commcert {
 

@@ -33,6 +33,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, double timeout_s
     return result;
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& arg : argv)
     args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);

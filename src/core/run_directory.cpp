@@ -42,7 +42,7 @@ void validate_run_id(std::string_view run_id) {
 std::filesystem::path create_run_directory(const std::filesystem::path& results_root,
                                            std::string_view run_id) {
   validate_run_id(run_id);
-  const auto directory = results_root / std::string(run_id);
+  auto directory = results_root / std::string(run_id);
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) {

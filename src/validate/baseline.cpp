@@ -287,7 +287,7 @@ void parse_ib_health(const YamlInput& in, const YAML::Node& node, const std::str
 
 void parse_check(const YamlInput& in, const YAML::Node& key, const YAML::Node& node,
                  Baseline& out) {
-  const std::string check = key.Scalar();
+  const std::string& check = key.Scalar();
   const std::string path = join_path("checks", check);
   const CheckInfo* info = find_check(check);
   if (!info) {

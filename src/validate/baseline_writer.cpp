@@ -198,7 +198,7 @@ std::string baseline_to_yaml(const Baseline& b,
           dot == std::string::npos ? info.yaml_path : info.yaml_path.substr(dot + 1);
       if (parent != open_parent) {
         if (!open_parent.empty()) w.end();
-        if (!parent.empty()) w.begin(path + "." + parent, parent);
+        if (!parent.empty()) w.begin(fmt::format("{}.{}", path, parent), parent);
         open_parent = parent;
       }
       w.bound(path + "." + info.yaml_path, leaf, *bound, b.fleet);

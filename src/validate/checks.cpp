@@ -3,7 +3,7 @@
 #include <array>
 #include <iterator>
 
-#include "collective_types.hpp"
+#include "kernels/collective_types.hpp"
 
 namespace commcert {
 namespace {

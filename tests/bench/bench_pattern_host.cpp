@@ -6,7 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "pattern_host.hpp"
+#include "kernels/pattern_host.hpp"
 
 namespace commcert {
 namespace {

@@ -16,8 +16,8 @@
 #include "comm/gpu_runtime.hpp"
 #include "comm/nccl_communicator.hpp"
 #include "comm/nccl_features.hpp"
-#include "pattern_device.hpp"
-#include "pattern_host.hpp"
+#include "kernels/pattern_device.hpp"
+#include "kernels/pattern_host.hpp"
 
 namespace commcert {
 namespace {

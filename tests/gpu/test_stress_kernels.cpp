@@ -15,9 +15,9 @@
 
 #include "bench/gpu/cuda_support.hpp"
 #include "bench/gpu/gemm_runner.hpp"
-#include "burn_kernels.hpp"
 #include "comm/gpu_runtime.hpp"
-#include "membw_kernels.hpp"
+#include "kernels/burn_kernels.hpp"
+#include "kernels/membw_kernels.hpp"
 
 namespace commcert {
 namespace {

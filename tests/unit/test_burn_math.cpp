@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/burn.hpp"
-#include "burn_math.hpp"
+#include "kernels/burn_math.hpp"
 
 namespace commcert {
 namespace {

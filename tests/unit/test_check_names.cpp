@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "bench/collectives.hpp"
-#include "collective_types.hpp"
 #include "core/json.hpp"
+#include "kernels/collective_types.hpp"
 #include "validate/checks.hpp"
 
 namespace commcert {

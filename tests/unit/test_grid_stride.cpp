@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "grid_stride.hpp"
+#include "kernels/grid_stride.hpp"
 
 namespace commcert {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "memory_patterns.hpp"
+#include "kernels/memory_patterns.hpp"
 
 namespace commcert {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "numeric_formats.hpp"
+#include "kernels/numeric_formats.hpp"
 
 namespace commcert {
 namespace {

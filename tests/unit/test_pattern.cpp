@@ -16,8 +16,8 @@
 
 #include <gtest/gtest.h>
 
-#include "numeric_formats.hpp"
-#include "pattern.hpp"
+#include "kernels/numeric_formats.hpp"
+#include "kernels/pattern.hpp"
 
 namespace commcert {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "pattern_host.hpp"
+#include "kernels/pattern_host.hpp"
 
 namespace commcert {
 namespace {

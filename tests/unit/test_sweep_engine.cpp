@@ -16,6 +16,7 @@
 #include "bench/sweep_engine.hpp"
 #include "comm/control_plane.hpp"
 #include "core/stats.hpp"
+#include "core/stop_request.hpp"
 #include "scripted_communicator.hpp"
 
 namespace commcert {
@@ -446,13 +447,13 @@ TEST(SweepEngine, AStopRequestEndsTheSweepAfterTheCurrentRow) {
   ScriptedCommunicator communicator(2);
   int timed_runs = 0;
   communicator.before_run = [&timed_runs](const LoopPlan& plan) {
-    if (plan.timed && ++timed_runs == 1) SweepEngine::stop_requested().store(true);
+    if (plan.timed && ++timed_runs == 1) stop_request().store(true);
   };
   auto options = small_sweep();
   options.max_bytes = 3 * 4096;
   options.step_bytes = 4096;
   const auto run = run_engine(options, communicator);
-  SweepEngine::stop_requested().store(false);
+  stop_request().store(false);
 
   EXPECT_TRUE(run.outcome.interrupted);
   ASSERT_EQ(run.observer.rows.size(), 1U);  // both placements of the first size, then no more

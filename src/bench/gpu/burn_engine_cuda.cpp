@@ -11,7 +11,7 @@
 #include "bench/gpu/gemm_runner.hpp"
 #include "bench/gpu/start_line.hpp"
 #include "bench/throughput.hpp"
-#include "burn_kernels.hpp"
+#include "kernels/burn_kernels.hpp"
 
 namespace commcert {
 namespace {

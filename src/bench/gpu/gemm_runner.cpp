@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "burn_kernels.hpp"
+#include "kernels/burn_kernels.hpp"
 
 namespace commcert {
 namespace {

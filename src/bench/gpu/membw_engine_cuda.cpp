@@ -10,7 +10,7 @@
 #include "bench/membw_engine.hpp"
 #include "bench/throughput.hpp"
 #include "health/pci_address.hpp"
-#include "membw_kernels.hpp"
+#include "kernels/membw_kernels.hpp"
 
 namespace commcert {
 namespace {

@@ -104,6 +104,7 @@ void LineSource::produce_chunks() {
     const std::size_t room = std::max(kChunkBytes, 2 * carry.size());
     if (chunk->data.size() < room + padding) chunk->data.resize(room + padding);
     char* data = chunk->data.data();
+    // NOLINTNEXTLINE(bugprone-not-null-terminated-result): bytes, not a C string.
     std::memcpy(data, carry.data(), carry.size());
     std::size_t filled = carry.size();
     const std::size_t limit = chunk->data.size() - padding;

@@ -110,6 +110,7 @@ void for_each_field(od::object object, const Where& where, F&& f) {
 template <typename F>
 void for_each_element(od::array array, const Where& where, F&& f) {
   for (auto result : array) {
+    // NOLINTNEXTLINE(performance-move-const-arg): take() accepts only an rvalue result.
     od::value element = take(std::move(result), where);
     f(element);
   }

@@ -19,7 +19,7 @@ class BurnCorrectnessRule final : public Rule {
     for (const auto& r : evidence.burns) {
       const auto base = [&](ReasonCode code) {
         Finding f;
-        f.code = std::move(code);
+        f.code = code;
         f.node = r.node;
         f.check = "burn";
         f.rule = std::string(id());

@@ -28,7 +28,7 @@ class CollectiveTimeoutRule final : public Rule {
       if (operation.empty()) operation = "set-up";
       const auto base = [&](ReasonCode code, NodeId node) {
         Finding f;
-        f.code = std::move(code);
+        f.code = code;
         f.node = node;
         f.check = check_of_operation(operation);
         f.rule = std::string(id());

@@ -41,8 +41,11 @@ class IbPortRule final : public Rule {
         f.fields.emplace_back("phys", phys.empty() ? "unknown" : std::string(phys));
         out.push_back(std::move(f));
       }
-      for (const auto& [name_id, count] : r.counters) {
-        const std::string name(evidence.text(name_id));
+      for (const auto& counter : r.counters) {
+        // Not a structured binding: clang 14, which clang-tidy parses with, cannot capture one
+        // in a lambda.
+        const std::string name(evidence.text(counter.first));
+        const auto count = counter.second;
         const auto check = [&](const std::map<std::string, std::int64_t>& table, ReasonCode code) {
           const auto it = table.find(name);
           if (it == table.end() || count <= it->second) return false;

@@ -40,6 +40,7 @@ Cause cause_of(RecordStatus status, const std::string& reason, EvidenceRef ref) 
 
 std::string index_list(const std::vector<int>& indices) {
   std::vector<std::string> parts;
+  parts.reserve(indices.size());
   for (const int i : indices)
     parts.push_back(std::to_string(i));
   return join(parts);
@@ -309,6 +310,7 @@ class RequiredEvidenceRule final : public Rule {
         cause = {"evidence.unchecked", " (the sweep ran with -c 0)", std::nullopt};
       } else if (n.checked) {
         std::vector<std::string> scopes;
+        scopes.reserve(bounded.size());
         for (const auto scope : bounded)
           scopes.emplace_back(scope == CollectiveScope::kNode ? "node" : "cluster");
         cause = {
