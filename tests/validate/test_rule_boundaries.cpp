@@ -198,6 +198,9 @@ TEST(RuleBoundaries, WarnBandWarnsFromTheFloorUpToTheBand) {
                   {500, kPasses},
                   {501, kPasses}},
                  [&](double v) { return judge_busbw(v, bound); });
+  // The reason says which band it is in.
+  EXPECT_EQ(fixtures::reason(judge_busbw(400, bound), "perf.warn_band").message,
+            "allreduce busbw (node scope, 1 GiB) 400 GB/s within 25% of the floor 400 GB/s");
 }
 
 TEST(RuleBoundaries, RegressionQuarantinesMoreThanTheAllowedShortfall) {
@@ -233,6 +236,69 @@ TEST(RuleBoundaries, WarnBandWarnsBelowTheCeilingDownToTheBand) {
                   {80, warns("perf.warn_band")},
                   {81, quarantines("perf.above_ceiling")}},
                  [&](double v) { return judge_temperature(v, bound); });
+}
+
+// --- Straggler --------------------------------------------------------------------------------
+// rule.collective_straggler with {min_lead_pct: 25, min_share_pct: 80, min_records: 4}: a rank
+// that is the straggler in at least 80 % (and at least 4) of the records of one run and
+// collective, each time leading by at least 25 % of the median rank time, quarantines its node.
+
+// One allreduce record per size over n0..n3; rank `stragglers[i]` leads record i by `lead` of
+// the median rank time (1 s).
+NodeVerdict judge_stragglers(const std::vector<int>& stragglers, double lead) {
+  std::vector<Json> records = {fixtures::run_record({"n0", "n1", "n2", "n3"})};
+  std::uint64_t bytes = 1 << 20;
+  for (const int rank : stragglers) {
+    Json c = fixtures::collective(bytes, 1.0);
+    c["straggler"] = {{"rank", rank},
+                      {"host", "n" + std::to_string(rank)},
+                      {"time_s", 1.0 - lead},
+                      {"lead_s", lead}};
+    records.push_back(c);
+    bytes *= 2;
+  }
+  const Baseline b = fixtures::baseline_of(
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+      "    straggler: {min_lead_pct: 25, min_share_pct: 80, min_records: 4}\n");
+  return fixtures::node(fixtures::certify(fixtures::evidence_of(records), b), "n1");
+}
+
+const Expected kStraggler = quarantines("collective.straggler");
+
+TEST(RuleBoundaries, StragglerLeadFromItsMinimum) {
+  // A hundredth of a percent either side of 25 %: a share computed a little off (x 100.1)
+  // moves the row below the limit across it.
+  for (const auto& [lead, expected] : std::vector<std::pair<double, Expected>>{
+           {0.2499, kPasses}, {0.25, kStraggler}, {0.2501, kStraggler}}) {
+    expect_row(judge_stragglers({1, 1, 1, 1, 1}, lead),
+               {static_cast<std::int64_t>(lead * 10000), expected},
+               "lead in 1/100 % of the median");
+  }
+}
+
+TEST(RuleBoundaries, StragglerReasonNamesTheCollectiveRankAndShare) {
+  const NodeVerdict node = judge_stragglers({1, 1, 1, 1, 2}, 0.5);
+  EXPECT_EQ(fixtures::reason(node, "collective.straggler")
+                .message.rfind("allreduce: rank 1 kept the others waiting in 4 of 5 records", 0),
+            0u)
+      << fixtures::reason(node, "collective.straggler").message;
+}
+
+TEST(RuleBoundaries, StragglerInAtLeastMinRecords) {
+  for (const Row& row : std::vector<Row>{{3, kPasses}, {4, kStraggler}, {5, kStraggler}}) {
+    expect_row(judge_stragglers(std::vector<int>(static_cast<std::size_t>(row.value), 1), 0.5), row,
+               "records with rank 1 the straggler, of as many");
+  }
+}
+
+TEST(RuleBoundaries, StragglerInAtLeastMinSharePctOfTheRecords) {
+  // Of 10 records, rank 1 leads `value` and rank 2 the rest: 70 % no, 80 % and 90 % yes.
+  for (const Row& row : std::vector<Row>{{7, kPasses}, {8, kStraggler}, {9, kStraggler}}) {
+    std::vector<int> stragglers(10, 2);
+    for (std::int64_t i = 0; i < row.value; ++i)
+      stragglers[static_cast<std::size_t>(i)] = 1;
+    expect_row(judge_stragglers(stragglers, 0.5), row, "records of 10 with rank 1 the straggler");
+  }
 }
 
 }  // namespace
