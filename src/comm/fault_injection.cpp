@@ -1,7 +1,9 @@
 #include "comm/fault_injection.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
@@ -40,7 +42,8 @@ FaultPlan parse_fault_plan(std::string_view text) {
     const auto usage = [&](std::string_view why) {
       return UsageError(
           fmt::format("COMMCERT_FAULT: {} in '{}' (expected delay:<rank>:<us>, corrupt:<rank>, "
-                      "hang:<rank>[:<op>], linkdelay:<rank>:<peer>:<us> or freeze:<process>)",
+                      "hang:<rank>[:<op>], linkdelay:<rank>:<peer>:<us>, freeze:<process>, "
+                      "stale:<rank> or partial:<rank>)",
                       why, entry));
     };
     if (fields.size() < 2) throw usage("missing rank");
@@ -71,6 +74,12 @@ FaultPlan parse_fault_plan(std::string_view text) {
     } else if (fields[0] == "freeze") {
       if (fields.size() != 2) throw usage("freeze takes no argument");
       faults.push_back({FaultKind::kFreezeAtEnd, rank, 0});
+    } else if (fields[0] == "stale") {
+      if (fields.size() != 2) throw usage("stale takes no argument");
+      faults.push_back({FaultKind::kStale, rank, 0});
+    } else if (fields[0] == "partial") {
+      if (fields.size() != 2) throw usage("partial takes no argument");
+      faults.push_back({FaultKind::kPartial, rank, 0});
     } else {
       throw usage(fmt::format("unknown fault kind '{}'", fields[0]));
     }
@@ -104,6 +113,26 @@ std::optional<std::uint64_t> FaultPlan::hang_before_operation(int rank) const {
     if (fault.kind == FaultKind::kHang && fault.rank == rank) return fault.argument;
   }
   return std::nullopt;
+}
+
+std::uint64_t FaultPlan::unwritten_elements(int rank, std::uint64_t output_elements) const {
+  std::uint64_t unwritten = 0;
+  for (const auto& fault : faults_) {
+    if (fault.rank != rank) continue;
+    if (fault.kind == FaultKind::kStale) unwritten = output_elements;
+    // The first half written, rounded down: a one-element output is left stale.
+    if (fault.kind == FaultKind::kPartial) {
+      unwritten = std::max(unwritten, output_elements - output_elements / 2);
+    }
+  }
+  return unwritten;
+}
+
+void restore_unwritten_tail(const void* before, void* output, std::uint64_t output_bytes,
+                            std::uint64_t unwritten_bytes) {
+  if (unwritten_bytes == 0) return;
+  std::memcpy(static_cast<unsigned char*>(output) + (output_bytes - unwritten_bytes), before,
+              unwritten_bytes);
 }
 
 bool FaultPlan::freezes_at_end(int process) const {
@@ -160,6 +189,12 @@ std::string FaultPlan::describe() const {
         break;
       case FaultKind::kFreezeAtEnd:
         out += fmt::format("freeze:{}", fault.rank);
+        break;
+      case FaultKind::kStale:
+        out += fmt::format("stale:{}", fault.rank);
+        break;
+      case FaultKind::kPartial:
+        out += fmt::format("partial:{}", fault.rank);
         break;
     }
   }

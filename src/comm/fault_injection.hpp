@@ -17,7 +17,9 @@ namespace commcert {
 //   linkdelay:<rank>:<peer>:<us>  the rank arrives <us> late at every operation of a
 //                        communicator that also holds <peer>: a slow path between two nodes
 //   freeze:<process>     the process stops (SIGSTOP) after its last record, as the job ends
-enum class FaultKind { kDelay, kCorrupt, kHang, kLinkDelay, kFreezeAtEnd };
+//   stale:<rank>         the rank's operations return without writing its output
+//   partial:<rank>       the rank's operations write only the first half of its output
+enum class FaultKind { kDelay, kCorrupt, kHang, kLinkDelay, kFreezeAtEnd, kStale, kPartial };
 
 struct Fault {
   FaultKind kind;
@@ -36,6 +38,9 @@ class FaultPlan {
   [[nodiscard]] std::optional<double> delay_seconds(int rank) const;
   [[nodiscard]] bool corrupts(int rank) const;
   [[nodiscard]] std::optional<std::uint64_t> hang_before_operation(int rank) const;
+  // stale, partial: how many elements at the end of the rank's output (of `output_elements`)
+  // an operation leaves as they were before it; 0 when the rank writes all of it.
+  [[nodiscard]] std::uint64_t unwritten_elements(int rank, std::uint64_t output_elements) const;
   // `process` (its index in the job) stops itself once its work is done, before MPI_Finalize.
   [[nodiscard]] bool freezes_at_end(int process) const;
   // The plan for one round of groups (group_of_rank[rank], -1: idle): a link delay becomes a
@@ -48,6 +53,12 @@ class FaultPlan {
  private:
   std::vector<Fault> faults_;
 };
+
+// The host side of stale and partial: puts the last `unwritten_bytes` of `output` back from
+// `before`, the output as it was before the operation (saved by the caller), as if the transport
+// had never written them. `before` holds those bytes only, not the whole output.
+void restore_unwritten_tail(const void* before, void* output, std::uint64_t output_bytes,
+                            std::uint64_t unwritten_bytes);
 
 // Parses the COMMCERT_FAULT syntax; an empty string is no fault. Throws UsageError.
 [[nodiscard]] FaultPlan parse_fault_plan(std::string_view text);

@@ -264,6 +264,12 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
   const bool corrupt = faults.corrupts(global_rank_);
   const auto hang_at = faults.hang_before_operation(global_rank_);
   unsigned char* output = output_region(spec, plan.in_place, layout);
+  const std::uint64_t output_bytes = layout.has_output ? layout.output_elements * element : 0;
+  // Only checked operations are left unwritten (as on the NCCL backend): the unchecked ones
+  // (warm-up) write the right result, which only the poison keeps the check from seeing again.
+  const std::uint64_t unwritten_bytes =
+      check ? faults.unwritten_elements(global_rank_, layout.output_elements) * element : 0;
+  if (unwritten_bytes > 0) unwritten_.reserve(unwritten_bytes);
 
   RankLoopResult result;
   result.rank = global_rank_;
@@ -299,6 +305,13 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
           break;
         case IterationStep::kDelay:
           if (delay) std::this_thread::sleep_for(std::chrono::duration<double>(*delay));
+          // Injected stale/partial fault: what the operation must not overwrite is saved here,
+          // after the output was prepared, so the fault leaves exactly what a transport that
+          // writes nothing would leave.
+          if (unwritten_bytes > 0 && layout.has_output) {
+            std::memcpy(unwritten_.data(), output + (output_bytes - unwritten_bytes),
+                        unwritten_bytes);
+          }
           break;
         case IterationStep::kOperation: {
           if (watchdog_) watchdog_->begin(0);
@@ -311,6 +324,9 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
           break;
         }
         case IterationStep::kCorrupt:
+          if (unwritten_bytes > 0 && layout.has_output) {
+            restore_unwritten_tail(unwritten_.data(), output, output_bytes, unwritten_bytes);
+          }
           if (corrupt && layout.has_output) corrupt_host(spec, output, layout.output_elements);
           break;
         case IterationStep::kCheck: {

@@ -54,9 +54,10 @@ class MpiCommunicator final : public Communicator {
   int global_rank_ = 0;
   std::uint64_t memory_share_ = 0;
   MpiReductionCatalog reductions_;
-  HostBuffer send_;      // input; the pristine in-place image when in place
-  HostBuffer receive_;   // output; input and output when in place
-  HostBuffer expected_;  // what the output must be
+  HostBuffer send_;       // input; the pristine in-place image when in place
+  HostBuffer receive_;    // output; input and output when in place
+  HostBuffer expected_;   // what the output must be
+  HostBuffer unwritten_;  // injected stale/partial fault: the output's tail before the operation
   std::optional<PreparedData> prepared_;
   std::uint64_t data_operations_ = 0;
   std::uint64_t warm_sink_ = 0;  // keeps the reads that warm the input

@@ -300,6 +300,9 @@ void NcclCommunicator::free_buffers(Slot& slot) {
   cudaFree(slot.expected);
   cudaFree(slot.wrong_counters);
   cudaFree(slot.barrier_word);
+  cudaFree(slot.unwritten);
+  slot.unwritten = nullptr;
+  slot.unwritten_capacity = 0;
   slot.send = slot.receive = slot.expected = nullptr;
   slot.wrong_counters = nullptr;
   slot.barrier_word = nullptr;
@@ -531,6 +534,61 @@ void NcclCommunicator::stage_output(Slot& slot, const LoopPlan& plan, std::uint6
   }
 }
 
+namespace {
+
+// The stale/partial tail of a slot's output: where it starts and how many bytes it has.
+struct UnwrittenTail {
+  unsigned char* at = nullptr;
+  std::uint64_t bytes = 0;
+};
+
+// Only checked outputs are saved and restored: nothing reads the others.
+UnwrittenTail unwritten_tail(const RankLayout& layout, const LoopPlan& plan, int rank,
+                             unsigned char* receive) {
+  if (!plan.faults || !layout.has_output || !(plan.check && plan.timed)) return {};
+  const auto element = static_cast<std::uint64_t>(element_size(plan.pattern.type));
+  const std::uint64_t bytes =
+      plan.faults->unwritten_elements(rank, layout.output_elements) * element;
+  unsigned char* output = receive + (plan.in_place ? layout.in_place_output_offset * element : 0);
+  return {output + layout.output_elements * element - bytes, bytes};
+}
+
+}  // namespace
+
+bool NcclCommunicator::leaves_output_unwritten(const LoopPlan& plan) const {
+  if (!plan.faults) return false;
+  for (const Slot& slot : slots_) {
+    if (plan.faults->unwritten_elements(slot.global_rank, 1) > 0) return true;
+  }
+  return false;
+}
+
+void NcclCommunicator::save_unwritten(Slot& slot, const LoopPlan& plan, std::uint64_t offset) {
+  const UnwrittenTail tail = unwritten_tail(layout_for(slot, plan.pattern), plan, slot.global_rank,
+                                            static_cast<unsigned char*>(slot.receive) + offset);
+  if (tail.bytes == 0) return;
+  if (tail.bytes > slot.unwritten_capacity) {
+    check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
+    cudaFree(slot.unwritten);
+    slot.unwritten = nullptr;
+    slot.unwritten_capacity = 0;
+    check_cuda(cudaMalloc(&slot.unwritten, tail.bytes), "cudaMalloc");
+    slot.unwritten_capacity = tail.bytes;
+  }
+  check_cuda(
+      cudaMemcpyAsync(slot.unwritten, tail.at, tail.bytes, cudaMemcpyDeviceToDevice, slot.stream),
+      "cudaMemcpyAsync");
+}
+
+void NcclCommunicator::restore_unwritten(Slot& slot, const LoopPlan& plan, std::uint64_t offset) {
+  const UnwrittenTail tail = unwritten_tail(layout_for(slot, plan.pattern), plan, slot.global_rank,
+                                            static_cast<unsigned char*>(slot.receive) + offset);
+  if (tail.bytes == 0) return;
+  check_cuda(
+      cudaMemcpyAsync(tail.at, slot.unwritten, tail.bytes, cudaMemcpyDeviceToDevice, slot.stream),
+      "cudaMemcpyAsync");
+}
+
 void NcclCommunicator::verify_output(Slot& slot, const LoopPlan& plan, std::size_t iteration,
                                      std::uint64_t offset) {
   const RankLayout layout = layout_for(slot, plan.pattern);
@@ -538,6 +596,7 @@ void NcclCommunicator::verify_output(Slot& slot, const LoopPlan& plan, std::size
   const auto element = static_cast<std::uint64_t>(element_size(plan.pattern.type));
   auto* output = static_cast<unsigned char*>(slot.receive) + offset +
                  (plan.in_place ? layout.in_place_output_offset * element : 0);
+  restore_unwritten(slot, plan, offset);
   if (plan.faults && plan.faults->corrupts(slot.global_rank)) {
     enqueue_corrupt(plan.pattern, output, layout.output_elements, slot.stream);
   }
@@ -601,6 +660,7 @@ void NcclCommunicator::enqueue_checked_iteration(const LoopPlan& plan, std::size
     if (!launched[s] || !check) continue;
     check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
     stage_output(slots_[s], plan, 0);
+    save_unwritten(slots_[s], plan, 0);
   }
   enqueue_operation(plan, iteration, launched, {});
   for (std::size_t s = 0; s < slots_.size(); ++s) {
@@ -749,7 +809,9 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
   // otherwise the poison and the comparison of each one sit between them.
   std::optional<std::vector<std::uint64_t>> strides;
   if (check) {
-    strides = batch_strides(plan);
+    // An injected stale/partial output is saved and restored around each operation, so those
+    // runs interleave their checks.
+    if (!leaves_output_unwritten(plan)) strides = batch_strides(plan);
     if (!strides) {
       barrier();  // the ranks start the timed batch together, as nccl-tests' do
       for (std::size_t i = 0; i < iterations; ++i)
@@ -855,7 +917,10 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
       check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
       // The output checked is the last replay's: poison it first (outside the replay's events),
       // so a graph that writes nothing cannot pass on what the warm-up or earlier replays left.
-      if (check && last && !plan.in_place) stage_output(slot, plan, 0);
+      if (check && last && !plan.in_place) {
+        stage_output(slot, plan, 0);
+        save_unwritten(slot, plan, 0);
+      }
       if (plan.faults) {
         if (const auto delay = plan.faults->delay_seconds(slot.global_rank)) {
           enqueue_spin(*delay, slot.stream);

@@ -62,6 +62,8 @@ class NcclCommunicator final : public Communicator {
     std::uint64_t receive_capacity = 0;  // bytes of `receive`: more when grown for batch slices
     unsigned long long* wrong_counters = nullptr;  // one per iteration, device memory
     float* barrier_word = nullptr;
+    void* unwritten = nullptr;  // injected stale/partial fault: the output's tail before the call
+    std::uint64_t unwritten_capacity = 0;
     std::size_t counter_capacity = 0;
     std::vector<cudaEvent_t> events;  // start/stop pairs
   };
@@ -87,7 +89,13 @@ class NcclCommunicator final : public Communicator {
   void mark_hung_ranks(const LoopPlan& plan, std::vector<bool>& launched) const;
   // Poisons the output (out of place) or restores the pristine image (in place) at `offset`.
   void stage_output(Slot& slot, const LoopPlan& plan, std::uint64_t offset);
-  // Injected corruption, then the comparison with the expected output, for one iteration.
+  // Injected stale/partial fault: saves what the next operation must leave unwritten, or
+  // (restore) puts it back after the operation; nothing for a rank without the fault.
+  void save_unwritten(Slot& slot, const LoopPlan& plan, std::uint64_t offset);
+  void restore_unwritten(Slot& slot, const LoopPlan& plan, std::uint64_t offset);
+  [[nodiscard]] bool leaves_output_unwritten(const LoopPlan& plan) const;
+  // Injected stale/partial output and corruption, then the comparison with the expected output,
+  // for one iteration.
   void verify_output(Slot& slot, const LoopPlan& plan, std::size_t iteration, std::uint64_t offset);
   void enqueue_collective(Slot& slot, const PatternSpec& spec, bool in_place, std::uint64_t offset);
   // One timed operation on every launched slot between its start and stop events, receive

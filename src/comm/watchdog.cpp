@@ -28,6 +28,24 @@ std::int64_t now_ns() {
 
 }  // namespace
 
+std::vector<RankTimeoutState> rank_states_from_answers(
+    std::size_t nranks, const std::map<int, std::vector<std::int64_t>>& answers) {
+  std::vector<RankTimeoutState> ranks(nranks);
+  for (std::size_t rank = 0; rank < ranks.size(); ++rank)
+    ranks[rank].rank = static_cast<int>(rank);
+  for (const auto& [process, payload] : answers) {
+    for (std::size_t at = 1; at + 3 < payload.size(); at += 4) {
+      const auto rank = static_cast<std::size_t>(payload[at]);
+      if (rank >= ranks.size()) continue;
+      ranks[rank].responded = true;
+      ranks[rank].operations_begun = payload[at + 1];
+      ranks[rank].inside_operation = payload[at + 2] != 0;
+      ranks[rank].idle_seconds = static_cast<double>(payload[at + 3]) * 1e-9;
+    }
+  }
+  return ranks;
+}
+
 TimeoutReport attribute_timeout(std::vector<RankTimeoutState> ranks,
                                 const std::vector<int>& process_of_rank, int this_process,
                                 double timeout_seconds) {
@@ -189,24 +207,12 @@ void Watchdog::declare_timeout(std::optional<WatchdogNotice> first_notice) {
     }
   }
 
-  std::vector<RankTimeoutState> ranks(process_of_rank_.size());
-  for (std::size_t rank = 0; rank < ranks.size(); ++rank)
-    ranks[rank].rank = static_cast<int>(rank);
   std::vector<std::int64_t> peers_declared_ns;
   for (const auto& [process, payload] : answers) {
-    if (payload.empty()) continue;
-    if (process != this_process) peers_declared_ns.push_back(payload[0]);
-    for (std::size_t at = 1; at + 3 < payload.size(); at += 4) {
-      const auto rank = static_cast<std::size_t>(payload[at]);
-      if (rank >= ranks.size()) continue;
-      ranks[rank].responded = true;
-      ranks[rank].operations_begun = payload[at + 1];
-      ranks[rank].inside_operation = payload[at + 2] != 0;
-      ranks[rank].idle_seconds = static_cast<double>(payload[at + 3]) * 1e-9;
-    }
+    if (!payload.empty() && process != this_process) peers_declared_ns.push_back(payload[0]);
   }
-  auto report =
-      attribute_timeout(std::move(ranks), process_of_rank_, this_process, timeout_seconds_);
+  auto report = attribute_timeout(rank_states_from_answers(process_of_rank_.size(), answers),
+                                  process_of_rank_, this_process, timeout_seconds_);
   {
     std::lock_guard lock(context_mutex_);
     report.context = context_;

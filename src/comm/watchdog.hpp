@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +39,13 @@ struct TimeoutReport {
   bool this_process_reports = false;  // the lowest answering process writes the record
   bool attributed = true;             // false when processes could not be asked (no side channel)
 };
+
+// The states of every rank (`nranks`) from the answers gathered by the protocol, per process:
+// when it declared (wall-clock ns), then per rank: rank, operations begun, inside (0/1),
+// nanoseconds since its last begin or end. A rank no answer mentions keeps the default state: it
+// did not respond, and nothing is known of it (no operations, not inside, no idle time).
+[[nodiscard]] std::vector<RankTimeoutState> rank_states_from_answers(
+    std::size_t nranks, const std::map<int, std::vector<std::int64_t>>& answers);
 
 // Works out culprits and the reporter from the states gathered by the protocol. Pure, so the
 // attribution rule is unit-tested without processes.

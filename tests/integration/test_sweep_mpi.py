@@ -174,6 +174,43 @@ class InjectedFaultsAreDetected(CommcertTestCase):
         self.assertEqual(result.meta()["status"], "fail")
         validate_records(self, result.records())
 
+    def assert_unwritten_output_is_attributed_to_rank_1(self, fault, unwritten_share):
+        """A transport that returns without writing (all or part of) rank 1's output: only the
+        poison before each checked operation lets the check see it, in both placements."""
+        result = self.sweep(["allreduce", "allgather", "broadcast", "sendrecv",
+                             "-b", "8K", "-e", "8K", "-n", "4", "-q"],
+                            env={"COMMCERT_FAULT": f"{fault}:1"})
+        self.assertEqual(result.returncode, 1, result.stderr)
+        failed = result.collective_records("fail")
+        self.assertEqual(len(failed), 7)  # 4 collectives x 2 placements, minus in-place sendrecv
+        self.assertEqual(result.collective_records("ok"), [])
+        for record in failed:
+            where = (record["collective"], record["in_place"])
+            self.assertEqual([w["rank"] for w in record["wrong_ranks"]], [1], where)
+            wrong = record["wrong_ranks"][0]
+            self.assertEqual(wrong["host"], "node1")
+            self.assertEqual(wrong["wrong_iterations"], 4, where)
+            self.assertEqual(record["wrong_elements"], wrong["wrong_elements"])
+            if not record["in_place"]:
+                # Out of place the unwritten elements hold the poison, which differs from the
+                # expected value everywhere: every one of them is counted, and no other.
+                elements = record["bytes"] // 4
+                self.assertEqual(wrong["wrong_elements"], 4 * unwritten_share(elements), where)
+            self.assertGreater(wrong["wrong_elements"], 0, where)
+            self.assertIn("node1", record["reason"])
+        self.assertIn("# Out of bounds values : 2 FAILED", result.stdout)
+        self.assertRegex(result.stdout, r"wrong elements on rank 1 \(node1\)")
+        self.assertEqual(result.meta()["status"], "fail")
+        self.assertEqual(result.meta()["fault_injection"], f"{fault}:1")
+        validate_records(self, result.records())
+
+    def test_stale_output_is_attributed_to_the_rank(self):
+        self.assert_unwritten_output_is_attributed_to_rank_1("stale", lambda n: n)
+
+    def test_partial_output_is_attributed_to_the_rank(self):
+        # The first half written, the rest (with the odd element) left stale.
+        self.assert_unwritten_output_is_attributed_to_rank_1("partial", lambda n: n - n // 2)
+
     def test_hang_times_out_naming_the_rank_and_keeps_earlier_records(self):
         # Each size runs 1 warm-up + 2 timed operations per placement; the rank hangs before its
         # 8th operation, i.e. after the first size completed.

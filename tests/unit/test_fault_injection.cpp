@@ -1,3 +1,4 @@
+#include <array>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -40,6 +41,14 @@ TEST(ParseFaultPlan, EachKind) {
   const FaultPlan hang_later = parse_fault_plan("hang:0:12");
   ASSERT_EQ(hang_later.faults().size(), 1u);
   EXPECT_TRUE(same(hang_later.faults()[0], {FaultKind::kHang, 0, 12}));
+
+  const FaultPlan stale = parse_fault_plan("stale:1");
+  ASSERT_EQ(stale.faults().size(), 1u);
+  EXPECT_TRUE(same(stale.faults()[0], {FaultKind::kStale, 1, 0}));
+
+  const FaultPlan partial = parse_fault_plan("partial:3");
+  ASSERT_EQ(partial.faults().size(), 1u);
+  EXPECT_TRUE(same(partial.faults()[0], {FaultKind::kPartial, 3, 0}));
 }
 
 TEST(ParseFaultPlan, SeveralFaultsInOrder) {
@@ -53,29 +62,33 @@ TEST(ParseFaultPlan, SeveralFaultsInOrder) {
 
 TEST(ParseFaultPlan, MalformedFormsAreUsageErrorsNamingTheVariable) {
   const char* const malformed[] = {
-      "delay",        // no rank
-      "delay:1",      // no duration
-      "delay:1:",     // empty duration
-      "delay:1:5:6",  // too many fields
-      "delay:x:5",    // rank not a number
-      "delay:-1:5",   // negative rank
-      "delay:1:-5",   // negative duration
-      "delay:1:5us",  // units are not accepted: microseconds only
-      "delay:1.5:5",  // fractional rank
-      "corrupt",      // no rank
-      "corrupt:",     // empty rank
-      "corrupt:1:2",  // corrupt takes no argument
-      "hang:1:2:3",   // too many fields
-      "freeze",       // no process
-      "freeze:1:2",   // freeze takes no argument
-      "hang:1:abc",   // operation not a number
-      "hang::1",      // empty rank
-      "explode:1",    // unknown kind
-      "Delay:1:5",    // kinds are lower case
-      ":1",           // no kind
-      ",",            // two empty entries
-      "corrupt:1,",   // trailing comma
-      ",corrupt:1",   // leading comma
+      "delay",         // no rank
+      "delay:1",       // no duration
+      "delay:1:",      // empty duration
+      "delay:1:5:6",   // too many fields
+      "delay:x:5",     // rank not a number
+      "delay:-1:5",    // negative rank
+      "delay:1:-5",    // negative duration
+      "delay:1:5us",   // units are not accepted: microseconds only
+      "delay:1.5:5",   // fractional rank
+      "corrupt",       // no rank
+      "stale",         // no rank
+      "stale:1:2",     // stale takes no argument
+      "partial:",      // empty rank
+      "partial:1:50",  // partial takes no argument (it always writes the first half)
+      "corrupt:",      // empty rank
+      "corrupt:1:2",   // corrupt takes no argument
+      "hang:1:2:3",    // too many fields
+      "freeze",        // no process
+      "freeze:1:2",    // freeze takes no argument
+      "hang:1:abc",    // operation not a number
+      "hang::1",       // empty rank
+      "explode:1",     // unknown kind
+      "Delay:1:5",     // kinds are lower case
+      ":1",            // no kind
+      ",",             // two empty entries
+      "corrupt:1,",    // trailing comma
+      ",corrupt:1",    // leading comma
       "corrupt:1,,hang:2",
       " corrupt:1",  // spaces are not trimmed
       "corrupt: 1",
@@ -123,6 +136,55 @@ TEST(FaultPlan, QueriesAnswerPerRank) {
   EXPECT_DOUBLE_EQ(*zero.delay_seconds(0), 0.0);
 }
 
+TEST(FaultPlan, StaleLeavesTheWholeOutputAndOnlyOnItsRank) {
+  const FaultPlan plan = parse_fault_plan("stale:2");
+  EXPECT_EQ(plan.unwritten_elements(2, 1000), 1000u);
+  EXPECT_EQ(plan.unwritten_elements(2, 1), 1u);
+  EXPECT_EQ(plan.unwritten_elements(2, 0), 0u);
+  EXPECT_EQ(plan.unwritten_elements(1, 1000), 0u);
+  EXPECT_EQ(plan.unwritten_elements(3, 1000), 0u);
+  EXPECT_FALSE(plan.corrupts(2));
+}
+
+TEST(FaultPlan, PartialWritesTheFirstHalfRoundedDown) {
+  const FaultPlan plan = parse_fault_plan("partial:0");
+  // Unwritten: the second half, and the odd element with it; never nothing, so even a
+  // one-element output is left stale and the check has something to catch.
+  EXPECT_EQ(plan.unwritten_elements(0, 1000), 500u);
+  EXPECT_EQ(plan.unwritten_elements(0, 1001), 501u);
+  EXPECT_EQ(plan.unwritten_elements(0, 2), 1u);
+  EXPECT_EQ(plan.unwritten_elements(0, 1), 1u);
+  EXPECT_EQ(plan.unwritten_elements(0, 0), 0u);
+  EXPECT_EQ(plan.unwritten_elements(1, 1000), 0u);
+}
+
+TEST(FaultPlan, StaleWinsOverPartialOnOneRank) {
+  EXPECT_EQ(parse_fault_plan("partial:1,stale:1").unwritten_elements(1, 10), 10u);
+  EXPECT_EQ(parse_fault_plan("stale:1,partial:1").unwritten_elements(1, 10), 10u);
+}
+
+TEST(FaultPlan, OtherFaultsWriteTheWholeOutput) {
+  const FaultPlan plan = parse_fault_plan("delay:0:10,corrupt:0,hang:0:5,linkdelay:0:1:3,freeze:0");
+  EXPECT_EQ(plan.unwritten_elements(0, 64), 0u);
+}
+
+TEST(RestoreUnwrittenTail, PutsBackOnlyTheTail) {
+  // The operation wrote 1..8; the saved tail (the poison) goes back over its last three bytes.
+  std::array<unsigned char, 8> output{1, 2, 3, 4, 5, 6, 7, 8};
+  const std::array<unsigned char, 3> before{0xee, 0xee, 0xee};
+  restore_unwritten_tail(before.data(), output.data(), output.size(), before.size());
+  EXPECT_EQ(output, (std::array<unsigned char, 8>{1, 2, 3, 4, 5, 0xee, 0xee, 0xee}));
+}
+
+TEST(RestoreUnwrittenTail, WholeOutputAndNothing) {
+  std::array<unsigned char, 4> output{1, 2, 3, 4};
+  const std::array<unsigned char, 4> before{9, 9, 9, 9};
+  restore_unwritten_tail(before.data(), output.data(), output.size(), 0);
+  EXPECT_EQ(output, (std::array<unsigned char, 4>{1, 2, 3, 4}));
+  restore_unwritten_tail(before.data(), output.data(), output.size(), output.size());
+  EXPECT_EQ(output, before);
+}
+
 TEST(FaultPlan, FreezeAtEndNamesOneProcess) {
   const FaultPlan plan = parse_fault_plan("freeze:2,hang:1");
   EXPECT_TRUE(plan.freezes_at_end(2));
@@ -158,8 +220,8 @@ TEST(FaultPlan, ValidateRanks) {
 
 TEST(FaultPlan, DescribeRoundTrips) {
   const char* const texts[] = {
-      "delay:1:500",        "corrupt:2", "hang:3:0", "hang:0:9", "delay:0:1,corrupt:1,hang:2:3",
-      "linkdelay:1:3:4000", "freeze:2"};
+      "delay:1:500",        "corrupt:2", "hang:3:0", "hang:0:9",  "delay:0:1,corrupt:1,hang:2:3",
+      "linkdelay:1:3:4000", "freeze:2",  "stale:0",  "partial:3", "partial:1,stale:2"};
   for (const char* text : texts) {
     const FaultPlan plan = parse_fault_plan(text);
     EXPECT_EQ(plan.describe(), text);

@@ -120,5 +120,26 @@ TEST(ParseScontrolNode, ReadsStateAndFreeTextReason) {
   EXPECT_FALSE(parse_scontrol_node("No nodes in the system"));
 }
 
+TEST(ParseScontrolNode, AKeyIsMatchedOnlyAtAFieldBoundary) {
+  // "State=" also ends "NextState=": the node's state is the field of its own, wherever the
+  // other one stands; a key found only inside other fields is absent.
+  const auto parsed =
+      parse_scontrol_node("NodeName=node3 NextState=RESUME State=DOWN+DRAIN Partitions=debug");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->second.state, "DOWN+DRAIN");
+  const auto without = parse_scontrol_node("NodeName=node3 NextState=RESUME Partitions=debug");
+  ASSERT_TRUE(without);
+  EXPECT_EQ(without->second.state, "");
+  EXPECT_FALSE(parse_scontrol_node("OldNodeName=node3 State=IDLE"));
+}
+
+TEST(ParseScontrolNode, ANullReasonIsNoReason) {
+  // scontrol prints Reason=(null) for a node nobody gave a reason.
+  const auto parsed = parse_scontrol_node("NodeName=node4 State=IDLE+DRAIN Reason=(null)");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->second.reason, "");
+  EXPECT_FALSE(parsed->second.drained_by_commcert());
+}
+
 }  // namespace
 }  // namespace commcert

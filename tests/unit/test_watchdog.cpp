@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -25,15 +27,22 @@ constexpr double kTimeout = 10.0;
 constexpr double kLongIdle = 9.0;
 constexpr double kMomentary = 0.001;
 
-RankTimeoutState state(int rank, std::int64_t begun, bool inside, bool responded = true,
-                       double idle_seconds = kLongIdle) {
+// A rank whose process answered: `begun` operations, inside one or not, idle for `idle_seconds`
+// since its last begin or end (what Watchdog::own_notice reports).
+RankTimeoutState state(int rank, std::int64_t begun, bool inside, double idle_seconds = kLongIdle) {
   RankTimeoutState s;
   s.rank = rank;
-  s.responded = responded;
+  s.responded = true;
   s.operations_begun = begun;
   s.inside_operation = inside;
   s.idle_seconds = idle_seconds;
   return s;
+}
+
+// A rank whose process never answered, exactly as the protocol leaves it: nothing is known of
+// it, so it has no idle time and is not "absent"; only the did-not-respond rule can name it.
+RankTimeoutState silent(int rank) {
+  return rank_states_from_answers(static_cast<std::size_t>(rank) + 1, {}).back();
 }
 
 std::vector<int> one_rank_per_process(int n) {
@@ -62,36 +71,39 @@ TEST(AttributeTimeout, ARankThatNeverArrivedIsTheCulprit) {
   EXPECT_EQ(report.culprit_ranks, std::vector<int>{2});
 }
 
-TEST(AttributeTimeout, ARankWaitingInsideAnEarlierOperationIsAVictim) {
+TEST(AttributeTimeout, ARankWaitingInsideAnOperationIsAVictimWhicheverOperationItIs) {
   // Rank 1 is stuck inside operation 6 while the others wait in 7: it waits on someone too (a
   // broadcast routed through a stuck rank leaves that rank's subtree one operation behind).
-  // Nobody is absent, so no rank is blamed.
-  const auto report = attribute_timeout({state(0, 7, true), state(1, 6, true), state(2, 7, true)},
-                                        one_rank_per_process(3), 0, kTimeout);
-  EXPECT_TRUE(report.culprit_ranks.empty());
+  // Nobody is absent, so no rank is blamed; nor when rank 1 is ahead of the others instead.
+  for (const std::int64_t rank_1_begun : {6, 7, 8}) {
+    const auto report =
+        attribute_timeout({state(0, 7, true), state(1, rank_1_begun, true), state(2, 7, true)},
+                          one_rank_per_process(3), 0, kTimeout);
+    EXPECT_TRUE(report.culprit_ranks.empty()) << rank_1_begun;
+  }
 }
 
 TEST(AttributeTimeout, AFrozenRankIsBlamedNotTheSubtreeWaitingOnIt) {
   // The case found with SIGSTOP: rank 1 is frozen (silent), rank 3 receives a broadcast through
   // rank 1 and is still inside it while ranks 0 and 2 moved on to the next operation.
-  const auto report = attribute_timeout(
-      {state(0, 3, true), state(1, 0, false, false), state(2, 3, true), state(3, 2, true)},
-      one_rank_per_process(4), 0, kTimeout);
+  const auto report =
+      attribute_timeout({state(0, 3, true), silent(1), state(2, 3, true), state(3, 2, true)},
+                        one_rank_per_process(4), 0, kTimeout);
   EXPECT_EQ(report.culprit_ranks, std::vector<int>{1});
 }
 
 TEST(AttributeTimeout, ARankMomentarilyBetweenOperationsIsNotBlamed) {
   // Rank 2 had just finished an operation when it was asked: it is making progress.
-  const auto report = attribute_timeout(
-      {state(0, 5, true), state(1, 5, true), state(2, 5, false, true, kMomentary)},
-      one_rank_per_process(3), 0, kTimeout);
+  const auto report =
+      attribute_timeout({state(0, 5, true), state(1, 5, true), state(2, 5, false, kMomentary)},
+                        one_rank_per_process(3), 0, kTimeout);
   EXPECT_TRUE(report.culprit_ranks.empty());
 }
 
 TEST(AttributeTimeout, AbsenceIsJudgedAgainstHalfTheTimeout) {
   const auto absent_for = [](double idle) {
-    return attribute_timeout({state(0, 4, true), state(1, 3, false, true, idle)},
-                             one_rank_per_process(2), 0, kTimeout)
+    return attribute_timeout({state(0, 4, true), state(1, 3, false, idle)}, one_rank_per_process(2),
+                             0, kTimeout)
         .culprit_ranks;
   };
   EXPECT_TRUE(absent_for(kTimeout / 2 - 0.01).empty());
@@ -101,30 +113,51 @@ TEST(AttributeTimeout, AbsenceIsJudgedAgainstHalfTheTimeout) {
 TEST(AttributeTimeout, ARankThatDidNotRespondIsACulprit) {
   // Rank 3's process did not answer within the grace period; the others wait in the same
   // operation. Nothing is known about rank 3, so it is the one to blame.
-  const auto report = attribute_timeout(
-      {state(0, 7, true), state(1, 7, true), state(2, 7, true), state(3, 0, false, false)},
-      one_rank_per_process(4), 0, kTimeout);
+  const auto report =
+      attribute_timeout({state(0, 7, true), state(1, 7, true), state(2, 7, true), silent(3)},
+                        one_rank_per_process(4), 0, kTimeout);
   EXPECT_EQ(report.culprit_ranks, std::vector<int>{3});
   EXPECT_FALSE(report.ranks[3].responded);
 }
 
 TEST(AttributeTimeout, SilentAndLateRanksAreBothCulpritsInRankOrder) {
-  const auto report = attribute_timeout(
-      {state(0, 0, false, false), state(1, 9, true), state(2, 8, false), state(3, 9, true)},
-      one_rank_per_process(4), 1, kTimeout);
+  const auto report =
+      attribute_timeout({silent(0), state(1, 9, true), state(2, 8, false), state(3, 9, true)},
+                        one_rank_per_process(4), 1, kTimeout);
   EXPECT_EQ(report.culprit_ranks, (std::vector<int>{0, 2}));
 }
 
-TEST(AttributeTimeout, OnlyTheFurthestBehindAreBlamed) {
+TEST(AttributeTimeout, AnAbsentRankIsBlamedNotTheRankStuckWaitingOnIt) {
   // A hang propagates: rank 3 never began operation 10; rank 2, which waits on rank 3, is stuck
-  // inside 10; ranks 0 and 1 already moved on to 11. Only rank 3 is to blame.
+  // inside 10; ranks 0 and 1 already moved on to 11. Rank 2 is further behind than 0 and 1 but
+  // inside an operation, a victim: only rank 3, outside any operation, is to blame.
   const auto report = attribute_timeout(
       {state(0, 11, true), state(1, 11, true), state(2, 10, true), state(3, 9, false)},
       one_rank_per_process(4), 0, kTimeout);
   EXPECT_EQ(report.culprit_ranks, std::vector<int>{3});
 }
 
-TEST(AttributeTimeout, SendRecvRingWithRanksOneOperationAhead) {
+TEST(AttributeTimeout, OperationNumbersDoNotDecideBlame) {
+  // Blame follows where a rank is (absent, silent, inside), not how far it got: the same states
+  // with the operation counts shuffled among the ranks name the same culprits. The rank furthest
+  // ahead is blamed when it is the absent one (it finished its last operation and hung after it).
+  const std::vector<std::int64_t> counts = {7, 12, 7, 3};
+  std::vector<std::int64_t> shuffled = counts;
+  std::sort(shuffled.begin(), shuffled.end());
+  do {
+    const auto report =
+        attribute_timeout({state(0, shuffled[0], true), state(1, shuffled[1], false),
+                           state(2, shuffled[2], true), silent(3)},
+                          one_rank_per_process(4), 0, kTimeout);
+    EXPECT_EQ(report.culprit_ranks, (std::vector<int>{1, 3}));
+  } while (std::next_permutation(shuffled.begin(), shuffled.end()));
+  EXPECT_EQ(attribute_timeout({state(0, 7, true), state(1, 12, false), state(2, 7, true)},
+                              one_rank_per_process(3), 0, kTimeout)
+                .culprit_ranks,
+            std::vector<int>{1});
+}
+
+TEST(AttributeTimeout, SendRecvRingBlamesTheAbsentRankNotThoseAheadOrBehindIt) {
   // sendrecv ring (send to r+1, receive from r-1), rank 2 hangs before its 6th operation:
   //  - rank 3 receives from rank 2: stuck inside operation 6;
   //  - rank 0 receives from rank 3, which sent in operation 6: rank 0 completed 6 and waits
@@ -156,8 +189,8 @@ TEST(AttributeTimeout, ReporterIsTheLowestAnsweringProcess) {
   EXPECT_FALSE(attribute_timeout(all_answer, process_of_rank, 1, kTimeout).this_process_reports);
 
   // Process 0 is gone: process 1 writes the record.
-  const std::vector<RankTimeoutState> first_silent = {
-      state(0, 0, false, false), state(1, 0, false, false), state(2, 3, true), state(3, 3, true)};
+  const std::vector<RankTimeoutState> first_silent = {silent(0), silent(1), state(2, 3, true),
+                                                      state(3, 3, true)};
   const auto seen_by_1 = attribute_timeout(first_silent, process_of_rank, 1, kTimeout);
   EXPECT_TRUE(seen_by_1.this_process_reports);
   EXPECT_EQ(seen_by_1.culprit_ranks, (std::vector<int>{0, 1}));
@@ -187,6 +220,40 @@ TEST(DeclaredAfterPeersGathered, OnlyAProcessThatMissedThePeersGracePeriodStands
   // Alone, or only later peers: its own deadline, its own record.
   EXPECT_FALSE(declared_after_peers_gathered(kOwn, {}, kGrace));
   EXPECT_FALSE(declared_after_peers_gathered(kOwn, {kOwn + 60 * kGraceNs}, kGrace));
+}
+
+TEST(RankStatesFromAnswers, ReadsEachAnswerAndLeavesUnansweredRanksUnknown) {
+  // Process 0 answered for ranks 0 and 1; process 1 (ranks 2 and 3) did not answer.
+  const std::map<int, std::vector<std::int64_t>> answers = {
+      {0, {1'000, 0, 5, 1, 2'000'000'000, 1, 4, 0, 6'500'000'000}}};
+  const auto ranks = rank_states_from_answers(4, answers);
+  ASSERT_EQ(ranks.size(), 4u);
+  EXPECT_TRUE(ranks[0].responded);
+  EXPECT_EQ(ranks[0].operations_begun, 5);
+  EXPECT_TRUE(ranks[0].inside_operation);
+  EXPECT_DOUBLE_EQ(ranks[0].idle_seconds, 2.0);
+  EXPECT_TRUE(ranks[1].responded);
+  EXPECT_EQ(ranks[1].operations_begun, 4);
+  EXPECT_FALSE(ranks[1].inside_operation);
+  EXPECT_DOUBLE_EQ(ranks[1].idle_seconds, 6.5);
+  for (const int rank : {2, 3}) {
+    const auto& unknown = ranks[static_cast<std::size_t>(rank)];
+    EXPECT_EQ(unknown.rank, rank);
+    EXPECT_FALSE(unknown.responded);
+    EXPECT_EQ(unknown.operations_begun, 0);
+    EXPECT_FALSE(unknown.inside_operation);
+    EXPECT_EQ(unknown.idle_seconds, 0.0);
+  }
+  // So only the did-not-respond rule names them: rank 1 is absent, 2 and 3 are silent.
+  EXPECT_EQ(attribute_timeout(ranks, {0, 0, 1, 1}, 0, kTimeout).culprit_ranks,
+            (std::vector<int>{1, 2, 3}));
+}
+
+TEST(RankStatesFromAnswers, IgnoresRanksBeyondTheJobAndTruncatedEntries) {
+  const std::map<int, std::vector<std::int64_t>> answers = {{0, {1, 7, 3, 1, 0, 0, 2, 1}}, {1, {}}};
+  const auto ranks = rank_states_from_answers(2, answers);
+  EXPECT_FALSE(ranks[0].responded);  // its entry lacks the idle time
+  EXPECT_FALSE(ranks[1].responded);
 }
 
 TEST(AttributeTimeout, KeepsEveryRankState) {

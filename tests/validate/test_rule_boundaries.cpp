@@ -1,0 +1,305 @@
+// Every threshold rule at its limit and one step either side, with the verdict docs/validator.md
+// promises: a mistake in a comparison (> for >=, a limit off by one, a dropped condition) moves
+// one of these rows to the other side. One table per rule; each row is judged through the real
+// reader and the whole certify pipeline, so the row checks the node's state and its reason code.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace commcert {
+namespace {
+
+using fixtures::gpu_health;
+
+// What the docs promise for one value: the node's state, and the code that explains it (empty:
+// the value raises nothing).
+struct Expected {
+  NodeState state;
+  std::string code;
+};
+
+const Expected kPasses{NodeState::kCertified, ""};
+
+Expected warns(std::string code) {
+  return {NodeState::kCertified, std::move(code)};
+}
+Expected quarantines(std::string code) {
+  return {NodeState::kQuarantined, std::move(code)};
+}
+
+struct Row {
+  std::int64_t value;
+  Expected expected;
+};
+
+// Limits away from their defaults where the default is 0, so both sides of the limit exist.
+const Baseline& boundary_baseline() {
+  static const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\n"
+      "node: {gpus: 2, ib_ports: 2, nvlinks_per_gpu: 18}\n"
+      "checks:\n"
+      "  health.gpu: {max_uncorrectable_ecc: 3, max_correctable_ecc: 1000,\n"
+      "               max_pcie_replays: 100, remapped_rows_warn: 512, max_retired_pages: 62}\n");
+  return b;
+}
+
+// Judges both GPUs of node n0 healthy except GPU 1, changed by `edit`, plus `extra` records.
+NodeVerdict judge(const std::function<void(Json&)>& edit, std::vector<Json> extra = {}) {
+  Json changed = gpu_health("n0", 1);
+  edit(changed);
+  std::vector<Json> records = {gpu_health("n0", 0), changed};
+  for (auto& r : extra)
+    records.push_back(std::move(r));
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of(records), boundary_baseline());
+  return fixtures::node(v, "n0");
+}
+
+void expect_row(const NodeVerdict& node, const Row& row, const std::string& what) {
+  SCOPED_TRACE(what + " = " + std::to_string(row.value));
+  EXPECT_EQ(node.state, row.expected.state)
+      << to_string(node.state) << "; codes: " << ::testing::PrintToString(fixtures::codes(node));
+  if (row.expected.code.empty()) {
+    EXPECT_TRUE(fixtures::codes(node).empty()) << ::testing::PrintToString(fixtures::codes(node));
+  } else {
+    EXPECT_EQ(fixtures::codes(node), std::vector<std::string>{row.expected.code});
+  }
+}
+
+void expect_table(const std::string& what, const std::vector<Row>& rows,
+                  const std::function<void(Json&, std::int64_t)>& set) {
+  for (const Row& row : rows)
+    expect_row(judge([&](Json& r) { set(r, row.value); }), row, what);
+}
+
+TEST(RuleBoundaries, UncorrectableEccQuarantinesAboveItsLimit) {
+  // rule.gpu_ecc: volatile uncorrectable above max_uncorrectable_ecc (3 here) quarantines.
+  expect_table("ecc.volatile.uncorrected",
+               {{2, kPasses}, {3, kPasses}, {4, quarantines("health.ecc_uncorrectable")}},
+               [](Json& r, std::int64_t v) { r["ecc"]["volatile"]["uncorrected"] = v; });
+}
+
+TEST(RuleBoundaries, UncorrectableEccAtTheDefaultLimitOfZero) {
+  // The shipped default: one uncorrectable error is too many.
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
+  for (const Row& row :
+       std::vector<Row>{{0, kPasses}, {1, quarantines("health.ecc_uncorrectable")}}) {
+    Json r = gpu_health("n0", 0);
+    r["ecc"]["volatile"]["uncorrected"] = row.value;
+    const FleetVerdict v = fixtures::certify(fixtures::evidence_of({r}), b);
+    expect_row(fixtures::node(v, "n0"), row, "ecc.volatile.uncorrected (default limit)");
+  }
+}
+
+TEST(RuleBoundaries, CorrectableEccWarnsAboveItsLimit) {
+  expect_table("ecc.volatile.corrected",
+               {{999, kPasses}, {1000, kPasses}, {1001, warns("health.ecc_correctable")}},
+               [](Json& r, std::int64_t v) { r["ecc"]["volatile"]["corrected"] = v; });
+}
+
+TEST(RuleBoundaries, PcieReplaysWarnAboveTheirLimit) {
+  expect_table("pcie.replay_count",
+               {{99, kPasses}, {100, kPasses}, {101, warns("health.pcie_replays")}},
+               [](Json& r, std::int64_t v) { r["pcie"]["replay_count"] = v; });
+}
+
+TEST(RuleBoundaries, RemappedRowsWarnFromTheirLimit) {
+  // rule.row_remap: uncorrectable remaps >= remapped_rows_warn (DCGM's 512) warn.
+  expect_table(
+      "remapped_rows.uncorrectable",
+      {{511, kPasses}, {512, warns("health.remap_many")}, {513, warns("health.remap_many")}},
+      [](Json& r, std::int64_t v) { r["remapped_rows"]["uncorrectable"] = v; });
+}
+
+TEST(RuleBoundaries, RetiredPagesQuarantineAboveTheirLimit) {
+  // rule.retired_pages: single + double bit above max_retired_pages (62: DCGM fails at 63).
+  expect_table(
+      "retired_pages (single + double)",
+      {{61, kPasses}, {62, kPasses}, {63, quarantines("health.retired_pages")}},
+      [](Json& r, std::int64_t v) {
+        r["retired_pages"] = {{"single_bit", v - 20}, {"double_bit", 20}, {"pending", false}};
+      });
+}
+
+// rule.node_inventory: gpu_count other than node.gpus (2 here) quarantines, fewer or more;
+// ib_port_count below node.ib_ports (2 here) quarantines, more does not.
+NodeVerdict judge_inventory(std::int64_t gpus, std::int64_t ib_ports) {
+  Json node = fixtures::record("health", "n0");
+  node["component"] = "node";
+  node["gpu_count"] = gpus;
+  node["ib_port_count"] = ib_ports;
+  return judge([](Json&) {}, {node});
+}
+
+TEST(RuleBoundaries, GpuCountMustEqualTheSku) {
+  for (const Row& row : std::vector<Row>{{1, quarantines("health.gpu_count")},
+                                         {2, kPasses},
+                                         {3, quarantines("health.gpu_count")}}) {
+    expect_row(judge_inventory(row.value, 2), row, "gpu_count");
+  }
+}
+
+TEST(RuleBoundaries, IbPortCountMustReachTheSku) {
+  for (const Row& row :
+       std::vector<Row>{{1, quarantines("health.ib_port_count")}, {2, kPasses}, {3, kPasses}}) {
+    expect_row(judge_inventory(2, row.value), row, "ib_port_count");
+  }
+}
+
+// --- Performance bounds -----------------------------------------------------------------------
+// Limits chosen so every boundary is exact in binary floating point (400 x 1.25 = 500).
+
+struct FigureRow {
+  double value;
+  Expected expected;
+  std::vector<std::string> codes = {};  // when the row raises more than its own code
+};
+
+// One node's allreduce busbw (node scope, 1 GiB) judged against `bound`.
+NodeVerdict judge_busbw(double busbw_gb, const std::string& bound) {
+  const Evidence e =
+      fixtures::evidence_of({fixtures::collective(std::uint64_t{1} << 30, busbw_gb, "node", "n0")});
+  const Baseline b = fixtures::baseline_of(
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+      "    busbw_gb_per_s:\n      node: " +
+      bound + "\n");
+  return fixtures::node(fixtures::certify(e, b), "n0");
+}
+
+void expect_figures(const std::string& bound, const std::vector<FigureRow>& rows,
+                    const std::function<NodeVerdict(double)>& judge_value) {
+  for (const FigureRow& row : rows) {
+    SCOPED_TRACE(bound + ", figure " + std::to_string(row.value));
+    const NodeVerdict node = judge_value(row.value);
+    EXPECT_EQ(node.state, row.expected.state) << to_string(node.state);
+    std::vector<std::string> want = row.codes;
+    if (want.empty() && !row.expected.code.empty()) want = {row.expected.code};
+    EXPECT_EQ(fixtures::codes(node), want);
+  }
+}
+
+TEST(RuleBoundaries, FloorQuarantinesBelowIt) {
+  const std::string bound = "{floor: 400}";
+  expect_figures(bound, {{399, quarantines("perf.below_floor")}, {400, kPasses}, {401, kPasses}},
+                 [&](double v) { return judge_busbw(v, bound); });
+}
+
+TEST(RuleBoundaries, WarnBandWarnsFromTheFloorUpToTheBand) {
+  // 25 % above the floor of 400: [400, 500) warns; below 400 is the floor's quarantine alone.
+  const std::string bound = "{floor: 400, warn_band_pct: 25}";
+  expect_figures(bound,
+                 {{399, quarantines("perf.below_floor")},
+                  {400, warns("perf.warn_band")},
+                  {401, warns("perf.warn_band")},
+                  {499, warns("perf.warn_band")},
+                  {500, kPasses},
+                  {501, kPasses}},
+                 [&](double v) { return judge_busbw(v, bound); });
+  // The reason says which band it is in.
+  EXPECT_EQ(fixtures::reason(judge_busbw(400, bound), "perf.warn_band").message,
+            "allreduce busbw (node scope, 1 GiB) 400 GB/s within 25% of the floor 400 GB/s");
+}
+
+TEST(RuleBoundaries, RegressionQuarantinesMoreThanTheAllowedShortfall) {
+  // expected 400, at most 25 % worse: 300 is exactly 25 % and passes.
+  const std::string bound = "{expected: 400, max_regression_pct: 25}";
+  expect_figures(bound, {{299, quarantines("perf.regression")}, {300, kPasses}, {301, kPasses}},
+                 [&](double v) { return judge_busbw(v, bound); });
+}
+
+// One GPU's temperature judged against a ceiling (lower is better), with a warn band below it.
+NodeVerdict judge_temperature(double celsius, const std::string& bound) {
+  Json hot = gpu_health("n0", 0);
+  hot["temperature_c"] = celsius;
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu:\n    temperature_c: " +
+      bound + "\n");
+  return fixtures::node(fixtures::certify(fixtures::evidence_of({hot}), b), "n0");
+}
+
+TEST(RuleBoundaries, CeilingQuarantinesAboveIt) {
+  const std::string bound = "{ceiling: 80}";
+  expect_figures(bound, {{79, kPasses}, {80, kPasses}, {81, quarantines("perf.above_ceiling")}},
+                 [&](double v) { return judge_temperature(v, bound); });
+}
+
+TEST(RuleBoundaries, WarnBandWarnsBelowTheCeilingDownToTheBand) {
+  // 25 % below the ceiling of 80: (60, 80] warns; above 80 is the ceiling's quarantine alone.
+  const std::string bound = "{ceiling: 80, warn_band_pct: 25}";
+  expect_figures(bound,
+                 {{59, kPasses},
+                  {60, kPasses},
+                  {61, warns("perf.warn_band")},
+                  {80, warns("perf.warn_band")},
+                  {81, quarantines("perf.above_ceiling")}},
+                 [&](double v) { return judge_temperature(v, bound); });
+}
+
+// --- Straggler --------------------------------------------------------------------------------
+// rule.collective_straggler with {min_lead_pct: 25, min_share_pct: 80, min_records: 4}: a rank
+// that is the straggler in at least 80 % (and at least 4) of the records of one run and
+// collective, each time leading by at least 25 % of the median rank time, quarantines its node.
+
+// One allreduce record per size over n0..n3; rank `stragglers[i]` leads record i by `lead` of
+// the median rank time (1 s).
+NodeVerdict judge_stragglers(const std::vector<int>& stragglers, double lead) {
+  std::vector<Json> records = {fixtures::run_record({"n0", "n1", "n2", "n3"})};
+  std::uint64_t bytes = 1 << 20;
+  for (const int rank : stragglers) {
+    Json c = fixtures::collective(bytes, 1.0);
+    c["straggler"] = {{"rank", rank},
+                      {"host", "n" + std::to_string(rank)},
+                      {"time_s", 1.0 - lead},
+                      {"lead_s", lead}};
+    records.push_back(c);
+    bytes *= 2;
+  }
+  const Baseline b = fixtures::baseline_of(
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+      "    straggler: {min_lead_pct: 25, min_share_pct: 80, min_records: 4}\n");
+  return fixtures::node(fixtures::certify(fixtures::evidence_of(records), b), "n1");
+}
+
+const Expected kStraggler = quarantines("collective.straggler");
+
+TEST(RuleBoundaries, StragglerLeadFromItsMinimum) {
+  // A hundredth of a percent either side of 25 %: a share computed a little off (x 100.1)
+  // moves the row below the limit across it.
+  for (const auto& [lead, expected] : std::vector<std::pair<double, Expected>>{
+           {0.2499, kPasses}, {0.25, kStraggler}, {0.2501, kStraggler}}) {
+    expect_row(judge_stragglers({1, 1, 1, 1, 1}, lead),
+               {static_cast<std::int64_t>(lead * 10000), expected},
+               "lead in 1/100 % of the median");
+  }
+}
+
+TEST(RuleBoundaries, StragglerReasonNamesTheCollectiveRankAndShare) {
+  const NodeVerdict node = judge_stragglers({1, 1, 1, 1, 2}, 0.5);
+  EXPECT_EQ(fixtures::reason(node, "collective.straggler")
+                .message.rfind("allreduce: rank 1 kept the others waiting in 4 of 5 records", 0),
+            0u)
+      << fixtures::reason(node, "collective.straggler").message;
+}
+
+TEST(RuleBoundaries, StragglerInAtLeastMinRecords) {
+  for (const Row& row : std::vector<Row>{{3, kPasses}, {4, kStraggler}, {5, kStraggler}}) {
+    expect_row(judge_stragglers(std::vector<int>(static_cast<std::size_t>(row.value), 1), 0.5), row,
+               "records with rank 1 the straggler, of as many");
+  }
+}
+
+TEST(RuleBoundaries, StragglerInAtLeastMinSharePctOfTheRecords) {
+  // Of 10 records, rank 1 leads `value` and rank 2 the rest: 70 % no, 80 % and 90 % yes.
+  for (const Row& row : std::vector<Row>{{7, kPasses}, {8, kStraggler}, {9, kStraggler}}) {
+    std::vector<int> stragglers(10, 2);
+    for (std::int64_t i = 0; i < row.value; ++i)
+      stragglers[static_cast<std::size_t>(i)] = 1;
+    expect_row(judge_stragglers(stragglers, 0.5), row, "records of 10 with rank 1 the straggler");
+  }
+}
+
+}  // namespace
+}  // namespace commcert
