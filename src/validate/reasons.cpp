@@ -45,7 +45,7 @@ std::span<const ReasonSpec> reason_catalogue() {
 }
 
 const ReasonSpec& reason_spec(ReasonCode code) {
-  return *detail::find_reason(code.view());
+  return kReasonCatalogue[detail::reason_row(code.view())];
 }
 
 std::string render_template(std::string_view text, const ReasonFields& fields) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,11 +13,13 @@
 namespace commcert {
 
 namespace detail {
-[[nodiscard]] constexpr const ReasonSpec* find_reason(std::string_view code) {
-  for (const ReasonSpec& spec : kReasonCatalogue) {
-    if (spec.code == code) return &spec;
-  }
-  return nullptr;
+// The code's row in the catalogue, or the catalogue's size. An index, not a pointer: GCC's
+// UBSan instrumentation makes a pointer's comparison with nullptr no constant expression.
+[[nodiscard]] constexpr std::size_t reason_row(std::string_view code) {
+  std::size_t row = 0;
+  while (row < kReasonCatalogue.size() && kReasonCatalogue[row].code != code)
+    ++row;
+  return row;
 }
 }  // namespace detail
 
@@ -28,7 +31,9 @@ class ReasonCode {
   // Implicit, so a rule writes `finding.code = "collective.wrong_data";` and the compiler checks
   // the literal.
   consteval ReasonCode(const char* code) : code_(code) {  // NOLINT(google-explicit-constructor)
-    if (detail::find_reason(code_) == nullptr) throw "reason code not in the catalogue";
+    if (detail::reason_row(code_) == kReasonCatalogue.size()) {
+      throw "reason code not in the catalogue";
+    }
   }
   [[nodiscard]] constexpr std::string_view view() const { return code_; }
   [[nodiscard]] std::string str() const { return std::string(code_); }
