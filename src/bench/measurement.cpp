@@ -30,6 +30,7 @@ double combine_rank_seconds(const std::vector<double>& times, RankAggregation ag
 
 double combine_rank_times(const std::vector<RankMeasurement>& ranks, RankAggregation aggregation) {
   std::vector<double> times;
+  times.reserve(ranks.size());
   for (const auto& rank : ranks)
     times.push_back(rank.mean_seconds);
   return combine_rank_seconds(times, aggregation);

@@ -220,6 +220,7 @@ class SuiteRunner {
       ParsedStage parsed = parse_stage(stage, argv);
       std::vector<std::string> storage = argv;
       std::vector<char*> pointers;
+      pointers.reserve(storage.size() + 1);
       for (auto& arg : storage)
         pointers.push_back(arg.data());
       pointers.push_back(nullptr);

@@ -17,6 +17,7 @@ namespace {
 // process, so the process is the unit that can fail to arrive.
 std::vector<int> all_processes(int count) {
   std::vector<int> out;
+  out.reserve(static_cast<std::size_t>(count));
   for (int p = 0; p < count; ++p)
     out.push_back(p);
   return out;

@@ -290,6 +290,9 @@ int SweepCommand::run(Invocation& invocation) {
   SweepTimeoutHandler target(kAbortWaitSeconds, kReporterHeadStartSeconds);
   std::vector<int> local_ranks;
   std::vector<int> process_of_rank;
+  local_ranks.reserve(static_cast<std::size_t>(slots));
+  process_of_rank.reserve(static_cast<std::size_t>(group.process_count()) *
+                          static_cast<std::size_t>(slots));
   for (int slot = 0; slot < slots; ++slot)
     local_ranks.push_back(group.process_index() * slots + slot);
   for (int rank = 0; rank < group.process_count() * slots; ++rank)
