@@ -32,9 +32,9 @@ void limit_violation(const JudgeContext& context, std::vector<Finding>& out, Rea
                      const MetricSample& sample, double limit);
 
 // A finding about one GPU (or, with index -1, the node): node, check, GPU, {where}, evidence.
-[[nodiscard]] Finding gpu_finding(const Evidence& evidence, ReasonCode code,
-                                  std::string_view rule, std::string_view check, NodeId node,
-                                  const GpuKey& gpu, EvidenceRef ref);
+[[nodiscard]] Finding gpu_finding(const Evidence& evidence, ReasonCode code, std::string_view rule,
+                                  std::string_view check, NodeId node, const GpuKey& gpu,
+                                  EvidenceRef ref);
 
 // Replaces (or adds) one template field.
 void set_field(Finding& finding, std::string_view name, std::string value);
