@@ -8,20 +8,16 @@
 #include <string_view>
 #include <vector>
 
+#include "records/health.hpp"
+
 namespace commcert {
 
 // One InfiniBand/RoCE port as sysfs shows it (Documentation/ABI/stable/sysfs-class-infiniband).
-struct IbPort {
-  std::string device;  // e.g. mlx5_0
-  int port = 0;
-  std::optional<std::string> state;       // "ACTIVE" from "4: ACTIVE"
-  std::optional<std::string> phys_state;  // "LinkUp" from "5: LinkUp"
-  std::optional<double> rate_gbps;        // 400 from "400 Gb/sec (4X NDR)"
-  std::optional<std::string> link_layer;  // "InfiniBand" or "Ethernet"
-  // Every readable counter, raw. Error counters are narrow and saturate instead of wrapping,
-  // and the data counters count 4-byte words: the validator reads them as deltas.
-  std::map<std::string, std::uint64_t> counters;
-};
+// One port as sysfs shows it: the health record's own fields (records/health.hpp), so the probe
+// fills what is written without a copy. Every readable counter is kept raw: error counters are
+// narrow and saturate instead of wrapping, and the data counters count 4-byte words, so the
+// validator reads them as deltas.
+using IbPort = IbPortHealthFields;
 
 struct IbScan {
   bool class_present = false;  // <sysfs>/class/infiniband exists (an RDMA-capable kernel)

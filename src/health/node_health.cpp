@@ -11,18 +11,6 @@
 namespace commcert {
 namespace {
 
-IbPortHealthFields ib_port_fields(const IbPort& port) {
-  IbPortHealthFields out;
-  out.device = port.device;
-  out.port = port.port;
-  out.state = port.state;
-  out.phys_state = port.phys_state;
-  out.rate_gbps = port.rate_gbps;
-  out.link_layer = port.link_layer;
-  out.counters = port.counters;
-  return out;
-}
-
 HealthRecord component_record(const RecordOrigin& origin, RecordStatus status,
                               std::string_view component) {
   HealthRecord record;
@@ -146,7 +134,7 @@ std::vector<Json> node_health_records(const NodeHealth& health, const RecordOrig
   for (const auto& port : health.ib.ports) {
     HealthRecord record =
         component_record(origin, RecordStatus::kOk, HealthRecord::kComponentIbPort);
-    record.fields = ib_port_fields(port);
+    record.fields = port;
     records.push_back(to_json(record));
   }
 

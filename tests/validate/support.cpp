@@ -3,6 +3,7 @@
 #include <atomic>
 #include <fstream>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -36,6 +37,13 @@ fs::path TempDir::write(const std::string& name, const std::string& text) const 
   fs::create_directories(file.parent_path());
   std::ofstream(file, std::ios::trunc) << text;
   return file;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 fs::path source_path(const std::string& relative) {

@@ -32,6 +32,8 @@ class TempDir {
 };
 
 [[nodiscard]] std::filesystem::path source_path(const std::string& relative);
+// The whole file as text; empty when it cannot be read.
+[[nodiscard]] std::string read_text(const std::filesystem::path& path);
 [[nodiscard]] Baseline shipped_baseline(const std::string& name);  // suites/baselines/<name>.yaml
 
 // Record builders with the common fields filled (docs/records.md).

@@ -85,20 +85,13 @@ FleetVerdict sample_verdict() {
   return v;
 }
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void expect_golden(const std::string& name, const std::string& actual) {
   const auto path = fixtures::source_path("tests/fixtures/golden/" + name);
   if (const char* update = std::getenv("COMMCERT_UPDATE_GOLDEN");
       update && std::string(update) == "1") {
     std::ofstream(path, std::ios::trunc) << actual;
   }
-  EXPECT_EQ(actual, read(path)) << "golden file " << path << " differs";
+  EXPECT_EQ(actual, fixtures::read_text(path)) << "golden file " << path << " differs";
 }
 
 TEST(VerdictReporters, TextSummaryMatchesGolden) {

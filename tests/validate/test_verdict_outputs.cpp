@@ -31,13 +31,6 @@ FleetVerdict small_verdict() {
   return v;
 }
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string usage_error_of(const std::optional<std::string>& format,
                            const std::vector<std::string>& reports) {
   try {
@@ -131,8 +124,8 @@ TEST(VerdictOutputs, EachOutputGetsItsOwnFormatAndFilesReplaceOldOnes) {
   std::fclose(captured);
 
   EXPECT_EQ(stdout_text, make_verdict_reporter("text")->render(verdict));
-  EXPECT_EQ(read(nhc_path), make_verdict_reporter("nhc")->render(verdict));
-  const Json written = Json::parse(read(json_path));
+  EXPECT_EQ(fixtures::read_text(nhc_path), make_verdict_reporter("nhc")->render(verdict));
+  const Json written = Json::parse(fixtures::read_text(json_path));
   EXPECT_EQ(written["nodes"][0]["node"], "node1");
   // Only the outputs are left: no temporary file beside them.
   std::vector<std::string> names;
