@@ -151,7 +151,10 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
   }
 
   const FleetVerdict shown = restrict_to(verdict, flags_.nodes);
-  const bool reported = write_reports(shown, outputs, "commcert certify");
+  std::optional<RunDetails> details;
+  if (outputs_read_run(outputs)) details = collect_run_details(inputs.evidence, baseline, verdict);
+  const bool reported =
+      write_reports(Report(shown, details ? &*details : nullptr), outputs, "commcert certify");
   fmt::print(stderr, "commcert certify: verdict written to {}\n", verdict_path.string());
   // A report that could not be written is an I/O error, as a pool that could not be acted on.
   const int status =

@@ -23,10 +23,10 @@ void add_report_options(CLI::App& app, ReportFlags& flags, std::string_view defa
       ->allow_extra_args(false);
 }
 
-bool write_reports(const FleetVerdict& verdict, const std::vector<VerdictOutput>& outputs,
+bool write_reports(const Report& report, const std::vector<VerdictOutput>& outputs,
                    std::string_view prefix) {
   std::fflush(stderr);
-  const auto failures = write_verdict_outputs(verdict, outputs, stdout);
+  const auto failures = write_verdict_outputs(report, outputs, stdout);
   for (const auto& output : outputs) {
     if (!output.file) continue;
     const bool failed = std::any_of(failures.begin(), failures.end(), [&](const auto& failure) {

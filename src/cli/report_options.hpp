@@ -22,7 +22,7 @@ void add_report_options(CLI::App& app, ReportFlags& flags, std::string_view defa
 
 // Writes every output; a file that could not be written is one line on stderr under `prefix`.
 // Returns false when one could not be written.
-bool write_reports(const FleetVerdict& verdict, const std::vector<VerdictOutput>& outputs,
+bool write_reports(const Report& report, const std::vector<VerdictOutput>& outputs,
                    std::string_view prefix);
 
 }  // namespace commcert

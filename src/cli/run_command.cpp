@@ -267,7 +267,11 @@ class SuiteRunner {
           judge(inputs.evidence, baseline_, &suite_, std::move(inputs.notes));
       const auto path = output_.directory() / "verdict.json";
       write_json_file_atomically(path, to_json(verdict));
-      const bool reported = write_reports(verdict, reports_, "commcert run");
+      std::optional<RunDetails> details;
+      if (outputs_read_run(reports_))
+        details = collect_run_details(inputs.evidence, baseline_, verdict);
+      const bool reported =
+          write_reports(Report(verdict, details ? &*details : nullptr), reports_, "commcert run");
       fmt::print(stderr, "commcert run: verdict written to {} after {}\n", path.string(),
                  format_duration(elapsed_s()));
       // A report that could not be written is an I/O error; the verdict itself is on disk.

@@ -10,6 +10,11 @@ std::unique_ptr<VerdictReporter> make_text_reporter();
 std::unique_ptr<VerdictReporter> make_json_reporter();
 std::unique_ptr<VerdictReporter> make_nhc_reporter();
 std::unique_ptr<VerdictReporter> make_nodes_reporter();
+// Each defined in its own file (report_<name>.cpp); they read what the run measured too.
+std::unique_ptr<VerdictReporter> make_markdown_reporter();
+std::unique_ptr<VerdictReporter> make_html_reporter();
+std::unique_ptr<VerdictReporter> make_junit_reporter();
+std::unique_ptr<VerdictReporter> make_prometheus_reporter();
 
 namespace {
 
@@ -22,6 +27,14 @@ constexpr VerdictFormat kVerdictFormats[] = {
     {"nhc", "LBNL NHC lines for Slurm's HealthCheckProgram", &make_nhc_reporter},
     {"nodes", "one line per node for scripts: node, state, severity, first reason code",
      &make_nodes_reporter},
+    {"md", "Markdown for tickets: nodes to act on with every reason, judged busbw, failed GPUs",
+     &make_markdown_reporter, true},
+    {"html", "one self-contained page: verdict table, busbw plots, pair heatmap, GPUs, run meta",
+     &make_html_reporter, true},
+    {"junit", "JUnit XML: a testsuite per node, a testcase per check (CI test reports)",
+     &make_junit_reporter},
+    {"prom", "Prometheus textfile for node_exporter: states, checks, busbw, TFLOP/s, membw",
+     &make_prometheus_reporter, true},
 };
 
 }  // namespace

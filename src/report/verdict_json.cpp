@@ -6,7 +6,8 @@ namespace {
 // verdict.json on stdout, for pipes (jq) and wrappers.
 class JsonReporter final : public VerdictReporter {
  public:
-  std::string render(const FleetVerdict& verdict) const override {
+  std::string render(const Report& report) const override {
+    const FleetVerdict& verdict = report.verdict;
     return to_json(verdict).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
   }
 };

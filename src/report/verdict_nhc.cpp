@@ -16,7 +16,8 @@ std::string one_line(const std::string& text) {
 // "ERROR: commcert: ..." line per node that is not certified; one SUCCESS line when all are.
 class NhcReporter final : public VerdictReporter {
  public:
-  std::string render(const FleetVerdict& v) const override {
+  std::string render(const Report& report) const override {
+    const FleetVerdict& v = report.verdict;
     std::string out;
     for (const auto& node : v.nodes) {
       const Reason* first = node.first_reason();

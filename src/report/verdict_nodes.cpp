@@ -12,7 +12,8 @@ namespace {
 // warning. Node names are escaped as everywhere else, spaces included, so the fields stay four.
 class NodesReporter final : public VerdictReporter {
  public:
-  std::string render(const FleetVerdict& v) const override {
+  std::string render(const Report& report) const override {
+    const FleetVerdict& v = report.verdict;
     std::string out;
     for (const auto& node : v.nodes) {
       std::string name = printable(node.node);

@@ -95,12 +95,17 @@ const VerdictFormat* stdout_format(std::span<const VerdictOutput> outputs) {
   return found == outputs.end() ? nullptr : found->format;
 }
 
-std::vector<VerdictOutputFailure> write_verdict_outputs(const FleetVerdict& verdict,
+bool outputs_read_run(std::span<const VerdictOutput> outputs) {
+  return std::any_of(outputs.begin(), outputs.end(),
+                     [](const VerdictOutput& output) { return output.format->reads_run; });
+}
+
+std::vector<VerdictOutputFailure> write_verdict_outputs(const Report& report,
                                                         std::span<const VerdictOutput> outputs,
                                                         std::FILE* out) {
   std::vector<VerdictOutputFailure> failures;
   for (const auto& output : outputs) {
-    const std::string text = output.format->make()->render(verdict);
+    const std::string text = output.format->make()->render(report);
     if (!output.file) {
       std::fwrite(text.data(), 1, text.size(), out);
       std::fflush(out);

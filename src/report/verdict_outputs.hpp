@@ -43,6 +43,9 @@ struct VerdictOutputFailure {
 // file in its directory, then a rename: a reader sees the old file or the new one, never part).
 // A file that cannot be written does not stop the others; its failure is returned.
 [[nodiscard]] std::vector<VerdictOutputFailure> write_verdict_outputs(
-    const FleetVerdict& verdict, std::span<const VerdictOutput> outputs, std::FILE* out);
+    const Report& report, std::span<const VerdictOutput> outputs, std::FILE* out);
+
+// Whether an output's format shows what the run measured, so RunDetails must be collected.
+[[nodiscard]] bool outputs_read_run(std::span<const VerdictOutput> outputs);
 
 }  // namespace commcert

@@ -5,17 +5,29 @@
 #include <string>
 #include <string_view>
 
+#include "report/run_details.hpp"
 #include "validate/verdict.hpp"
 
 namespace commcert {
 
+// The report model every format renders: the verdict, and what the run measured beside it
+// (curves, matrices, per-GPU figures, meta) when the caller collected it. Converts from a verdict
+// alone, which is all the text, json, nhc and nodes formats read.
+struct Report {
+  // NOLINTNEXTLINE(google-explicit-constructor): a verdict is a report without run details.
+  Report(const FleetVerdict& judged, const RunDetails* measured = nullptr)
+      : verdict(judged), run(measured) {}
+  const FleetVerdict& verdict;
+  const RunDetails* run;  // nullptr: not collected; formats show the verdict alone
+};
+
 // One way of showing a verdict. verdict.json is always written as well; a reporter is what a
-// person, a scheduler hook or another tool reads. All render from the same FleetVerdict, so
-// they say the same thing.
+// person, a scheduler hook or another tool reads. All render from the same report, so they say
+// the same thing.
 class VerdictReporter {
  public:
   virtual ~VerdictReporter() = default;
-  [[nodiscard]] virtual std::string render(const FleetVerdict& verdict) const = 0;
+  [[nodiscard]] virtual std::string render(const Report& report) const = 0;
 };
 
 // A format's row in the one table of formats (verdict_formats.cpp): the name `--format` and
@@ -25,6 +37,9 @@ struct VerdictFormat {
   std::string_view name;
   std::string_view description;
   std::unique_ptr<VerdictReporter> (*make)();
+  // The format shows what the run measured (RunDetails), so the caller collects it first; the
+  // others cost nothing beyond the verdict.
+  bool reads_run = false;
 };
 
 // Every format, in the order --help lists them.

@@ -13,7 +13,8 @@ namespace {
 // act on first, then suspect links, then what was odd about the input.
 class TextReporter final : public VerdictReporter {
  public:
-  std::string render(const FleetVerdict& v) const override {
+  std::string render(const Report& report) const override {
+    const FleetVerdict& v = report.verdict;
     std::string out;
     const std::string suite =
         v.suite_name.empty() ? "the baseline's" : "suite " + v.suite_name + "'s";

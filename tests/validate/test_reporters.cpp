@@ -193,15 +193,15 @@ TEST(VerdictFormats, NamesAreUniqueAndListedInTableOrder) {
 }
 
 TEST(VerdictFormats, UnknownNameIsAUsageErrorListingTheTable) {
-  EXPECT_EQ(find_verdict_format("html"), nullptr);
+  EXPECT_EQ(find_verdict_format("xml"), nullptr);
   EXPECT_EQ(find_verdict_format("TEXT"), nullptr);  // names are exact
   EXPECT_EQ(find_verdict_format(""), nullptr);
   try {
-    (void)make_verdict_reporter("html");
-    ADD_FAILURE() << "html was accepted";
+    (void)make_verdict_reporter("xml");
+    ADD_FAILURE() << "xml was accepted";
   } catch (const UsageError& error) {
     EXPECT_EQ(std::string(error.what()),
-              "unknown format 'html' (known: " + verdict_format_names() + ")");
+              "unknown format 'xml' (known: " + verdict_format_names() + ")");
   }
 }
 

@@ -1,0 +1,104 @@
+#include "cli/report_command.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/bounded_input.hpp"
+#include "core/errors.hpp"
+#include "core/json.hpp"
+#include "report/verdict_outputs.hpp"
+#include "validate/baseline.hpp"
+#include "validate/catalog.hpp"
+#include "validate/inputs.hpp"
+#include "validate/suite.hpp"
+#include "validate/validator.hpp"
+
+namespace commcert {
+namespace {
+
+// What `commcert run` wrote into its suite.json: the baseline and suite it judged against, as a
+// file that still exists or a built-in name (suite.json keeps the file, or the built-in's name
+// and SKU).
+struct RunReferences {
+  std::optional<std::string> baseline;
+  std::optional<std::string> suite;
+};
+
+std::optional<std::string> reference(const Json& suite_log, const char* source_key,
+                                     const char* name_key) {
+  const auto text = [&](const char* key) -> std::string {
+    const auto it = suite_log.find(key);
+    return it != suite_log.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const std::string source = text(source_key);
+  std::error_code error;
+  if (!source.empty() && std::filesystem::is_regular_file(source, error)) return source;
+  const std::string name = text(name_key);
+  if (!name.empty()) return name;
+  return std::nullopt;
+}
+
+RunReferences run_references(const std::vector<std::string>& inputs) {
+  for (const auto& input : inputs) {
+    const std::filesystem::path log = std::filesystem::path(input) / "suite.json";
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(log, error)) continue;
+    const Json json =
+        Json::parse(read_bounded_file(log, kMaxRunMetaBytes, "suite.json"), nullptr, false);
+    if (!json.is_object()) continue;
+    return {reference(json, "baseline_source", "baseline"), reference(json, "source", "suite")};
+  }
+  return {};
+}
+
+}  // namespace
+
+void ReportCommand::configure(CLI::App& app) {
+  app.add_option("results", flags_.inputs,
+                 "Results directories (results/<run-id>), results roots or records.jsonl files")
+      ->required();
+  app.add_option("--baseline", flags_.baseline,
+                 fmt::format("Baseline YAML or built-in baseline ({}); default: the one the run "
+                             "used (its suite.json)",
+                             embedded_baseline_names()))
+      ->envname("COMMCERT_BASELINE");
+  app.add_option("--suite", flags_.suite,
+                 fmt::format("Suite YAML or built-in suite ({}) naming the required checks; "
+                             "default: the run's, else the baseline's",
+                             embedded_suite_names()))
+      ->envname("COMMCERT_SUITE");
+  add_report_options(app, flags_.report, "md");
+  app.add_flag("--allow-partial", flags_.allow_partial,
+               "Judge runs that never finished instead of holding their nodes inconclusive");
+}
+
+int ReportCommand::run(Invocation& /*invocation*/) {
+  const std::vector<VerdictOutput> outputs =
+      plan_verdict_outputs(flags_.report.format, flags_.report.reports, "md");
+  const RunReferences references = run_references(flags_.inputs);
+  const std::optional<std::string> baseline_ref =
+      flags_.baseline ? flags_.baseline : references.baseline;
+  if (!baseline_ref) {
+    throw UsageError(fmt::format(
+        "--baseline: no suite.json in {} names the baseline the run used; pass --baseline "
+        "(built in: {})",
+        flags_.inputs.front(), embedded_baseline_names()));
+  }
+  const Baseline baseline = load_baseline_ref(*baseline_ref);
+  const std::optional<std::string> suite_ref = flags_.suite ? flags_.suite : references.suite;
+  const std::optional<Suite> suite =
+      suite_ref ? std::optional<Suite>(load_suite_ref(*suite_ref)) : std::nullopt;
+  InputOptions input_options;
+  input_options.allow_partial = flags_.allow_partial;
+  LoadedInputs inputs = load_inputs(flags_.inputs, input_options);
+  const FleetVerdict verdict =
+      judge(inputs.evidence, baseline, suite ? &*suite : nullptr, std::move(inputs.notes));
+  std::optional<RunDetails> details;
+  if (outputs_read_run(outputs)) details = collect_run_details(inputs.evidence, baseline, verdict);
+  const bool reported =
+      write_reports(Report(verdict, details ? &*details : nullptr), outputs, "commcert report");
+  return reported ? 0 : to_int(ExitCode::kError);
+}
+
+}  // namespace commcert

@@ -1,0 +1,437 @@
+#include "report/run_details.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "core/bounded_input.hpp"
+#include "core/json.hpp"
+#include "records/burn.hpp"
+#include "records/membw.hpp"
+#include "validate/metrics.hpp"
+#include "validate/pair_localization.hpp"
+
+namespace commcert {
+namespace {
+
+constexpr double kBytesPerGb = 1e9;  // the validator's GB/s are 10^9 bytes/s, as nccl-tests'
+
+std::string_view scope_name(CollectiveScope scope) {
+  switch (scope) {
+    case CollectiveScope::kCluster:
+      return "cluster";
+    case CollectiveScope::kNode:
+      return "node";
+    case CollectiveScope::kPairs:
+      return "pairs";
+    case CollectiveScope::kOther:
+      break;
+  }
+  return "other";
+}
+
+// Linear interpolation between the closest ranks of an ascending sample: a band that moves
+// smoothly as nodes are added, unlike nearest-rank.
+double interpolated_percentile(const std::vector<double>& sorted, double p) {
+  const double at = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(at));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (sorted[above] - sorted[below]) * (at - static_cast<double>(below));
+}
+
+// Nodes with a reason that is more than a warning on `check`.
+std::set<std::string> flagged_nodes(const FleetVerdict& verdict, const std::string& check) {
+  std::set<std::string> nodes;
+  for (const auto& node : verdict.nodes) {
+    for (const auto& reason : node.reasons) {
+      if (reason.check == check && reason.effect != Effect::kWarn) nodes.insert(node.node);
+    }
+  }
+  return nodes;
+}
+
+struct CurveKey {
+  std::uint32_t run = 0;
+  std::uint64_t communicator = 0;
+  auto operator<=>(const CurveKey&) const = default;
+};
+
+std::vector<CollectivePlot> collective_plots(const Evidence& evidence, const Baseline& baseline,
+                                             const FleetVerdict& verdict,
+                                             const std::vector<JudgedBusbw>& judged) {
+  // (collective, scope) -> communicator -> bytes -> best busbw
+  std::map<std::pair<std::string, std::string>, std::map<CurveKey, std::map<std::uint64_t, double>>>
+      curves;
+  std::map<std::pair<std::string, std::string>, std::map<CurveKey, std::size_t>> sample_record;
+  for (std::size_t i = 0; i < evidence.collectives.size(); ++i) {
+    const CollectiveEvidence& record = evidence.collectives[i];
+    if (!record.measured() || record.scope == CollectiveScope::kPairs || record.pair_list) continue;
+    const std::pair key(std::string(evidence.text(record.collective)),
+                        std::string(scope_name(record.scope)));
+    const CurveKey curve{record.run, Evidence::communicator(record)};
+    double& best = curves[key][curve][record.bytes];
+    best = std::max(best, record.busbw_bytes_per_s);
+    sample_record[key].try_emplace(curve, i);
+  }
+  std::vector<CollectivePlot> plots;
+  for (const auto& [key, by_curve] : curves) {
+    CollectivePlot plot;
+    plot.collective = key.first;
+    plot.scope = key.second;
+    const std::string check = "collective." + plot.collective;
+    const std::set<std::string> flagged = flagged_nodes(verdict, check);
+    for (const auto& [curve_key, points] : by_curve) {
+      const CollectiveEvidence& record = evidence.collectives[sample_record[key][curve_key]];
+      BusbwCurve curve;
+      for (const NodeId node : evidence.participants(record))
+        curve.nodes.push_back(evidence.node_name(node));
+      std::sort(curve.nodes.begin(), curve.nodes.end(), natural_less);
+      curve.label = plot.scope == "node" && curve.nodes.size() == 1
+                        ? curve.nodes.front()
+                        : fmt::format("{} ({} nodes)", plot.scope, curve.nodes.size());
+      for (const auto& [bytes, busbw] : points)
+        curve.points.push_back({bytes, busbw});
+      curve.flagged = std::any_of(curve.nodes.begin(), curve.nodes.end(),
+                                  [&](const std::string& node) { return flagged.contains(node); });
+      plot.curves.push_back(std::move(curve));
+    }
+    std::sort(plot.curves.begin(), plot.curves.end(),
+              [](const auto& a, const auto& b) { return natural_less(a.label, b.label); });
+    if (plot.scope == "node" && plot.curves.size() >= 2) {
+      std::map<std::uint64_t, std::vector<double>> at_size;
+      for (const auto& curve : plot.curves) {
+        for (const auto& point : curve.points)
+          at_size[point.bytes].push_back(point.busbw_bytes_per_s);
+      }
+      for (auto& [bytes, values] : at_size) {
+        if (values.size() < 2) continue;
+        std::sort(values.begin(), values.end());
+        plot.band.push_back({bytes, interpolated_percentile(values, 25),
+                             interpolated_percentile(values, 50),
+                             interpolated_percentile(values, 75)});
+      }
+    }
+    std::map<std::uint64_t, int> judged_sizes;
+    for (const auto& figure : judged) {
+      if (figure.collective == plot.collective && figure.scope == plot.scope)
+        ++judged_sizes[figure.bytes];
+    }
+    if (!judged_sizes.empty()) {
+      plot.judged_bytes =
+          std::max_element(judged_sizes.begin(), judged_sizes.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; })
+              ->first;
+    }
+    const MetricInfo info = busbw_metric(plot.collective, plot.scope);
+    if (const Bound* bound = baseline.bound(info.id); bound && bound->floor)
+      plot.floor_bytes_per_s = *bound->floor / info.scale;
+    plots.push_back(std::move(plot));
+  }
+  return plots;
+}
+
+// The metric table attributes a cluster-scope figure to every node of its communicator already
+// (one sample per node), so each sample is one node's row.
+std::vector<JudgedBusbw> judged_figures(const Evidence& evidence, const Baseline& baseline) {
+  std::vector<JudgedBusbw> judged;
+  const MetricTable table(evidence, baseline);
+  constexpr std::string_view kPrefix = "collective.";
+  constexpr std::string_view kBusbw = ".busbw.";
+  for (const MetricSeries& series : table.series()) {
+    // Ids are "collective.<name>.busbw.<scope>" (metric_catalog.cpp).
+    const std::string& id = series.info.id;
+    if (!id.starts_with(kPrefix)) continue;
+    const auto busbw = id.find(kBusbw);
+    if (busbw == std::string::npos || id.find('.', kPrefix.size()) != busbw) continue;
+    const std::string collective = id.substr(kPrefix.size(), busbw - kPrefix.size());
+    const std::string scope = id.substr(busbw + kBusbw.size());
+    for (const MetricSample& sample : series.samples) {
+      judged.push_back({evidence.node_name(sample.node), collective, scope, sample.bytes,
+                        sample.value / series.info.scale});
+    }
+  }
+  std::sort(judged.begin(), judged.end(), [](const JudgedBusbw& a, const JudgedBusbw& b) {
+    if (a.node != b.node) return natural_less(a.node, b.node);
+    return std::tie(a.collective, a.scope) < std::tie(b.collective, b.scope);
+  });
+  return judged;
+}
+
+std::vector<PairMatrix> pair_matrices(const Evidence& evidence, const Baseline& baseline) {
+  const PairLocalization localization = localize_pairs(evidence, baseline);
+  std::vector<PairMatrix> matrices;
+  for (const PairSeries& series : localization.series) {
+    PairMatrix matrix;
+    matrix.collective = std::string(evidence.text(series.collective));
+    matrix.bytes = series.bytes;
+    matrix.limit_bytes_per_s = series.limit_gb_per_s * kBytesPerGb;
+    std::set<std::string> nodes;
+    const auto add = [&](const PairFigure& figure, bool retest) {
+      PairCell cell{evidence.node_name(figure.a),
+                    evidence.node_name(figure.b),
+                    figure.busbw_gb_per_s * kBytesPerGb,
+                    figure.passed,
+                    retest,
+                    false};
+      nodes.insert(cell.a);
+      nodes.insert(cell.b);
+      matrix.cells.push_back(std::move(cell));
+    };
+    for (const auto& figure : series.pairs)
+      add(figure, false);
+    for (const auto& figure : series.retests)
+      add(figure, true);
+    matrix.nodes.assign(nodes.begin(), nodes.end());
+    std::sort(matrix.nodes.begin(), matrix.nodes.end(), natural_less);
+    matrices.push_back(std::move(matrix));
+  }
+  for (const PairVerdict& verdict : localization.verdicts) {
+    if (verdict.series >= matrices.size()) continue;
+    PairMatrix& matrix = matrices[verdict.series];
+    const std::string node = evidence.node_name(verdict.node);
+    switch (verdict.kind) {
+      case PairVerdictKind::kBadNode:
+        matrix.bad_nodes.push_back(node);
+        break;
+      case PairVerdictKind::kUnresolved:
+        matrix.unresolved_nodes.push_back(node);
+        break;
+      case PairVerdictKind::kSuspectLink: {
+        const std::string other = evidence.node_name(verdict.other);
+        for (auto& cell : matrix.cells) {
+          if ((cell.a == node && cell.b == other) || (cell.a == other && cell.b == node))
+            cell.suspect_link = true;
+        }
+        break;
+      }
+    }
+  }
+  return matrices;
+}
+
+// The lines of one file that the evidence points at, parsed; a line that no longer parses (the
+// file changed since) is left out.
+std::map<std::uint32_t, Json> read_lines(const std::string& path,
+                                         const std::set<std::uint32_t>& wanted) {
+  std::map<std::uint32_t, Json> lines;
+  if (wanted.empty()) return lines;
+  std::ifstream in(path);
+  std::string line;
+  for (std::uint32_t number = 1; std::getline(in, line); ++number) {
+    if (!wanted.contains(number)) continue;
+    Json parsed = Json::parse(line, nullptr, false);
+    if (parsed.is_object()) lines.emplace(number, std::move(parsed));
+    if (number >= *wanted.rbegin()) break;
+  }
+  return lines;
+}
+
+std::optional<double> number_at(const Json& object, std::string_view key) {
+  if (!object.is_object()) return std::nullopt;
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string string_at(const Json& object, std::string_view key) {
+  if (!object.is_object()) return {};
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const Json& object_at(const Json& object, std::string_view key) {
+  static const Json kNull = nullptr;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+MinMedianMax min_median_max(const Json& object) {
+  return {number_at(object, "min"), number_at(object, "median"), number_at(object, "max")};
+}
+
+template <typename Row>
+void sort_by_node_and_gpu(std::vector<Row>& rows) {
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    if (a.node != b.node) return natural_less(a.node, b.node);
+    return a.gpu < b.gpu;
+  });
+}
+
+// Burn and membw records carry what the evidence drops (telemetry, datasheet peaks): read back
+// the very lines the validator judged, so a duplicate it dropped stays dropped here.
+void per_gpu_records(const Evidence& evidence, RunDetails& details) {
+  std::map<std::uint32_t, std::set<std::uint32_t>> wanted;
+  for (const auto& burn : evidence.burns)
+    wanted[burn.ref.file].insert(burn.ref.line);
+  for (const auto& membw : evidence.membws)
+    wanted[membw.ref.file].insert(membw.ref.line);
+  std::map<std::uint32_t, std::map<std::uint32_t, Json>> lines;
+  for (const auto& [file, numbers] : wanted) {
+    if (file < evidence.files.size()) lines[file] = read_lines(evidence.files[file].path, numbers);
+  }
+  const auto record_of = [&](const EvidenceRef& ref) -> const Json& {
+    static const Json kNull = nullptr;
+    const auto file = lines.find(ref.file);
+    if (file == lines.end()) return kNull;
+    const auto line = file->second.find(ref.line);
+    return line == file->second.end() ? kNull : line->second;
+  };
+  for (const auto& burn : evidence.burns) {
+    const Json& record = record_of(burn.ref);
+    BurnGpu row;
+    row.node = evidence.node_name(burn.node);
+    row.gpu = burn.gpu.index;
+    row.uuid = std::string(evidence.text(burn.gpu.uuid));
+    row.name = string_at(object_at(record, "gpu"), "name");
+    row.kernel = std::string(evidence.text(burn.kernel));
+    row.status = std::string(to_string(burn.status));
+    row.reason = burn.reason;
+    row.tflops = burn.tflops;
+    const Json& windows = object_at(record, BurnMeasurement::kTflopsWindows);
+    row.tflops_min = number_at(windows, "min");
+    row.tflops_max = number_at(windows, "max");
+    row.datasheet_peak_tflops = number_at(record, BurnMeasurement::kDatasheetPeakTflops);
+    row.duration_s = number_at(record, BurnMeasurement::kDurationS);
+    // Telemetry's names are health/telemetry.cpp's (docs/records.md, kind burn).
+    const Json& telemetry = object_at(record, BurnMeasurement::kTelemetry);
+    if (const auto samples = number_at(telemetry, "samples"))
+      row.telemetry_samples = static_cast<std::int64_t>(*samples);
+    row.sm_clock_mhz = min_median_max(object_at(telemetry, "sm_clock_mhz"));
+    row.mem_clock_mhz = min_median_max(object_at(telemetry, "mem_clock_mhz"));
+    row.power_w = min_median_max(object_at(telemetry, "power_w"));
+    row.temperature_c = min_median_max(object_at(telemetry, "temperature_c"));
+    row.power_limit_w = number_at(telemetry, "power_limit_w");
+    for (const auto& throttle : burn.throttle)
+      row.throttle_s.emplace_back(std::string(evidence.text(throttle.reason)), throttle.seconds);
+    details.burns.push_back(std::move(row));
+  }
+  for (const auto& membw : evidence.membws) {
+    const Json& record = record_of(membw.ref);
+    MembwGpu row;
+    row.node = evidence.node_name(membw.node);
+    row.gpu = membw.gpu.index;
+    row.uuid = std::string(evidence.text(membw.gpu.uuid));
+    row.name = string_at(object_at(record, "gpu"), "name");
+    row.status = std::string(to_string(membw.status));
+    row.reason = membw.reason;
+    row.read = membw.read;
+    row.write = membw.write;
+    row.copy = membw.copy;
+    row.memcpy_d2d = membw.memcpy_d2d;
+    row.h2d = membw.h2d;
+    row.d2h = membw.d2h;
+    row.integrity_errors = membw.integrity_errors;
+    row.datasheet_peak =
+        number_at(object_at(record, MembwMeasurement::kBandwidth), MembwBandwidth::kDatasheetPeak);
+    row.fraction_of_peak = number_at(record, MembwMeasurement::kFractionOfPeak);
+    details.membws.push_back(std::move(row));
+  }
+  sort_by_node_and_gpu(details.burns);
+  sort_by_node_and_gpu(details.membws);
+}
+
+std::vector<std::pair<std::string, std::string>> scalar_fields(const Json& object) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  if (!object.is_object()) return fields;
+  for (const auto& [key, value] : object.items()) {
+    if (value.is_string()) {
+      fields.emplace_back(key, value.get<std::string>());
+    } else if (value.is_boolean() || value.is_number()) {
+      fields.emplace_back(key, value.dump());
+    }
+  }
+  return fields;
+}
+
+StageCommand stage_command(const Json& meta) {
+  StageCommand stage;
+  stage.command = string_at(meta, "command");
+  stage.status = string_at(meta, "status");
+  const Json& argv = object_at(meta, "argv");
+  if (argv.is_array()) {
+    for (const auto& arg : argv) {
+      if (arg.is_string()) stage.argv.push_back(arg.get<std::string>());
+    }
+  }
+  return stage;
+}
+
+std::optional<Json> read_json_file(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return std::nullopt;
+  try {
+    Json json = Json::parse(read_bounded_file(path, kMaxRunMetaBytes, path.filename().string()),
+                            nullptr, false);
+    if (json.is_object()) return json;
+  } catch (const std::exception&) {
+    // The verdict's notes already say the file could not be read.
+  }
+  return std::nullopt;
+}
+
+std::vector<RunMeta> run_metas(const Evidence& evidence) {
+  std::vector<RunMeta> runs;
+  std::set<std::filesystem::path> seen;
+  for (const auto& file : evidence.files) {
+    const std::filesystem::path directory = std::filesystem::path(file.path).parent_path();
+    if (!seen.insert(directory).second) continue;
+    const auto meta = read_json_file(directory / "meta.json");
+    if (!meta) continue;
+    RunMeta run;
+    run.directory = directory.string();
+    run.run_id = string_at(*meta, "run_id");
+    run.status = string_at(*meta, "status");
+    run.start_time = string_at(*meta, "start_time");
+    run.end_time = string_at(*meta, "end_time");
+    const Json& commcert = object_at(*meta, "commcert");
+    run.build = scalar_fields(commcert);
+    for (auto& [name, value] : scalar_fields(object_at(commcert, "features")))
+      run.build.emplace_back("feature " + name, std::move(value));
+    run.versions = scalar_fields(object_at(*meta, "versions"));
+    run.environment = scalar_fields(object_at(*meta, "environment"));
+    const Json& warnings = object_at(*meta, "warnings");
+    if (warnings.is_array()) {
+      for (const auto& warning : warnings) {
+        if (warning.is_string()) run.warnings.push_back(warning.get<std::string>());
+      }
+    }
+    const Json& fault = object_at(*meta, "fault_injection");
+    if (!fault.is_null())
+      run.fault_injection = fault.is_string() ? fault.get<std::string>() : fault.dump();
+    const Json& earlier = object_at(*meta, "earlier");
+    if (earlier.is_array()) {
+      for (const auto& stage : earlier)
+        run.commands.push_back(stage_command(stage));
+    }
+    run.commands.push_back(stage_command(*meta));
+    if (const auto suite = read_json_file(directory / "suite.json")) {
+      run.suite = string_at(*suite, "suite");
+      const std::string status = string_at(*suite, "status");
+      if (!status.empty()) run.status = status;
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace
+
+RunDetails collect_run_details(const Evidence& evidence, const Baseline& baseline,
+                               const FleetVerdict& verdict) {
+  RunDetails details;
+  details.runs = run_metas(evidence);
+  details.judged = judged_figures(evidence, baseline);
+  details.collectives = collective_plots(evidence, baseline, verdict, details.judged);
+  details.pairs = pair_matrices(evidence, baseline);
+  per_gpu_records(evidence, details);
+  return details;
+}
+
+}  // namespace commcert

@@ -1,0 +1,286 @@
+// The report formats (html, md, junit, prom) over a report model with run details, and the model
+// built from committed records. The browser, promtool and the JUnit schema check the same
+// formats on a real run in tests/integration/test_report.py.
+#include <algorithm>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "report/markup.hpp"
+#include "report/verdict_reporter.hpp"
+#include "support.hpp"
+#include "validate/inputs.hpp"
+#include "validate/validator.hpp"
+
+namespace commcert {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kHostile = "<img src=x onerror=alert(1)>";
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++count;
+  return count;
+}
+
+Reason reason(const std::string& code, Effect effect, const std::string& check,
+              const std::string& message) {
+  Reason r;
+  r.code = code;
+  r.effect = effect;
+  r.severity = effect == Effect::kQuarantine ? Severity::kIsolate : Severity::kUnknown;
+  r.check = check;
+  r.rule = "rule.test";
+  r.message = message;
+  r.action = "drain and test";
+  r.measured = 12.5;
+  r.limit = 40;
+  r.unit = "GB/s";
+  r.evidence.push_back({"results/r1/records.jsonl", 7});
+  return r;
+}
+
+FleetVerdict verdict() {
+  FleetVerdict v;
+  v.baseline_path = "suites/baselines/cpu-mpi-ci.yaml";
+  v.sku = "cpu-mpi-ci";
+  v.suite_name = "ci";
+  v.required = {"collective.allreduce", "health.node"};
+  NodeVerdict good;
+  good.node = "node0";
+  good.state = NodeState::kCertified;
+  good.severity = Severity::kNone;
+  good.checks = {{"collective.allreduce", "pass"}, {"health.node", "pass"}};
+  NodeVerdict bad;
+  bad.node = kHostile;
+  bad.state = NodeState::kQuarantined;
+  bad.severity = Severity::kIsolate;
+  bad.reasons.push_back(reason("perf.busbw_floor", Effect::kQuarantine, "collective.allreduce",
+                               "allreduce busbw 12.5 GB/s | below \"40\""));
+  bad.checks = {{"collective.allreduce", "fail"}, {"health.node", "pass"}};
+  NodeVerdict missing;
+  missing.node = "node2";
+  missing.state = NodeState::kInconclusive;
+  missing.severity = Severity::kUnknown;
+  missing.reasons.push_back(
+      reason("evidence.missing", Effect::kInconclusive, "health.node", "no health record"));
+  missing.checks = {{"collective.allreduce", "pass"}, {"health.node", "inconclusive"}};
+  v.nodes = {good, missing, bad};
+  return v;
+}
+
+RunDetails details() {
+  RunDetails run;
+  CollectivePlot plot;
+  plot.collective = "allreduce";
+  plot.scope = "node";
+  plot.judged_bytes = 1 << 20;
+  for (const auto& [node, factor] : std::vector<std::pair<std::string, double>>{
+           {"node0", 1.0}, {"node2", 0.95}, {kHostile, 0.2}}) {
+    BusbwCurve curve;
+    curve.label = node;
+    curve.nodes = {node};
+    curve.flagged = node == kHostile;
+    curve.points = {{65536, 1e9 * factor}, {1 << 20, 4e9 * factor}};
+    plot.curves.push_back(curve);
+  }
+  plot.band = {{65536, 0.6e9, 0.95e9, 1e9}, {1 << 20, 2.4e9, 3.8e9, 4e9}};
+  run.collectives.push_back(plot);
+  CollectivePlot gather = plot;
+  gather.collective = "allgather";
+  run.collectives.push_back(gather);
+  run.judged = {{"node0", "allreduce", "node", 1 << 20, 4e9},
+                {kHostile, "allreduce", "node", 1 << 20, 0.8e9}};
+  PairMatrix matrix;
+  matrix.collective = "allreduce";
+  matrix.bytes = 1 << 20;
+  matrix.limit_bytes_per_s = 2e9;
+  matrix.nodes = {"node0", "node1", "node2", kHostile};
+  for (std::size_t i = 0; i < matrix.nodes.size(); ++i) {
+    for (std::size_t j = i + 1; j < matrix.nodes.size(); ++j) {
+      const bool slow = matrix.nodes[j] == kHostile;
+      matrix.cells.push_back({matrix.nodes[i], matrix.nodes[j], slow ? 0.5e9 : 3e9, !slow, false,
+                              matrix.nodes[i] == "node0" && matrix.nodes[j] == "node1"});
+    }
+  }
+  matrix.bad_nodes = {kHostile};
+  run.pairs.push_back(matrix);
+  BurnGpu burn;
+  burn.node = "node0";
+  burn.gpu = 3;
+  burn.uuid = "GPU-\"quoted\"\\back";
+  burn.kernel = "gemm_bf16";
+  burn.status = "ok";
+  burn.tflops = 707.5;
+  burn.tflops_min = 700;
+  burn.tflops_max = 711;
+  burn.datasheet_peak_tflops = 989.4;
+  run.burns.push_back(burn);
+  MembwGpu membw;
+  membw.node = "node0";
+  membw.gpu = 3;
+  membw.status = "ok";
+  membw.read = 2.9e12;
+  membw.copy = 2.6e12;
+  membw.datasheet_peak = 3.35e12;
+  run.membws.push_back(membw);
+  RunMeta meta;
+  meta.run_id = "r1";
+  meta.environment = {{"NCCL_DEBUG", "</code><script>alert(2)</script>"}};
+  meta.commands = {{"run", {"commcert", "run", "ci", "--node-name", "node{rank}"}, "ok"}};
+  run.runs.push_back(meta);
+  return run;
+}
+
+std::string render(std::string_view format, const RunDetails* run) {
+  const FleetVerdict v = verdict();
+  return make_verdict_reporter(format)->render(Report(v, run));
+}
+
+TEST(Markup, EscapesEverythingThatCouldBecomeMarkup) {
+  EXPECT_EQ(escape_markup(kHostile), "&lt;img src=x onerror=alert(1)&gt;");
+  EXPECT_EQ(escape_markup("a&b\"c'd"), "a&amp;b&quot;c&#39;d");
+  EXPECT_EQ(escape_markup("line\nnext\ttab\x01"), "line&#10;next&#9;tab\\x01");
+  EXPECT_EQ(escape_markup("node7"), "node7");
+}
+
+TEST(HtmlReport, EveryRecordStringIsText) {
+  const RunDetails run = details();
+  const std::string html = render("html", &run);
+  EXPECT_THAT(html, Not(HasSubstr("<img")));
+  EXPECT_THAT(html, Not(HasSubstr("<script>alert")));
+  EXPECT_THAT(html, HasSubstr("&lt;img src=x onerror=alert(1)&gt;"));
+  // One script only, the filter, allowed by its hash; nothing may be fetched.
+  EXPECT_EQ(occurrences(html, "<script"), 1U);
+  EXPECT_THAT(html, HasSubstr("default-src 'none'"));
+  EXPECT_THAT(html, Not(HasSubstr(" src=\"")));
+  EXPECT_THAT(html, Not(HasSubstr("href=\"http")));
+}
+
+TEST(HtmlReport, ShowsVerdictRowsPlotsAndHeatmap) {
+  const RunDetails run = details();
+  const std::string html = render("html", &run);
+  EXPECT_EQ(occurrences(html, "<tr class=\"node-row\""), 3U);
+  EXPECT_THAT(html, HasSubstr("data-state=\"quarantined\""));
+  // Every reason with its figures.
+  EXPECT_THAT(html, HasSubstr("measured 12.5000 GB/s, limit 40.0000"));
+  EXPECT_EQ(occurrences(html, "class=\"plot busbw\""), 2U);
+  EXPECT_THAT(html, HasSubstr("data-collective=\"allgather\""));
+  EXPECT_EQ(occurrences(html, "class=\"curve flagged\""), 4U);  // polyline and legend, per plot
+  // 4 nodes: 12 off-diagonal cells; the bad node's 6 marked, the suspect link's 2.
+  EXPECT_EQ(occurrences(html, "<td class=\"cell"), 12U);
+  EXPECT_EQ(occurrences(html, "bad-node\" data-a"), 6U);
+  EXPECT_EQ(occurrences(html, "suspect-link"), 3U);  // 2 cells and the style rule
+  EXPECT_THAT(html, HasSubstr("class=\"plot burn\""));
+  EXPECT_THAT(html, HasSubstr("class=\"plot membw\""));
+  EXPECT_THAT(html, HasSubstr("commcert run ci --node-name node{rank}"));
+}
+
+TEST(HtmlReport, VerdictAloneStillRenders) {
+  const std::string html = render("html", nullptr);
+  EXPECT_EQ(occurrences(html, "<tr class=\"node-row\""), 3U);
+  EXPECT_THAT(html, Not(HasSubstr("class=\"plot")));
+}
+
+TEST(JunitReport, QuarantineIsAFailureAndInconclusiveAnError) {
+  const std::string xml = render("junit", nullptr);
+  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"commcert certify cpu-mpi-ci\" tests=\"6\" "
+                             "failures=\"1\" errors=\"1\""));
+  EXPECT_EQ(occurrences(xml, "<testsuite "), 3U);
+  EXPECT_EQ(occurrences(xml, "<testcase "), 6U);
+  EXPECT_THAT(xml, HasSubstr("<failure message=\"allreduce busbw 12.5 GB/s | below "
+                             "&quot;40&quot;\" type=\"perf.busbw_floor\">"));
+  EXPECT_THAT(xml, HasSubstr("<error message=\"no health record\" type=\"evidence.missing\">"));
+  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"&lt;img src=x onerror=alert(1)&gt;\""));
+  EXPECT_THAT(xml, Not(HasSubstr("<img")));
+}
+
+TEST(PrometheusReport, NamesLabelsAndEscapes) {
+  const RunDetails run = details();
+  const std::string prom = render("prom", &run);
+  EXPECT_THAT(prom, HasSubstr("commcert_node_state{node=\"node0\",state=\"certified\"} 1\n"));
+  EXPECT_THAT(prom, HasSubstr("commcert_node_state{node=\"node0\",state=\"quarantined\"} 0\n"));
+  EXPECT_THAT(prom, HasSubstr("commcert_nodes{state=\"inconclusive\"} 1\n"));
+  EXPECT_THAT(prom, HasSubstr("commcert_node_checks{node=\"node2\",result=\"inconclusive\"} 1\n"));
+  EXPECT_THAT(prom, HasSubstr("commcert_collective_busbw_bytes_per_second{node=\"node0\","
+                              "collective=\"allreduce\",scope=\"node\"} 4000000000\n"));
+  EXPECT_THAT(prom, HasSubstr("commcert_collective_judged_size_bytes{node=\"node0\","
+                              "collective=\"allreduce\",scope=\"node\"} 1048576\n"));
+  // Backslash and double quote escaped in label values.
+  EXPECT_THAT(prom, HasSubstr("commcert_gpu_burn_flop_per_second{node=\"node0\",gpu=\"3\","
+                              "uuid=\"GPU-\\\"quoted\\\"\\\\back\",kernel=\"gemm_bf16\"} "
+                              "707500000000000\n"));
+  EXPECT_THAT(prom, HasSubstr("measure=\"copy\"} 2600000000000\n"));
+  // Every family has its HELP and TYPE before its samples.
+  const std::regex sample(R"(^([a-z_]+)[{ ])");
+  std::string current;
+  std::istringstream lines(prom);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("# TYPE ")) {
+      current = line.substr(7, line.find(' ', 7) - 7);
+      EXPECT_THAT(line, testing::EndsWith(" gauge"));
+      continue;
+    }
+    if (line.starts_with("#")) continue;
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(line, match, sample)) << line;
+    EXPECT_EQ(match[1], current) << line;
+  }
+}
+
+TEST(PrometheusReport, LineFeedInALabelValueStaysOnOneLine) {
+  FleetVerdict v = verdict();
+  v.nodes[0].node = "node\n0";
+  const std::string prom = make_verdict_reporter("prom")->render(Report(v));
+  EXPECT_THAT(prom, HasSubstr("node=\"node\\n0\""));
+}
+
+TEST(MarkdownReport, NodesToActOnWithEscapedCells) {
+  const RunDetails run = details();
+  const std::string md = render("md", &run);
+  EXPECT_THAT(md, HasSubstr("| &lt;img src=x onerror=alert(1)&gt; | quarantined |"));
+  // A | in a message cannot end the cell.
+  EXPECT_THAT(md, HasSubstr("12.5 GB/s \\| below &quot;40&quot;"));
+  EXPECT_THAT(md, HasSubstr("1 further nodes certified without remarks."));
+  EXPECT_THAT(md, HasSubstr("- bad node: &lt;img src=x onerror=alert(1)&gt;"));
+  EXPECT_THAT(md, HasSubstr("- suspect link: node0 – node1 at 3.00 GB/s"));
+}
+
+// The model from real records: the committed v1 burn and membw lines, read through the
+// validator as certify reads them; the figures come from the lines the evidence points at.
+TEST(RunDetails, BurnAndMembwFiguresComeFromTheJudgedRecords) {
+  const std::string burn = fixtures::source_path("tests/fixtures/records/v1/burn.jsonl").string();
+  const std::string membw = fixtures::source_path("tests/fixtures/records/v1/membw.jsonl").string();
+  LoadedInputs inputs = load_inputs({burn, membw});
+  const Baseline baseline = fixtures::shipped_baseline("h100-sxm-8gpu-ndr400");
+  const FleetVerdict v = judge(inputs.evidence, baseline, nullptr, std::move(inputs.notes));
+  const RunDetails run = collect_run_details(inputs.evidence, baseline, v);
+  const auto gpu0 = std::find_if(run.burns.begin(), run.burns.end(), [](const BurnGpu& gpu) {
+    return gpu.gpu == 0 && gpu.status == "ok";
+  });
+  ASSERT_NE(gpu0, run.burns.end());
+  EXPECT_EQ(gpu0->node, "node0");
+  EXPECT_EQ(gpu0->name, "NVIDIA H100 80GB HBM3");
+  EXPECT_DOUBLE_EQ(gpu0->tflops.value_or(0), 707.95);
+  EXPECT_DOUBLE_EQ(gpu0->tflops_min.value_or(0), 702.5);
+  EXPECT_DOUBLE_EQ(gpu0->datasheet_peak_tflops.value_or(0), 989.4);
+  EXPECT_DOUBLE_EQ(gpu0->sm_clock_mhz.min.value_or(0), 1830);
+  EXPECT_DOUBLE_EQ(gpu0->power_limit_w.value_or(0), 700);
+  ASSERT_EQ(gpu0->throttle_s.size(), 1U);
+  EXPECT_EQ(gpu0->throttle_s[0].first, "sw_power_cap");
+  const auto measured = std::find_if(run.membws.begin(), run.membws.end(),
+                                     [](const MembwGpu& gpu) { return gpu.datasheet_peak; });
+  ASSERT_NE(measured, run.membws.end());
+  EXPECT_GT(*measured->datasheet_peak, 1e12);
+  EXPECT_TRUE(measured->copy.has_value());
+}
+
+}  // namespace
+}  // namespace commcert
