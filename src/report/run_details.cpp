@@ -194,7 +194,7 @@ std::vector<PairMatrix> pair_matrices(const Evidence& evidence, const Baseline& 
   for (const PairVerdict& verdict : localization.verdicts) {
     if (verdict.series >= matrices.size()) continue;
     PairMatrix& matrix = matrices[verdict.series];
-    const std::string node = evidence.node_name(verdict.node);
+    const std::string& node = evidence.node_name(verdict.node);
     switch (verdict.kind) {
       case PairVerdictKind::kBadNode:
         matrix.bad_nodes.push_back(node);
@@ -203,7 +203,7 @@ std::vector<PairMatrix> pair_matrices(const Evidence& evidence, const Baseline& 
         matrix.unresolved_nodes.push_back(node);
         break;
       case PairVerdictKind::kSuspectLink: {
-        const std::string other = evidence.node_name(verdict.other);
+        const std::string& other = evidence.node_name(verdict.other);
         for (auto& cell : matrix.cells) {
           if ((cell.a == node && cell.b == other) || (cell.a == other && cell.b == node))
             cell.suspect_link = true;
