@@ -31,7 +31,7 @@ constexpr VerdictFormat kVerdictFormats[] = {
      &make_markdown_reporter, true},
     {"html", "one self-contained page: verdict table, busbw plots, pair heatmap, GPUs, run meta",
      &make_html_reporter, true},
-    {"junit", "JUnit XML: a testsuite per node, a testcase per check (CI test reports)",
+    {"junit", "JUnit XML for CI test reports: a testsuite per node, a testcase per check",
      &make_junit_reporter},
     {"prom", "Prometheus textfile for node_exporter: states, checks, busbw, TFLOP/s, membw",
      &make_prometheus_reporter, true},
