@@ -240,9 +240,9 @@ class SuiteErrors(unittest.TestCase):
         missing = os.path.join(self.tmp, "no", "verdict.json")
         self.assert_refused(self.run_plain("ci", "--report", f"json={missing}"),
                             "--report", "does not exist")
-        self.assert_refused(self.run_plain("ci", "--report", "html=-"),
-                            "--report", "unknown format 'html'", "text, json, nhc")
-        self.assert_refused(self.run_plain("ci", "--format", "html"), "--format", "'html'")
+        self.assert_refused(self.run_plain("ci", "--report", "xml=-"),
+                            "--report", "unknown format 'xml'", "text, json, nhc")
+        self.assert_refused(self.run_plain("ci", "--format", "xml"), "--format", "'xml'")
 
     def test_plan_lists_stages_budgets_and_required_checks_without_running(self):
         proc = self.run_plain("quick", "--baseline", "cpu-mpi-ci", "--plan")
