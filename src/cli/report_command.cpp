@@ -1,6 +1,8 @@
 #include "cli/report_command.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,17 +41,60 @@ std::optional<std::string> reference(const Json& suite_log, const char* source_k
   return std::nullopt;
 }
 
-RunReferences run_references(const std::vector<std::string>& inputs) {
-  for (const auto& input : inputs) {
-    const std::filesystem::path log = std::filesystem::path(input) / "suite.json";
-    std::error_code error;
-    if (!std::filesystem::is_regular_file(log, error)) continue;
-    const Json json =
-        Json::parse(read_bounded_file(log, kMaxRunMetaBytes, "suite.json"), nullptr, false);
-    if (!json.is_object()) continue;
-    return {reference(json, "baseline_source", "baseline"), reference(json, "source", "suite")};
+std::optional<RunReferences> references_in(const std::filesystem::path& run_dir) {
+  const std::filesystem::path log = run_dir / "suite.json";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(log, error)) return std::nullopt;
+  const Json json =
+      Json::parse(read_bounded_file(log, kMaxRunMetaBytes, "suite.json"), nullptr, false);
+  if (!json.is_object()) return std::nullopt;
+  return RunReferences{reference(json, "baseline_source", "baseline"),
+                       reference(json, "source", "suite")};
+}
+
+// A results root (what `run --out` names) holds one directory per run: its runs' suite.json
+// count as if each run had been named.
+std::vector<std::filesystem::path> run_directories(const std::string& input) {
+  const std::filesystem::path path(input);
+  std::error_code error;
+  if (std::filesystem::is_regular_file(path / "suite.json", error)) return {path};
+  std::vector<std::filesystem::path> runs;
+  if (!std::filesystem::is_directory(path, error)) return runs;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+    if (entry.is_directory(error) &&
+        std::filesystem::is_regular_file(entry.path() / "suite.json", error))
+      runs.push_back(entry.path());
   }
-  return {};
+  std::sort(runs.begin(), runs.end());
+  return runs;
+}
+
+// The references every named run agrees on; runs judged against different baselines or suites
+// leave the choice to the user rather than one being picked for them.
+RunReferences run_references(const std::vector<std::string>& inputs) {
+  std::optional<RunReferences> agreed;
+  for (const auto& input : inputs) {
+    for (const auto& run_dir : run_directories(input)) {
+      const std::optional<RunReferences> found = references_in(run_dir);
+      if (!found) continue;
+      if (!agreed) {
+        agreed = found;
+        continue;
+      }
+      if (agreed->baseline != found->baseline) {
+        throw UsageError(fmt::format(
+            "--baseline: the runs named used different baselines ({} in {}, {} before it); pass "
+            "--baseline",
+            found->baseline.value_or("none"), run_dir.string(), agreed->baseline.value_or("none")));
+      }
+      if (agreed->suite != found->suite) {
+        throw UsageError(fmt::format(
+            "--suite: the runs named used different suites ({} in {}, {} before it); pass --suite",
+            found->suite.value_or("none"), run_dir.string(), agreed->suite.value_or("none")));
+      }
+    }
+  }
+  return agreed.value_or(RunReferences{});
 }
 
 }  // namespace
