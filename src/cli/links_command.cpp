@@ -174,22 +174,10 @@ int LinksCommand::run(Invocation& invocation) {
   }
 
   std::vector<Json> records;
-  const auto base_record = [&] {
-    LinkRecord record;
-    record.origin = session.origin(0);
-    record.transport = s.transport;
-    record.memory = s.memory;
-    return record;
-  };
   if (!unavailable.empty()) {
     if (session.speaks_for_node()) {
-      LinkRecord record = base_record();
-      record.status = RecordStatus::kSkipped;
-      record.reason = unavailable;
-      record.nodes = {session.node()};
-      record.ranks = {session.first_rank()};
-      record.devices = {std::nullopt};
-      records.push_back(to_json(record));
+      records.push_back(to_json(lone_link_record(session.origin(0), s.transport, s.memory,
+                                                 session.first_rank(), unavailable)));
     }
     if (session.show_progress()) fmt::print(stderr, "commcert links: skipped: {}\n", unavailable);
     return session.finish(records, false);
@@ -212,8 +200,7 @@ int LinksCommand::run(Invocation& invocation) {
         const int initiators = test == LinkTest::kWriteBandwidth ? 2 : 1;
         const std::vector<std::uint64_t> sizes =
             test == LinkTest::kWriteLatency ? std::vector{s.latency_bytes} : s.sizes;
-        for (int initiator = 0; initiator < initiators; ++initiator) {
-          const int from = initiator;
+        for (int from = 0; from < initiators; ++from) {
           for (const std::uint64_t bytes : sizes) {
             LinkTransfer transfer;
             transfer.test = test;
@@ -235,16 +222,9 @@ int LinksCommand::run(Invocation& invocation) {
               samples = transport->run(transfer);
             }
             if (!transfer.initiator) continue;
-            LinkRecord record = base_record();
-            record.test = std::string(name_of(test));
-            record.round = round.round;
-            record.rail = pair.rail;
-            record.nodes = {a, b};
-            record.ranks = {pair.ranks[static_cast<std::size_t>(from)],
-                            pair.ranks[static_cast<std::size_t>(1 - from)]};
-            record.devices = {std::nullopt, std::nullopt};
-            record.measurement =
-                link_measurement(test, bytes, transfer.window, s.warmup, std::move(samples));
+            const LinkRecord record = link_test_record(
+                session.origin(0), s.transport, s.memory, test, round.round, pair, from,
+                link_measurement(test, bytes, transfer.window, s.warmup, std::move(samples)));
             records.push_back(to_json(record));
           }
         }

@@ -29,6 +29,39 @@ LinkMeasurement link_measurement(LinkTest test, std::uint64_t bytes, int window,
   return m;
 }
 
+LinkRecord link_test_record(RecordOrigin origin, std::string_view transport,
+                            std::string_view memory, LinkTest test, int round, const LinkPair& pair,
+                            int from, LinkMeasurement measurement) {
+  const auto first = static_cast<std::size_t>(from);
+  const auto second = static_cast<std::size_t>(1 - from);
+  LinkRecord record;
+  record.origin = std::move(origin);
+  record.transport = std::string(transport);
+  record.memory = std::string(memory);
+  record.test = std::string(name_of(test));
+  record.round = round;
+  record.rail = pair.rail;
+  record.nodes = {pair.nodes[first], pair.nodes[second]};
+  record.ranks = {pair.ranks[first], pair.ranks[second]};
+  record.devices = {std::nullopt, std::nullopt};
+  record.measurement = std::move(measurement);
+  return record;
+}
+
+LinkRecord lone_link_record(RecordOrigin origin, std::string_view transport,
+                            std::string_view memory, int rank, std::string reason) {
+  LinkRecord record;
+  record.nodes = {origin.host};
+  record.origin = std::move(origin);
+  record.status = RecordStatus::kSkipped;
+  record.reason = std::move(reason);
+  record.transport = std::string(transport);
+  record.memory = std::string(memory);
+  record.ranks = {rank};
+  record.devices = {std::nullopt};
+  return record;
+}
+
 std::map<std::string, std::int64_t> counter_deltas(
     const std::map<std::string, std::uint64_t>& before,
     const std::map<std::string, std::uint64_t>& after) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/link_transport.hpp"
+#include "links/link_schedule.hpp"
 #include "records/link.hpp"
 
 namespace commcert {
@@ -15,6 +16,17 @@ namespace commcert {
 // Throws std::invalid_argument for no samples.
 [[nodiscard]] LinkMeasurement link_measurement(LinkTest test, std::uint64_t bytes, int window,
                                                int warmup, std::vector<double> samples_s);
+
+// What one link test's record says, as `links` writes it on the initiating end: `from` (0 or 1)
+// is the end of `pair` that initiated; `nodes` and `ranks` start with it.
+[[nodiscard]] LinkRecord link_test_record(RecordOrigin origin, std::string_view transport,
+                                          std::string_view memory, LinkTest test, int round,
+                                          const LinkPair& pair, int from,
+                                          LinkMeasurement measurement);
+
+// The one record of a node that tested nothing (one node in the job, no transport): skipped.
+[[nodiscard]] LinkRecord lone_link_record(RecordOrigin origin, std::string_view transport,
+                                          std::string_view memory, int rank, std::string reason);
 
 // How much each error counter grew between two reads of one port: counters read both times,
 // after - before; a counter that went down was reset in between, and its after value is what it

@@ -77,19 +77,11 @@ TEST(RecordRoundTrip, TheSamplesCoverEveryKindStatusAndComponentTheWritersProduc
     seen.emplace(r.at("kind"), r.at("status"), r.value("component", ""));
   }
   const std::set<std::tuple<std::string, std::string, std::string>> expected = {
-      {"collective", "ok", ""},
-      {"collective", "fail", ""},
-      {"collective", "skipped", ""},
-      {"collective", "timeout", ""},
-      {"burn", "ok", ""},
-      {"burn", "fail", ""},
-      {"membw", "ok", ""},
-      {"membw", "fail", ""},
-      {"health", "ok", "gpu"},
-      {"health", "error", "gpu"},
-      {"health", "skipped", "gpu"},
-      {"health", "ok", "ib_port"},
-      {"health", "skipped", "ib_port"},
+      {"collective", "ok", ""},      {"collective", "fail", ""},  {"collective", "skipped", ""},
+      {"collective", "timeout", ""}, {"burn", "ok", ""},          {"burn", "fail", ""},
+      {"membw", "ok", ""},           {"membw", "fail", ""},       {"link", "ok", ""},
+      {"link", "skipped", ""},       {"health", "ok", "gpu"},     {"health", "error", "gpu"},
+      {"health", "skipped", "gpu"},  {"health", "ok", "ib_port"}, {"health", "skipped", "ib_port"},
       {"health", "ok", "node"}};
   EXPECT_EQ(seen, expected);
 }
@@ -116,8 +108,24 @@ TEST(RecordRoundTrip, EveryWrittenRecordIsReadBackNoneDroppedOrUnreadable) {
   EXPECT_EQ(e.timeouts.size(), 1u);
   EXPECT_EQ(e.burns.size(), of_kind("burn").size());
   EXPECT_EQ(e.membws.size(), of_kind("membw").size());
+  EXPECT_EQ(e.links.size(), of_kind("link").size());
   EXPECT_EQ(e.gpu_health.size() + e.ib_ports.size() + e.node_health.size(),
             of_kind("health").size());
+}
+
+TEST(RecordRoundTrip, LinkRecordsKeepTheirEndsInInitiatorOrderAndTheirBandwidth) {
+  const ReadBack back(of_kind("link"));
+  const Evidence& e = back.evidence;
+  ASSERT_EQ(e.links.size(), 2u);
+  const LinkEvidence& measured = e.links[0];
+  EXPECT_TRUE(measured.measured());
+  EXPECT_EQ(e.node_name(measured.writer), "node3");
+  EXPECT_EQ(e.node_name(measured.from), "node3");  // the initiating end comes first
+  EXPECT_EQ(e.node_name(measured.to), "node1");
+  EXPECT_EQ(e.text(measured.test), "write_bw");
+  EXPECT_DOUBLE_EQ(*measured.bytes_per_s, 4.0 * (4 << 20) / 1.5e-3);
+  EXPECT_FALSE(e.links[1].measured());
+  EXPECT_EQ(e.node_name(e.links[1].from), "node0");
 }
 
 TEST(RecordRoundTrip, CollectiveMeasurementsKeepBandwidthWrongRanksAndStraggler) {
