@@ -1,6 +1,8 @@
 #include "cli/links_command.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -185,6 +187,8 @@ int LinksCommand::run(Invocation& invocation) {
 
   const auto rounds = plan_link_rounds(ranks, first_rank_rails(ranks));
   const int me = session.first_rank();
+  const std::optional<std::uint64_t> hang_before = faults.hang_before_operation(me);
+  std::uint64_t operations = 0;
   ProgressReporter progress(session.show_progress(), "links", static_cast<double>(rounds.size()));
   for (const LinkRound& round : rounds) {
     const FaultPlan round_faults = faults.for_groups(round.pair_of_rank);
@@ -216,6 +220,14 @@ int LinksCommand::run(Invocation& invocation) {
             const auto& b = pair.nodes[static_cast<std::size_t>(1 - from)];
             session.watchdog().set_context(fmt::format("links: round {} {} {} {}->{}", round.round,
                                                        name_of(test), format_bytes(bytes), a, b));
+            if (hang_before && operations == *hang_before) {
+              // COMMCERT_FAULT hang: this end never arrives; its watchdog thread still answers,
+              // so the peer's watchdog names it and ends the job within the timeout.
+              session.watchdog().await_absent(0);
+              for (;;)
+                std::this_thread::sleep_for(std::chrono::seconds(1));
+            }
+            ++operations;
             std::vector<double> samples;
             {
               WatchedSection section(&session.watchdog());

@@ -123,6 +123,19 @@ class LinksOverMpi(unittest.TestCase):
             self.assertNotIn("links.slow_node", self.codes(node))
             self.assertEqual(node["state"], "certified", proc.stdout)  # a warning blames no node
 
+    def test_a_hung_end_times_out_names_its_node_and_certifies_nobody(self):
+        run_dir, proc = self.links("hang", fault="hang:1:2",
+                                  args=["--sizes", "4M", "-n", "3", "-w", "0", "-T", "5"])
+        self.assertEqual(proc.returncode, 4, proc.stderr[-2000:])
+        records = self.records(run_dir)
+        timeouts = [r for r in records if r["status"] == "timeout"]
+        self.assertEqual([r["kind"] for r in timeouts], ["link"])
+        self.assertIn("node1", timeouts[0]["reason"])
+        # The reporting process names where it waited (a transfer or the end-of-round barrier).
+        self.assertTrue(timeouts[0]["operation"].startswith("links: "), timeouts[0])
+        _, nodes = self.certify(run_dir)
+        self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"})
+
     def test_one_node_has_no_partner_and_is_inconclusive(self):
         run_dir, proc = self.links("alone", ranks=2, args=FAST, node_name="solo")
         self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
