@@ -3,6 +3,7 @@
 #include "cli/certify_command.hpp"
 #include "cli/command.hpp"
 #include "cli/health_command.hpp"
+#include "cli/links_command.hpp"
 #include "cli/membw_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
@@ -17,6 +18,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(std::make_unique<HealthCommand>());
   commands.push_back(std::make_unique<BurnCommand>());
   commands.push_back(std::make_unique<MembwCommand>());
+  commands.push_back(std::make_unique<LinksCommand>());
   commands.push_back(std::make_unique<CertifyCommand>());
   commands.push_back(std::make_unique<ReportCommand>());
   commands.push_back(std::make_unique<BaselineCommand>());

@@ -171,6 +171,10 @@ void StageSession::start(std::vector<StageSlot> slots, const GpuRuntimeInfo& gpu
   }
 }
 
+void StageSession::update_meta(const Json& fields) {
+  if (output_) output_->update_meta(fields);
+}
+
 RecordOrigin StageSession::origin(std::size_t slot) const {
   RecordOrigin origin;
   origin.run_id = output_ ? output_->run_id() : "";

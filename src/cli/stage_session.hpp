@@ -56,6 +56,11 @@ class StageSession {
   [[nodiscard]] std::vector<std::string> all_gather(const std::string& context,
                                                     const std::string& mine);
   [[nodiscard]] double all_reduce_max(const std::string& context, double mine);
+  // For a stage's own data-plane operations (links' transfers): bracket them with
+  // set_context + WatchedSection like the operations above.
+  [[nodiscard]] Watchdog& watchdog() { return *watchdog_; }
+  // After start(): adds to meta.json (e.g. the fault plan in effect).
+  void update_meta(const Json& fields);
 
   // Gathers every process's records to process 0, which appends them in rank order; every
   // process then agrees on the exit status (the worst of all), and meta.json is finished.

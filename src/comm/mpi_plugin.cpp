@@ -5,6 +5,7 @@
 
 #include "comm/mpi_communicator.hpp"
 #include "comm/mpi_control_plane.hpp"
+#include "comm/mpi_link_transport.hpp"
 #include "comm/mpi_runtime.hpp"
 #include "comm/mpi_session.hpp"
 
@@ -28,6 +29,9 @@ class PluginMpiSession final : public MpiSession {
   }
   [[nodiscard]] std::unique_ptr<Communicator> make_communicator(int processes_on_host) override {
     return std::make_unique<MpiCommunicator>(processes_on_host);
+  }
+  [[nodiscard]] std::unique_ptr<LinkTransport> make_link_transport() override {
+    return make_mpi_link_transport();
   }
 
  private:

@@ -5,6 +5,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/control_plane.hpp"
+#include "comm/link_transport.hpp"
 
 namespace commcert {
 
@@ -23,6 +24,8 @@ class MpiSession {
   [[nodiscard]] virtual std::unique_ptr<ControlPlane> make_control_plane() = 0;
   // The host-memory MPI backend; `processes_on_host` share the host's memory.
   [[nodiscard]] virtual std::unique_ptr<Communicator> make_communicator(int processes_on_host) = 0;
+  // MPI point-to-point for `links --transport mpi`; every process calls it at once.
+  [[nodiscard]] virtual std::unique_ptr<LinkTransport> make_link_transport() = 0;
 };
 
 // The plugin's one exported function: begins MPI (MPI_Init_thread) and returns the session.

@@ -285,6 +285,39 @@ void parse_ib_health(const YamlInput& in, const YAML::Node& node, const std::str
   }
 }
 
+void parse_links(const YamlInput& in, const YAML::Node& node, const std::string& path,
+                 Baseline& out) {
+  in.allow_keys(
+      node, path,
+      {"write_bw_floor_gb_per_s", "write_bw_bidir_floor_gb_per_s", "read_bw_floor_gb_per_s",
+       "write_lat_ceiling_us", "max_deficit_pct", "min_pairs", "min_bytes", "max_counter_deltas"});
+  auto& l = out.links;
+  const auto positive = [&](const char* key, std::optional<double>& into) {
+    if (!node[key]) return;
+    into = in.number(node[key], join_path(path, key));
+    if (!(*into > 0)) in.fail(node[key], join_path(path, key), "must be positive");
+  };
+  positive("write_bw_floor_gb_per_s", l.write_bw_floor_gb_per_s);
+  positive("write_bw_bidir_floor_gb_per_s", l.write_bw_bidir_floor_gb_per_s);
+  positive("read_bw_floor_gb_per_s", l.read_bw_floor_gb_per_s);
+  positive("write_lat_ceiling_us", l.write_lat_ceiling_us);
+  if (node["max_deficit_pct"]) {
+    l.max_deficit_pct = percentage(in, node["max_deficit_pct"], join_path(path, "max_deficit_pct"));
+  }
+  if (node["min_pairs"]) {
+    const auto value = in.integer(node["min_pairs"], join_path(path, "min_pairs"));
+    if (value < 2 || value > 1000000) {
+      in.fail(node["min_pairs"], join_path(path, "min_pairs"), "must be 2 or more");
+    }
+    l.min_pairs = static_cast<int>(value);
+  }
+  if (node["min_bytes"]) l.min_bytes = in.size(node["min_bytes"], join_path(path, "min_bytes"));
+  if (node["max_counter_deltas"]) {
+    l.max_counter_deltas =
+        counter_limits(in, node["max_counter_deltas"], join_path(path, "max_counter_deltas"));
+  }
+}
+
 void parse_check(const YamlInput& in, const YAML::Node& key, const YAML::Node& node,
                  Baseline& out) {
   const std::string& check = key.Scalar();
@@ -307,6 +340,9 @@ void parse_check(const YamlInput& in, const YAML::Node& key, const YAML::Node& n
       break;
     case CheckKind::kHealthIb:
       parse_ib_health(in, node, path, out);
+      break;
+    case CheckKind::kLinks:
+      parse_links(in, node, path, out);
       break;
     case CheckKind::kBurn:
     case CheckKind::kMembw:

@@ -104,6 +104,30 @@ struct IbHealthLimits {
   [[nodiscard]] bool judges(std::string_view link_layer) const;
 };
 
+// How link tests between nodes are judged (docs/links.md): each pair's figure against an
+// absolute limit and against the other pairs of the same run, test, size and rail.
+struct LinkSpec {
+  std::optional<double> write_bw_floor_gb_per_s;
+  std::optional<double> write_bw_bidir_floor_gb_per_s;
+  std::optional<double> read_bw_floor_gb_per_s;
+  std::optional<double> write_lat_ceiling_us;
+  // A pair this far worse than the run's reference (the upper quartile of bandwidths, the lower
+  // quartile of latencies) is slow; latency: above reference / (1 - pct/100).
+  double max_deficit_pct = 50.0;
+  int min_pairs = 3;  // fewer pairs in a series: no reference, only the absolute limits judge
+  // Bandwidth of smaller messages is latency-bound and not judged.
+  std::uint64_t min_bytes = std::uint64_t{1} << 20;
+  // A port counter that grows by more than this during a link test quarantines its node.
+  std::map<std::string, std::int64_t> max_counter_deltas = {{"symbol_error", 0},
+                                                            {"link_downed", 0},
+                                                            {"link_error_recovery", 0},
+                                                            {"port_rcv_errors", 0},
+                                                            {"local_link_integrity_errors", 0},
+                                                            {"excessive_buffer_overrun_errors", 0}};
+
+  [[nodiscard]] bool operator==(const LinkSpec&) const = default;
+};
+
 // One SKU's expectations (docs/validator.md "Baselines"). Every node judged against a baseline
 // belongs to its fleet.
 struct Baseline {
@@ -119,6 +143,7 @@ struct Baseline {
   std::map<std::string, Bound> bounds;                // by metric id (metrics.hpp)
   GpuHealthLimits gpu_health;
   IbHealthLimits ib_health;
+  LinkSpec links;
 
   [[nodiscard]] const CollectiveSpec* collective(std::string_view check) const;
   [[nodiscard]] const Bound* bound(std::string_view metric) const;

@@ -122,6 +122,20 @@ void health_ib(Writer& w, const IbHealthLimits& l) {
   counters(w.out, "warn_counters", l.warn_counters);
 }
 
+void links(Writer& w, const LinkSpec& l) {
+  const auto optional = [&](const char* key, const std::optional<double>& value) {
+    if (value) w.out << YAML::Key << key << YAML::Value << number(*value);
+  };
+  optional("write_bw_floor_gb_per_s", l.write_bw_floor_gb_per_s);
+  optional("write_bw_bidir_floor_gb_per_s", l.write_bw_bidir_floor_gb_per_s);
+  optional("read_bw_floor_gb_per_s", l.read_bw_floor_gb_per_s);
+  optional("write_lat_ceiling_us", l.write_lat_ceiling_us);
+  w.out << YAML::Key << "max_deficit_pct" << YAML::Value << number(l.max_deficit_pct);
+  w.out << YAML::Key << "min_pairs" << YAML::Value << l.min_pairs;
+  w.out << YAML::Key << "min_bytes" << YAML::Value << size_text(l.min_bytes);
+  counters(w.out, "max_counter_deltas", l.max_counter_deltas);
+}
+
 }  // namespace
 
 std::string baseline_to_yaml(const Baseline& b,
@@ -163,7 +177,8 @@ std::string baseline_to_yaml(const Baseline& b,
     }
     const CollectiveSpec* spec = b.collective(id);
     const bool health = check.kind == CheckKind::kHealthGpu || check.kind == CheckKind::kHealthIb;
-    if (bounds.empty() && !spec && !health) continue;
+    const bool link_limits = check.kind == CheckKind::kLinks && b.links != LinkSpec{};
+    if (bounds.empty() && !spec && !health && !link_limits) continue;
     w.begin(path, id);
     if (spec) {
       w.scalar(path + ".min_bytes", "min_bytes", size_text(spec->min_bytes));
@@ -189,6 +204,7 @@ std::string baseline_to_yaml(const Baseline& b,
     }
     if (check.kind == CheckKind::kHealthGpu) health_gpu(w, b.gpu_health);
     if (check.kind == CheckKind::kHealthIb) health_ib(w, b.ib_health);
+    if (check.kind == CheckKind::kLinks) links(w, b.links);
     // Bounds under a shared parent key (busbw_gb_per_s.node, tflops.gemm_bf16) are grouped.
     std::string open_parent;
     for (const auto& [info, bound] : bounds) {

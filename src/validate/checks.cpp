@@ -16,6 +16,7 @@ constexpr CheckInfo kStageChecks[] = {
     {"health.ib", CheckKind::kHealthIb, ""},
     {"burn", CheckKind::kBurn, ""},
     {"membw", CheckKind::kMembw, ""},
+    {"links", CheckKind::kLinks, ""},
 };
 constexpr std::size_t kStageCheckCount = std::size(kStageChecks);
 

@@ -8,7 +8,7 @@ namespace commcert {
 // What a check judges. A check is the unit a suite requires and a baseline configures; its id is
 // stable (`collective.allreduce`, `burn`, `health.gpu`) and names it on the command line, in
 // baselines, suites and verdicts.
-enum class CheckKind { kCollective, kBurn, kMembw, kHealthGpu, kHealthIb, kHealthNode };
+enum class CheckKind { kCollective, kBurn, kMembw, kHealthGpu, kHealthIb, kHealthNode, kLinks };
 
 struct CheckInfo {
   std::string_view id;

@@ -114,6 +114,10 @@ void Evidence::finish() {
     add(r.ref, r.node);
   for (const auto& r : node_health)
     add(r.ref, r.node);
+  for (const auto& r : links) {
+    add(r.ref, r.from);
+    if (r.to != kNoString) add(r.ref, r.to);
+  }
   for (auto& nodes_in_file : file_nodes)
     sort_unique(nodes_in_file);
 }

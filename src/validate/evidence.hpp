@@ -179,6 +179,40 @@ struct IbPortEvidence {
   std::string reason;
 };
 
+// A port counter that grew while a link test ran (kind `link`, `counter_deltas`).
+struct LinkCounterEvidence {
+  NodeId node = kNoString;
+  StringId device = kNoString;
+  int port = 0;
+  StringId counter = kNoString;
+  std::int64_t delta = 0;
+};
+
+// kind `link`: one link test between two nodes on one rail (docs/links.md). A record that
+// measured nothing (skipped, error) names one node or two.
+struct LinkEvidence {
+  EvidenceRef ref;
+  std::uint32_t run = 0;
+  NodeId writer = kNoString;
+  RecordStatus status = RecordStatus::kOk;
+  StringId transport = kNoString;
+  StringId memory = kNoString;
+  StringId test = kNoString;  // kNoString: the record tested nothing
+  int rail = -1;
+  NodeId from = kNoString;  // nodes[0]: the initiator
+  NodeId to = kNoString;    // nodes[1]; kNoString for a record about one node
+  std::uint64_t bytes = 0;
+  std::optional<double> bytes_per_s;
+  std::optional<double> latency_s;
+  std::vector<LinkCounterEvidence> counters;  // only counters that grew
+  std::string reason;
+
+  [[nodiscard]] bool measured() const {
+    return (status == RecordStatus::kOk || status == RecordStatus::kFail) && test != kNoString &&
+           to != kNoString;
+  }
+};
+
 // kind `health`, component `node`.
 struct NodeHealthEvidence {
   EvidenceRef ref;
@@ -228,6 +262,7 @@ struct Evidence {
   std::vector<GpuHealthEvidence> gpu_health;
   std::vector<IbPortEvidence> ib_ports;
   std::vector<NodeHealthEvidence> node_health;
+  std::vector<LinkEvidence> links;
   std::vector<InputIssue> issues;
   std::vector<std::vector<NodeId>> file_nodes;  // per file: nodes it holds evidence about
   // Distinct `group_nodes` lists of collective records (ascending node ids): a node-scope sweep

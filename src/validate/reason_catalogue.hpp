@@ -174,6 +174,23 @@ inline constexpr ReasonSpec kRows[] = {
      "drain; the link is flapping: check or replace the cable and transceiver"},
     {"health.ib_errors", kWarn, kMonitor, "{where}{counter} {count} (warn above {limit})",
      "watch the port; replace the cable if errors keep rising"},
+    // Link tests between nodes (docs/links.md).
+    {"links.slow_node", kQuarantine, kTriage,
+     "{test} {size}{rail}: slow with all {partners} partners (median {measured} {unit}, pairs "
+     "need {limit} {unit}, run {run})",
+     "drain; check this node's NIC, its cable and switch port (ibstat, port counters) and the "
+     "NIC's PCIe path to its GPU, then rerun links"},
+    {"links.slow_link", kWarn, kMonitor,
+     "link {link}{rail}: {test} {measured} {unit} at {size}, pairs need {limit} {unit} (run "
+     "{run}); both nodes pass with their other partners",
+     "check the cable, transceivers and switch ports on the path between these two nodes"},
+    {"links.unresolved", kInconclusive, kUnknown,
+     "{test} {size}{rail}: slow with {failed} of {partners} partners (median {measured} {unit}, "
+     "pairs need {limit} {unit}, run {run}); no passing partner clears the node",
+     "rerun links with more nodes (or with a known-good node) to tell the node from the link"},
+    {"links.counter_errors", kQuarantine, kTriage,
+     "{where}{counter} grew by {count} during a link test with {partner} (limit {limit})",
+     "drain; the port accrues errors under load: check or replace the cable and transceiver"},
 };
 
 }  // namespace reason_rows

@@ -22,7 +22,7 @@ struct StageCommand {
 
 // The stage commands a suite may run; burn and membw have nothing to do without a GPU.
 constexpr StageCommand kStageCommands[] = {
-    {"health", false}, {"burn", true}, {"membw", true}, {"sweep", false}};
+    {"health", false}, {"burn", true}, {"membw", true}, {"sweep", false}, {"links", false}};
 
 const StageCommand* find_stage_command(std::string_view name) {
   for (const auto& command : kStageCommands) {
@@ -38,12 +38,12 @@ SuiteStage parse_stage(const detail::YamlInput& in, const YAML::Node& node,
   SuiteStage stage;
   stage.source = in.where(node);
   if (!node["run"])
-    in.fail(node, detail::join_path(path, "run"), "missing: health, burn, membw or sweep");
+    in.fail(node, detail::join_path(path, "run"), "missing: health, burn, membw, sweep or links");
   stage.command = in.string(node["run"], detail::join_path(path, "run"));
   const StageCommand* command = find_stage_command(stage.command);
   if (!command) {
     in.fail(node["run"], detail::join_path(path, "run"),
-            fmt::format("unknown stage '{}' (health, burn, membw or sweep)", stage.command));
+            fmt::format("unknown stage '{}' (health, burn, membw, sweep or links)", stage.command));
   }
   stage.needs_gpu = command->needs_gpu;
   stage.name =
@@ -161,6 +161,8 @@ std::vector<std::string> stage_checks(const SuiteStage& stage, const Baseline& b
     if (!no_ib) checks.emplace_back("health.ib");
   } else if (stage.command == "burn" || stage.command == "membw") {
     if (!no_gpus) checks.push_back(stage.command);
+  } else if (stage.command == "links") {
+    checks.emplace_back("links");
   } else if (stage.command == "sweep") {
     for (const auto& token : stage.args) {
       if (token.starts_with('-')) continue;

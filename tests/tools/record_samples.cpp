@@ -5,6 +5,7 @@
 #include "bench/membw.hpp"
 #include "health/node_health.hpp"
 #include "health/telemetry.hpp"
+#include "links/link_measurement.hpp"
 
 namespace commcert::test_support {
 namespace {
@@ -268,6 +269,17 @@ std::vector<RecordSample> record_samples(const std::string& run_id) {
   samples.push_back({"burn fail: miscompares and a peer mismatch", burn_record(run_id, 1, 12)});
   samples.push_back({"membw ok", membw_record(run_id, 0, 0)});
   samples.push_back({"membw fail: integrity errors", membw_record(run_id, 1, 2)});
+
+  // As links_command.cpp writes a measured pair (node1 initiating towards node3) and a lone node.
+  const LinkPair link_pair{0, {1, 3}, {"node1", "node3"}};
+  samples.push_back(
+      {"link ok",
+       to_json(link_test_record(
+           origin_on(run_id, "node3", 3), "mpi", "host", LinkTest::kWriteBandwidth, 2, link_pair, 1,
+           link_measurement(LinkTest::kWriteBandwidth, 4 << 20, 4, 1, {1.5e-3, 1.4e-3, 1.6e-3})))});
+  samples.push_back({"link skipped: one node",
+                     to_json(lone_link_record(origin_on(run_id, "node0", 0), "mpi", "host", 0,
+                                              "one node: no partner to test a link with"))});
 
   for (auto& record : node_health_records(scripted_node(), origin_on(run_id, "node0", 0))) {
     samples.push_back({"health " + record.value("component", "?") + " " +

@@ -33,6 +33,7 @@ TEST(CheckNames, VerdictOrderIsUnchanged) {
                                              "health.ib",
                                              "burn",
                                              "membw",
+                                             "links",
                                              "collective.allreduce",
                                              "collective.allgather",
                                              "collective.reducescatter",

@@ -38,6 +38,7 @@ const std::vector<std::string> kFixtureFiles = {"burn.jsonl",
                                                 "health-ib_port.jsonl",
                                                 "health-node.jsonl",
                                                 "health-timeout.jsonl",
+                                                "link.jsonl",
                                                 "membw.jsonl",
                                                 "run.jsonl"};
 
@@ -308,6 +309,34 @@ TEST(RecordFixturesV1, BurnRecordsKeepGpuThroughputMiscomparesAndPeerVerdict) {
   }
   EXPECT_EQ(statuses, (std::multiset<RecordStatus>{RecordStatus::kOk, RecordStatus::kFail,
                                                    RecordStatus::kSkipped}));
+}
+
+TEST(RecordFixturesV1, LinkRecordsKeepTheirEndsTestFiguresAndWhySkipped) {
+  const Evidence& e = loaded().evidence;
+  const auto read = from_file(e.links, "link.jsonl");
+  ASSERT_EQ(read.size(), records_of("link.jsonl").size());
+  std::multiset<RecordStatus> statuses;
+  for (const LinkEvidence* l : read) {
+    const Json w = line_of(*l, "link.jsonl");
+    SCOPED_TRACE(w.dump().substr(0, 300));
+    statuses.insert(l->status);
+    EXPECT_EQ(l->status, status_of(w));
+    EXPECT_EQ(e.node_name(l->writer), w.at("host").get<std::string>());
+    EXPECT_EQ(e.text(l->transport), w.at("transport").get<std::string>());
+    EXPECT_EQ(e.node_name(l->from), w.at("nodes")[0].get<std::string>());
+    EXPECT_EQ(l->to == kNoString, w.at("nodes").size() == 1);
+    EXPECT_EQ(l->measured(), w.at("status") == "ok");
+    if (l->measured()) {
+      EXPECT_EQ(e.text(l->test), w.at("test").get<std::string>());
+      EXPECT_EQ(l->rail, w.at("rail").get<int>());
+      EXPECT_EQ(l->bytes, w.at("bytes").get<std::uint64_t>());
+      EXPECT_EQ(l->bytes_per_s, at_path<double>(w, "/bytes_per_s"));
+      EXPECT_EQ(l->latency_s, at_path<double>(w, "/latency_s"));
+    }
+    EXPECT_EQ(l->reason, w.value("reason", ""));
+  }
+  EXPECT_EQ(statuses.count(RecordStatus::kOk), 7u);
+  EXPECT_EQ(statuses.count(RecordStatus::kSkipped), 2u);
 }
 
 TEST(RecordFixturesV1, MembwRecordsKeepBandwidthsAndIntegrityErrors) {

@@ -15,6 +15,7 @@
 #include "records/burn.hpp"
 #include "records/collective.hpp"
 #include "records/health.hpp"
+#include "records/link.hpp"
 #include "records/membw.hpp"
 #include "temp_directory.hpp"
 #include "validate/record_reader.hpp"
@@ -76,19 +77,11 @@ TEST(RecordRoundTrip, TheSamplesCoverEveryKindStatusAndComponentTheWritersProduc
     seen.emplace(r.at("kind"), r.at("status"), r.value("component", ""));
   }
   const std::set<std::tuple<std::string, std::string, std::string>> expected = {
-      {"collective", "ok", ""},
-      {"collective", "fail", ""},
-      {"collective", "skipped", ""},
-      {"collective", "timeout", ""},
-      {"burn", "ok", ""},
-      {"burn", "fail", ""},
-      {"membw", "ok", ""},
-      {"membw", "fail", ""},
-      {"health", "ok", "gpu"},
-      {"health", "error", "gpu"},
-      {"health", "skipped", "gpu"},
-      {"health", "ok", "ib_port"},
-      {"health", "skipped", "ib_port"},
+      {"collective", "ok", ""},      {"collective", "fail", ""},  {"collective", "skipped", ""},
+      {"collective", "timeout", ""}, {"burn", "ok", ""},          {"burn", "fail", ""},
+      {"membw", "ok", ""},           {"membw", "fail", ""},       {"link", "ok", ""},
+      {"link", "skipped", ""},       {"health", "ok", "gpu"},     {"health", "error", "gpu"},
+      {"health", "skipped", "gpu"},  {"health", "ok", "ib_port"}, {"health", "skipped", "ib_port"},
       {"health", "ok", "node"}};
   EXPECT_EQ(seen, expected);
 }
@@ -115,8 +108,24 @@ TEST(RecordRoundTrip, EveryWrittenRecordIsReadBackNoneDroppedOrUnreadable) {
   EXPECT_EQ(e.timeouts.size(), 1u);
   EXPECT_EQ(e.burns.size(), of_kind("burn").size());
   EXPECT_EQ(e.membws.size(), of_kind("membw").size());
+  EXPECT_EQ(e.links.size(), of_kind("link").size());
   EXPECT_EQ(e.gpu_health.size() + e.ib_ports.size() + e.node_health.size(),
             of_kind("health").size());
+}
+
+TEST(RecordRoundTrip, LinkRecordsKeepTheirEndsInInitiatorOrderAndTheirBandwidth) {
+  const ReadBack back(of_kind("link"));
+  const Evidence& e = back.evidence;
+  ASSERT_EQ(e.links.size(), 2u);
+  const LinkEvidence& measured = e.links[0];
+  EXPECT_TRUE(measured.measured());
+  EXPECT_EQ(e.node_name(measured.writer), "node3");
+  EXPECT_EQ(e.node_name(measured.from), "node3");  // the initiating end comes first
+  EXPECT_EQ(e.node_name(measured.to), "node1");
+  EXPECT_EQ(e.text(measured.test), "write_bw");
+  EXPECT_DOUBLE_EQ(*measured.bytes_per_s, 4.0 * (4 << 20) / 1.5e-3);
+  EXPECT_FALSE(e.links[1].measured());
+  EXPECT_EQ(e.node_name(e.links[1].from), "node0");
 }
 
 TEST(RecordRoundTrip, CollectiveMeasurementsKeepBandwidthWrongRanksAndStraggler) {
@@ -488,6 +497,67 @@ TEST(RecordStructRoundTrip, MembwMeasurementAndAGpulessProcessReachTheEvidence) 
   EXPECT_EQ(e.membws[1].status, RecordStatus::kSkipped);
   EXPECT_EQ(e.membws[1].gpu.index, -1);
   EXPECT_EQ(e.membws[1].read, std::nullopt);
+}
+
+TEST(RecordStructRoundTrip, LinkMeasurementCountersAndALoneSkipReachTheEvidence) {
+  LinkRecord w;
+  w.origin = origin_of("nodeF", 2);
+  w.transport = "verbs";
+  w.memory = "gpu";
+  w.test = "write_bw";
+  w.round = 1;
+  w.rail = 3;
+  w.nodes = {"nodeF", "nodeG"};
+  w.ranks = {2, 5};
+  w.devices = {"mlx5_3:1", "mlx5_3:1"};
+  LinkMeasurement& m = w.measurement.emplace();
+  m.bytes = 4 << 20;
+  m.window = 4;
+  m.iterations = 2;
+  m.warmup = 1;
+  m.samples_s = {4.1e-4, 4.3e-4};
+  m.min_s = 4.1e-4;
+  m.median_s = 4.2e-4;
+  m.max_s = 4.3e-4;
+  m.bytes_per_s = 3.99e10;
+  w.counter_deltas = std::vector<LinkCounterDeltas>{
+      {"nodeG", "mlx5_3", 1, {{"symbol_error", 7}, {"link_downed", 0}}}};
+  LinkRecord alone;
+  alone.origin = origin_of("nodeH", 0);
+  alone.status = RecordStatus::kSkipped;
+  alone.reason = "one node: no partner to test a link with";
+  alone.transport = "mpi";
+  alone.memory = "host";
+  alone.nodes = {"nodeH"};
+  alone.ranks = {0};
+  alone.devices = {std::nullopt};
+  const StructReadBack back(std::vector<Json>{to_json(w), to_json(alone)});
+  const Evidence& e = back.evidence;
+  EXPECT_THAT(issues_of(e), IsEmpty());
+  ASSERT_EQ(e.links.size(), 2u);
+  const LinkEvidence& r = e.links[0];
+  EXPECT_TRUE(r.measured());
+  EXPECT_EQ(e.text(r.transport), "verbs");
+  EXPECT_EQ(e.text(r.memory), "gpu");
+  EXPECT_EQ(e.text(r.test), "write_bw");
+  EXPECT_EQ(r.rail, 3);
+  EXPECT_EQ(e.node_name(r.from), "nodeF");
+  EXPECT_EQ(e.node_name(r.to), "nodeG");
+  EXPECT_EQ(r.bytes, 4u << 20);
+  EXPECT_EQ(r.bytes_per_s, 3.99e10);
+  EXPECT_EQ(r.latency_s, std::nullopt);
+  ASSERT_EQ(r.counters.size(), 1u);  // only counters that grew
+  EXPECT_EQ(e.node_name(r.counters[0].node), "nodeG");
+  EXPECT_EQ(e.text(r.counters[0].device), "mlx5_3");
+  EXPECT_EQ(r.counters[0].port, 1);
+  EXPECT_EQ(e.text(r.counters[0].counter), "symbol_error");
+  EXPECT_EQ(r.counters[0].delta, 7);
+  const LinkEvidence& skip = e.links[1];
+  EXPECT_FALSE(skip.measured());
+  EXPECT_EQ(skip.status, RecordStatus::kSkipped);
+  EXPECT_EQ(e.node_name(skip.from), "nodeH");
+  EXPECT_EQ(skip.to, kNoString);
+  EXPECT_EQ(skip.reason, "one node: no partner to test a link with");
 }
 
 TEST(RecordStructRoundTrip, HealthComponentsReachTheEvidence) {

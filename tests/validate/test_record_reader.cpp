@@ -116,12 +116,12 @@ TEST(RecordReader, NewerSchemaAndUnknownKindsAreReportedNotGuessed) {
   TempDir dir;
   Json newer = fixtures::burn("n0", 0, 700);
   newer["schema"] = 2;
-  Json link = fixtures::record("link", "n0");
-  const Evidence e = read_text(dir, newer.dump() + "\n" + link.dump() + "\n");
+  Json future = fixtures::record("kind_of_the_future", "n0");
+  const Evidence e = read_text(dir, newer.dump() + "\n" + future.dump() + "\n");
   EXPECT_TRUE(e.burns.empty());
   EXPECT_EQ(issue_codes(e),
             (std::vector<std::string>{"input.unsupported_schema", "input.unknown_kind"}));
-  EXPECT_THAT(e.issues[1].detail, HasSubstr("'link'"));
+  EXPECT_THAT(e.issues[1].detail, HasSubstr("'kind_of_the_future'"));
 }
 
 TEST(RecordReader, ToleratesBlankLinesAndCarriageReturns) {

@@ -109,6 +109,18 @@ TEST(SuiteStages, RequiredChecksFollowTheStagesAndWhatTheBaselineSaysTheNodeHas)
       (std::vector<std::string>{"health.node", "collective.allreduce", "collective.alltoall"}));
 }
 
+TEST(SuiteStages, ALinksStageRequiresTheLinksCheckOnAnyNode) {
+  const Suite suite = parse_suite(
+      "schema: 1\nname: s\nstages:\n  - run: links\n    args: [--sizes, 4M]\n    budget: 1m\n",
+      "s.yaml");
+  ASSERT_EQ(suite.stages.size(), 1u);
+  EXPECT_EQ(suite.stages[0].command, "links");
+  EXPECT_FALSE(suite.stages[0].needs_gpu);
+  const Baseline cpu_node =
+      fixtures::baseline_of("node: {gpus: 0, ib_ports: 0}\nrequired: [links]\n");
+  EXPECT_EQ(required_checks(suite, cpu_node), (std::vector<std::string>{"links"}));
+}
+
 TEST(SuiteStages, MistakesNameTheLineAndKey) {
   const auto error_of = [](const std::string& stages) {
     try {

@@ -5,6 +5,7 @@
 #include "records/burn.hpp"
 #include "records/collective.hpp"
 #include "records/health.hpp"
+#include "records/link.hpp"
 #include "records/membw.hpp"
 #include "validate/detail/record_common.hpp"
 
@@ -65,6 +66,8 @@ LineOutcome RecordParser::parse(const char* line, std::size_t length, std::size_
       parse_membw(*impl_, object, ref);
     } else if (kind_text == HealthRecord::kKind) {
       parse_health(*impl_, object, ref);
+    } else if (kind_text == LinkRecord::kKind) {
+      parse_link(*impl_, object, ref);
     } else if (kind_text == "run") {
       parse_run(*impl_, object, ref);
     } else {

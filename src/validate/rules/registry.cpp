@@ -31,6 +31,8 @@ std::vector<std::unique_ptr<Rule>> make_rules() {
       &rules::make_fleet_outlier_rule,
       &rules::make_straggler_rule,
       &rules::make_pair_localization_rule,
+      &rules::make_link_rule,
+      &rules::make_link_counter_rule,
   };
   std::vector<std::unique_ptr<Rule>> rules;
   for (const Factory factory : kRules)

@@ -88,6 +88,9 @@ class RequiredEvidenceRule final : public Rule {
         case CheckKind::kHealthNode:
           node_record(context, out);
           break;
+        case CheckKind::kLinks:
+          links(context, out);
+          break;
       }
     }
   }
@@ -132,6 +135,7 @@ class RequiredEvidenceRule final : public Rule {
     add(evidence.gpu_health, [](const GpuHealthEvidence& r) { return r.node; });
     add(evidence.ib_ports, [](const IbPortEvidence& r) { return r.node; });
     add(evidence.node_health, [](const NodeHealthEvidence& r) { return r.node; });
+    add(evidence.links, [](const LinkEvidence& r) { return r.writer; });
     return out;
   }
 
@@ -402,6 +406,28 @@ class RequiredEvidenceRule final : public Rule {
         f.fields.emplace_back("metric", label);
         out.push_back(std::move(f));
       }
+    }
+  }
+
+  // A node needs one measured link test with any partner; the link rules judge how it went.
+  // Without one, the first record that names the node and measured nothing says why.
+  void links(const JudgeContext& context, std::vector<Finding>& out) const {
+    const Evidence& evidence = context.evidence;
+    std::unordered_set<NodeId> measured_nodes;
+    std::unordered_map<NodeId, Cause> causes;
+    for (const auto& r : evidence.links) {
+      if (r.measured()) {
+        measured_nodes.insert(r.from);
+        measured_nodes.insert(r.to);
+        continue;
+      }
+      for (const NodeId node : {r.from, r.to}) {
+        if (node != kNoString) causes.try_emplace(node, cause_of(r.status, r.reason, r.ref));
+      }
+    }
+    for (const NodeId node : context.nodes) {
+      if (measured_nodes.count(node)) continue;
+      out.push_back(gap(node, "links", causes.count(node) ? causes[node] : Cause{}));
     }
   }
 

@@ -38,5 +38,8 @@ std::unique_ptr<Rule> make_fleet_outlier_rule();
 std::unique_ptr<Rule> make_straggler_rule();
 // Localization: pairwise rounds name the node or link behind a cluster-wide shortfall.
 std::unique_ptr<Rule> make_pair_localization_rule();
+// Link tests between nodes (links stage).
+std::unique_ptr<Rule> make_link_rule();
+std::unique_ptr<Rule> make_link_counter_rule();
 
 }  // namespace commcert::rules

@@ -1,0 +1,253 @@
+#include "cli/links_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/stage_session.hpp"
+#include "comm/fault_injection.hpp"
+#include "comm/mpi_session.hpp"
+#include "comm/watchdog.hpp"
+#include "core/errors.hpp"
+#include "core/progress.hpp"
+#include "core/units.hpp"
+#include "health/verbs_probe.hpp"
+#include "links/link_measurement.hpp"
+#include "links/link_schedule.hpp"
+#include "records/link.hpp"
+
+namespace commcert {
+namespace {
+
+constexpr std::uint64_t kMaxMessageBytes = std::uint64_t{1} << 30;
+
+std::vector<std::string_view> split_list(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// Why the transport cannot run on this node at all (every rank agrees: the reason is the same
+// kind of fact everywhere), or empty when it can.
+std::string verbs_unavailable_reason() {
+  const VerbsProbe probe = probe_verbs();
+  if (!probe.built) return "this build has no libibverbs (configured without verbs)";
+  if (probe.devices.empty()) {
+    return fmt::format("no RDMA device{}", probe.error.empty() ? "" : ": " + probe.error);
+  }
+  return fmt::format(
+      "{} RDMA device(s) found, but this version has no verbs data path yet; measure with "
+      "--transport mpi, or with perftest (docs/links.md)",
+      probe.devices.size());
+}
+
+}  // namespace
+
+std::vector<LinkTest> parse_link_tests(std::string_view text, std::string_view flag) {
+  std::vector<LinkTest> tests;
+  for (const std::string_view name : split_list(text)) {
+    std::optional<LinkTest> found;
+    for (const LinkTest test : {LinkTest::kWriteBandwidth, LinkTest::kWriteBandwidthBidirectional,
+                                LinkTest::kReadBandwidth, LinkTest::kWriteLatency}) {
+      if (name_of(test) == name) found = test;
+    }
+    if (!found) {
+      throw UsageError(fmt::format(
+          "{}: unknown test '{}' (write_bw, write_bw_bidir, read_bw, write_lat)", flag, name));
+    }
+    if (std::find(tests.begin(), tests.end(), *found) == tests.end()) tests.push_back(*found);
+  }
+  return tests;
+}
+
+void LinksCommand::configure(CLI::App& app) {
+  app.add_option("--transport", flags_.transport,
+                 "mpi (MPI point-to-point, host memory) or verbs (RDMA)")
+      ->check(CLI::IsMember({"mpi", "verbs"}))
+      ->envname("COMMCERT_LINKS_TRANSPORT")
+      ->capture_default_str();
+  app.add_option("--mem", flags_.memory, "Where verbs buffers live: host or gpu")
+      ->check(CLI::IsMember({"host", "gpu"}))
+      ->capture_default_str();
+  app.add_option("--tests", flags_.tests,
+                 "Comma list of write_bw, write_bw_bidir, read_bw (verbs), write_lat "
+                 "(default: every test the transport has)");
+  app.add_option("--sizes", flags_.sizes, "Comma list of bandwidth message sizes (K/M/G)")
+      ->capture_default_str();
+  app.add_option("--latency-size", flags_.latency_size, "Message size of the latency test")
+      ->capture_default_str();
+  app.add_option("-n,--iterations", flags_.iterations, "Timed iterations per test and size")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("-w,--warmup", flags_.warmup, "Untimed iterations before them")
+      ->check(CLI::Range(0, 10000))
+      ->capture_default_str();
+  app.add_option("--window", flags_.window, "Messages in flight per bandwidth iteration")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("-T,--timeout", flags_.timeout, "Bound on any one wait for a peer process")
+      ->envname("COMMCERT_TIMEOUT")
+      ->capture_default_str();
+  add_stage_options(app, stage_);
+}
+
+LinksSettings LinksCommand::resolve_settings() const {
+  LinksSettings s;
+  s.transport = flags_.transport;
+  s.memory = flags_.memory;
+  if (s.transport == "mpi" && s.memory == "gpu") {
+    throw UsageError("--mem gpu: the mpi transport moves host memory (use --transport verbs)");
+  }
+  if (flags_.tests.empty()) {
+    s.tests = {LinkTest::kWriteBandwidth, LinkTest::kWriteBandwidthBidirectional};
+    if (s.transport == "verbs") s.tests.push_back(LinkTest::kReadBandwidth);
+    s.tests.push_back(LinkTest::kWriteLatency);
+  } else {
+    s.tests = parse_link_tests(flags_.tests, "--tests");
+  }
+  if (s.transport == "mpi" &&
+      std::find(s.tests.begin(), s.tests.end(), LinkTest::kReadBandwidth) != s.tests.end()) {
+    throw UsageError("--tests: read_bw is an RDMA read and needs --transport verbs");
+  }
+  for (const std::string_view text : split_list(flags_.sizes)) {
+    const std::uint64_t bytes = parse_size(text, "--sizes");
+    if (bytes == 0 || bytes > kMaxMessageBytes) {
+      throw UsageError(fmt::format("--sizes: {} is not from 1 byte to 1G", text));
+    }
+    s.sizes.push_back(bytes);
+  }
+  s.latency_bytes = parse_size(flags_.latency_size, "--latency-size");
+  if (s.latency_bytes == 0 || s.latency_bytes > (std::uint64_t{1} << 20)) {
+    throw UsageError("--latency-size: must be from 1 byte to 1M");
+  }
+  s.iterations = flags_.iterations;
+  s.warmup = flags_.warmup;
+  s.window = flags_.window;
+  for (const std::uint64_t bytes : s.sizes) {
+    if (bytes * static_cast<std::uint64_t>(s.window) > 4 * kMaxMessageBytes) {
+      throw UsageError("--window: sizes times window must stay within 4G of buffer");
+    }
+  }
+  s.timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
+  if (!(s.timeout_s > 0)) throw UsageError("-T/--timeout: must be longer than 0 s");
+  return s;
+}
+
+int LinksCommand::run(Invocation& invocation) {
+  validate_stage_options(stage_);
+  const LinksSettings s = resolve_settings();
+  const FaultPlan faults = fault_plan_from_environment();
+  const GpuRuntimeInfo runtime = probe_gpu_runtime();
+  StageSession session(invocation, name(), LinkRecord::kKind, stage_, s.timeout_s);
+  faults.validate_ranks(session.group().process_count());
+  Json tests = Json::array();
+  for (const LinkTest test : s.tests)
+    tests.push_back(name_of(test));
+  Json parameters = {{"transport", s.transport},         {"memory", s.memory},
+                     {"tests", std::move(tests)},        {"sizes", s.sizes},
+                     {"latency_bytes", s.latency_bytes}, {"iterations", s.iterations},
+                     {"warmup_iterations", s.warmup},    {"window", s.window},
+                     {"timeout_s", s.timeout_s}};
+  session.start({StageSlot{}}, runtime, std::move(parameters), {});
+  session.update_meta(
+      {{"fault_injection", faults.empty() ? Json(nullptr) : Json(faults.describe())}});
+
+  std::string unavailable;
+  std::unique_ptr<LinkTransport> transport;
+  if (s.transport == "verbs") {
+    unavailable = verbs_unavailable_reason();
+  } else if (MpiSession* mpi = session.group().mpi()) {
+    session.watchdog().set_context("links: set-up of the MPI transport");
+    WatchedSection section(&session.watchdog());
+    transport = mpi->make_link_transport();
+  } else {
+    unavailable = "no MPI: " + session.group().mpi_unavailable_reason();
+  }
+  const auto& ranks = session.ranks();
+  if (unavailable.empty() && distinct_nodes(ranks).size() < 2) {
+    unavailable = "one node: no partner to test a link with";
+  }
+
+  std::vector<Json> records;
+  if (!unavailable.empty()) {
+    if (session.speaks_for_node()) {
+      records.push_back(to_json(lone_link_record(session.origin(0), s.transport, s.memory,
+                                                 session.first_rank(), unavailable)));
+    }
+    if (session.show_progress()) fmt::print(stderr, "commcert links: skipped: {}\n", unavailable);
+    return session.finish(records, false);
+  }
+
+  const auto rounds = plan_link_rounds(ranks, first_rank_rails(ranks));
+  const int me = session.first_rank();
+  const std::optional<std::uint64_t> hang_before = faults.hang_before_operation(me);
+  std::uint64_t operations = 0;
+  ProgressReporter progress(session.show_progress(), "links", static_cast<double>(rounds.size()));
+  for (const LinkRound& round : rounds) {
+    const FaultPlan round_faults = faults.for_groups(round.pair_of_rank);
+    const int index = round.pair_of_rank[static_cast<std::size_t>(me)];
+    if (index >= 0) {
+      const LinkPair& pair = round.pairs[static_cast<std::size_t>(index)];
+      const int side = pair.ranks[0] == me ? 0 : 1;
+      const int peer_rank = pair.ranks[static_cast<std::size_t>(1 - side)];
+      const int peer_process = ranks[static_cast<std::size_t>(peer_rank)].process;
+      for (const LinkTest test : s.tests) {
+        // One-way bandwidth is measured both ways: each end initiates once, so an asymmetric
+        // fault (one direction of a cable) shows in the direction it affects.
+        const int initiators = test == LinkTest::kWriteBandwidth ? 2 : 1;
+        const std::vector<std::uint64_t> sizes =
+            test == LinkTest::kWriteLatency ? std::vector{s.latency_bytes} : s.sizes;
+        for (int from = 0; from < initiators; ++from) {
+          for (const std::uint64_t bytes : sizes) {
+            LinkTransfer transfer;
+            transfer.test = test;
+            transfer.peer = peer_process;
+            transfer.initiator = side == from;
+            transfer.bytes = bytes;
+            transfer.window = test == LinkTest::kWriteLatency ? 1 : s.window;
+            transfer.warmup = s.warmup;
+            transfer.iterations = s.iterations;
+            transfer.fault_delay_s = round_faults.delay_seconds(me).value_or(0.0);
+            transfer.after_iteration = [&session] { session.watchdog().refresh(0); };
+            const auto& a = pair.nodes[static_cast<std::size_t>(from)];
+            const auto& b = pair.nodes[static_cast<std::size_t>(1 - from)];
+            session.watchdog().set_context(fmt::format("links: round {} {} {} {}->{}", round.round,
+                                                       name_of(test), format_bytes(bytes), a, b));
+            if (hang_before && operations == *hang_before) {
+              // COMMCERT_FAULT hang: this end never arrives; its watchdog thread still answers,
+              // so the peer's watchdog names it and ends the job within the timeout.
+              session.watchdog().await_absent(0);
+              for (;;)
+                std::this_thread::sleep_for(std::chrono::seconds(1));
+            }
+            ++operations;
+            std::vector<double> samples;
+            {
+              WatchedSection section(&session.watchdog());
+              samples = transport->run(transfer);
+            }
+            if (!transfer.initiator) continue;
+            const LinkRecord record = link_test_record(
+                session.origin(0), s.transport, s.memory, test, round.round, pair, from,
+                link_measurement(test, bytes, transfer.window, s.warmup, std::move(samples)));
+            records.push_back(to_json(record));
+          }
+        }
+      }
+    }
+    session.barrier(fmt::format("links: end of round {}", round.round));
+    progress.advance(1, fmt::format("round {} of {} ({} link(s) at once)", round.round + 1,
+                                    rounds.size(), round.pairs.size()));
+  }
+  progress.finish(fmt::format("{} round(s) of node pairs measured", rounds.size()));
+  return session.finish(records, false);
+}
+
+}  // namespace commcert

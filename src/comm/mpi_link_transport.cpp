@@ -1,0 +1,145 @@
+#include "comm/mpi_link_transport.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <climits>
+
+#include "comm/mpi_runtime.hpp"
+#include "core/clock.hpp"
+#include "core/errors.hpp"
+
+namespace commcert {
+namespace {
+
+constexpr int kDataTag = 7301;
+constexpr int kAckTag = 7302;
+constexpr int kSyncTag = 7303;
+
+class MpiLinkTransport final : public LinkTransport {
+ public:
+  MpiLinkTransport() { check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup"); }
+  ~MpiLinkTransport() override { MPI_Comm_free(&comm_); }
+  MpiLinkTransport(const MpiLinkTransport&) = delete;
+  MpiLinkTransport& operator=(const MpiLinkTransport&) = delete;
+
+  std::string_view name() const override { return "mpi"; }
+  std::string_view memory() const override { return "host"; }
+  std::optional<std::string> unsupported(LinkTest test) const override {
+    if (test == LinkTest::kReadBandwidth) {
+      return std::string("RDMA read needs --transport verbs");
+    }
+    return std::nullopt;
+  }
+
+  std::vector<double> run(const LinkTransfer& t) override {
+    if (t.bytes > static_cast<std::uint64_t>(INT_MAX)) {
+      throw UsageError("links: a message above 2 GiB cannot be sent with one MPI call");
+    }
+    const std::size_t span = static_cast<std::size_t>(t.bytes) * static_cast<std::size_t>(t.window);
+    if (send_.size() < span) {
+      send_.assign(span, std::byte{0x5a});
+      receive_.assign(span, std::byte{0});
+    }
+    std::vector<double> samples;
+    for (int i = 0; i < t.warmup + t.iterations; ++i) {
+      // Both ends start each iteration together, so one end's lateness is the fault's alone.
+      check_mpi(MPI_Sendrecv(nullptr, 0, MPI_BYTE, t.peer, kSyncTag, nullptr, 0, MPI_BYTE, t.peer,
+                             kSyncTag, comm_, MPI_STATUS_IGNORE),
+                "MPI_Sendrecv");
+      const auto start = SteadyClock::now();
+      if (t.fault_delay_s > 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(t.fault_delay_s));
+      }
+      iterate(t);
+      const double seconds = seconds_between(start, SteadyClock::now());
+      if (t.initiator && i >= t.warmup) {
+        samples.push_back(t.test == LinkTest::kWriteLatency ? seconds / 2 : seconds);
+      }
+      if (t.after_iteration) t.after_iteration();
+    }
+    return samples;
+  }
+
+ private:
+  void iterate(const LinkTransfer& t) {
+    switch (t.test) {
+      case LinkTest::kWriteLatency:
+        if (t.initiator) {
+          send(t, 0);
+          receive(t, 0);
+        } else {
+          receive(t, 0);
+          send(t, 0);
+        }
+        return;
+      case LinkTest::kWriteBandwidth:
+        if (t.initiator) {
+          post(t, true, false);
+          check_mpi(MPI_Recv(nullptr, 0, MPI_BYTE, t.peer, kAckTag, comm_, MPI_STATUS_IGNORE),
+                    "MPI_Recv");
+        } else {
+          post(t, false, true);
+          check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, t.peer, kAckTag, comm_), "MPI_Send");
+        }
+        return;
+      case LinkTest::kWriteBandwidthBidirectional:
+        post(t, true, true);
+        // The initiator's time ends when the peer has received everything too.
+        check_mpi(MPI_Sendrecv(nullptr, 0, MPI_BYTE, t.peer, kAckTag, nullptr, 0, MPI_BYTE, t.peer,
+                               kAckTag, comm_, MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+        return;
+      case LinkTest::kReadBandwidth:
+        break;
+    }
+    throw RuntimeFailure("links: the MPI transport has no read test");
+  }
+
+  void send(const LinkTransfer& t, std::size_t offset) {
+    check_mpi(MPI_Send(send_.data() + offset, static_cast<int>(t.bytes), MPI_BYTE, t.peer, kDataTag,
+                       comm_),
+              "MPI_Send");
+  }
+  void receive(const LinkTransfer& t, std::size_t offset) {
+    check_mpi(MPI_Recv(receive_.data() + offset, static_cast<int>(t.bytes), MPI_BYTE, t.peer,
+                       kDataTag, comm_, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+  }
+
+  // A window of messages in flight at once, each in its own part of the buffers (concurrent
+  // receives may not share memory).
+  void post(const LinkTransfer& t, bool sends, bool receives) {
+    std::vector<MPI_Request> requests;
+    requests.reserve(2 * static_cast<std::size_t>(t.window));
+    const int count = static_cast<int>(t.bytes);
+    for (int w = 0; w < t.window; ++w) {
+      const std::size_t offset = static_cast<std::size_t>(w) * static_cast<std::size_t>(t.bytes);
+      if (receives) {
+        check_mpi(MPI_Irecv(receive_.data() + offset, count, MPI_BYTE, t.peer, kDataTag, comm_,
+                            &requests.emplace_back()),
+                  "MPI_Irecv");
+      }
+      if (sends) {
+        check_mpi(MPI_Isend(send_.data() + offset, count, MPI_BYTE, t.peer, kDataTag, comm_,
+                            &requests.emplace_back()),
+                  "MPI_Isend");
+      }
+    }
+    check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall");
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::vector<std::byte> send_;
+  std::vector<std::byte> receive_;
+};
+
+}  // namespace
+
+std::unique_ptr<LinkTransport> make_mpi_link_transport() {
+  return std::make_unique<MpiLinkTransport>();
+}
+
+}  // namespace commcert

@@ -1,0 +1,50 @@
+#include <fmt/format.h>
+
+#include "validate/rules/rules.hpp"
+#include "validate/rules/support.hpp"
+
+namespace commcert::rules {
+namespace {
+
+// A port that accrues errors while a link test loads it is failing even when the bandwidth is
+// still fine (the link retransmits, or will soon go down): the counter's node is quarantined.
+class LinkCounterRule final : public Rule {
+ public:
+  std::string_view id() const override { return "rule.link_counters"; }
+  std::string_view summary() const override {
+    return "a port error counter that grows beyond its limit during a link test quarantines "
+           "the port's node";
+  }
+
+  void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
+    const Evidence& evidence = context.evidence;
+    const auto& limits = context.baseline.links.max_counter_deltas;
+    for (const auto& r : evidence.links) {
+      for (const auto& c : r.counters) {
+        const std::string name(evidence.text(c.counter));
+        const auto limit = limits.find(name);
+        if (limit == limits.end() || c.delta <= limit->second) continue;
+        const NodeId partner = c.node == r.from ? r.to : r.from;
+        const std::string device(evidence.text(c.device));
+        Finding f = gpu_finding(evidence, "links.counter_errors", id(), "links", c.node, {}, r.ref);
+        f.link = LinkRef{"ib_port", device, c.port, {}};
+        f.measured = static_cast<double>(c.delta);
+        f.limit = static_cast<double>(limit->second);
+        set_field(f, "where", fmt::format("{} port {}: ", device, c.port));
+        f.fields.emplace_back("counter", name);
+        f.fields.emplace_back("count", std::to_string(c.delta));
+        f.fields.emplace_back("limit", std::to_string(limit->second));
+        f.fields.emplace_back("partner", partner == kNoString ? "?" : evidence.node_name(partner));
+        out.push_back(std::move(f));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_link_counter_rule() {
+  return std::make_unique<LinkCounterRule>();
+}
+
+}  // namespace commcert::rules

@@ -1,0 +1,271 @@
+// The links check: link records read, judged pair by pair (rule.links), port counters
+// (rule.link_counters), and fail-closed evidence (docs/links.md).
+#include <functional>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+#include "validate/link_judgement.hpp"
+
+namespace commcert {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+const std::vector<std::string> kNodes = {"n0", "n1", "n2", "n3"};
+
+// A measured link record: `figure` is GB/s for bandwidth tests, µs for write_lat.
+Json link(const std::string& from, const std::string& to, double figure,
+          const std::string& test = "write_bw", std::uint64_t bytes = 4 * kMiB,
+          const std::string& run = "run1") {
+  Json r = fixtures::record("link", from, "ok", -1, run);
+  r["transport"] = "mpi";
+  r["memory"] = "host";
+  r["test"] = test;
+  r["round"] = 0;
+  r["rail"] = 0;
+  r["nodes"] = {from, to};
+  r["ranks"] = {0, 1};
+  r["devices"] = {nullptr, nullptr};
+  r["bytes"] = bytes;
+  r["window"] = 1;
+  r["iterations"] = 1;
+  r["warmup_iterations"] = 0;
+  const bool latency = test == "write_lat";
+  const double seconds = latency ? figure * 1e-6 : static_cast<double>(bytes) / (figure * 1e9);
+  r["samples_s"] = {seconds};
+  r["min_s"] = r["median_s"] = r["max_s"] = seconds;
+  r["bytes_per_s"] = latency ? Json(nullptr) : Json(figure * 1e9);
+  r["latency_s"] = latency ? Json(seconds) : Json(nullptr);
+  r["counter_deltas"] = nullptr;
+  return r;
+}
+
+// Every pair of `nodes` measured once, figure from `figure(a, b)`.
+std::vector<Json> all_pairs(
+    const std::vector<std::string>& nodes,
+    const std::function<double(const std::string&, const std::string&)>& figure,
+    const std::string& test = "write_bw") {
+  std::vector<Json> records = {fixtures::run_record(nodes)};
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (std::size_t j = i + 1; j < nodes.size(); ++j)
+      records.push_back(link(nodes[i], nodes[j], figure(nodes[i], nodes[j]), test));
+  }
+  return records;
+}
+
+Baseline links_baseline(const std::string& links = "") {
+  return fixtures::baseline_of("required: [links]\nfleet: {enabled: false}\n" +
+                               (links.empty() ? std::string() : "checks:\n  links:\n" + links));
+}
+
+FleetVerdict judge(const std::vector<Json>& records, const Baseline& baseline = links_baseline()) {
+  return fixtures::certify(fixtures::evidence_of(records), baseline);
+}
+
+TEST(Links, HealthyPairsCertifyEveryNode) {
+  const auto verdict = judge(all_pairs(kNodes, [](auto&, auto&) { return 20.0; }));
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kCertified), kNodes);
+}
+
+TEST(Links, ANodeSlowWithEveryPartnerIsQuarantinedAndItsPartnersAreNot) {
+  const auto verdict = judge(all_pairs(kNodes, [](const std::string& a, const std::string& b) {
+    return a == "n2" || b == "n2" ? 5.0 : 20.0;
+  }));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kQuarantined), ElementsAre("n2"));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kCertified), ElementsAre("n0", "n1", "n3"));
+  const Reason& r = fixtures::reason(fixtures::node(verdict, "n2"), "links.slow_node");
+  EXPECT_THAT(r.message, HasSubstr("slow with all 3 partners"));
+  EXPECT_THAT(r.message, HasSubstr("rail 0"));
+}
+
+TEST(Links, OneSlowPairIsASuspectLinkThatWarnsBothNodesAndBlamesNeither) {
+  const auto verdict = judge(all_pairs(kNodes, [](const std::string& a, const std::string& b) {
+    return a == "n0" && b == "n1" ? 5.0 : 20.0;
+  }));
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kCertified), kNodes);
+  for (const std::string node : {"n0", "n1"}) {
+    const Reason& r = fixtures::reason(fixtures::node(verdict, node), "links.slow_link");
+    EXPECT_THAT(r.message, HasSubstr("link n0<->n1 rail 0"));
+  }
+  EXPECT_FALSE(fixtures::has_code(fixtures::node(verdict, "n2"), "links.slow_link"));
+}
+
+TEST(Links, ASlowPairOfTwoNodesCannotBeBlamedOnEitherAndLeavesBothInconclusive) {
+  const auto verdict =
+      judge({fixtures::run_record({"n0", "n1"}), link("n0", "n1", 5.0), link("n1", "n0", 20.0)},
+            links_baseline("    write_bw_floor_gb_per_s: 10\n"));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kInconclusive), ElementsAre("n0", "n1"));
+  EXPECT_TRUE(fixtures::has_code(fixtures::node(verdict, "n0"), "links.unresolved"));
+}
+
+// The absolute floor at its limit and one step either side (two nodes: no reference).
+TEST(Links, TheFloorPassesAtItsLimitAndFailsJustBelow) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{10.0, false}, {10.001, false}, {9.999, true}}) {
+    SCOPED_TRACE(figure);
+    const auto evidence =
+        fixtures::evidence_of({fixtures::run_record({"n0", "n1"}), link("n0", "n1", figure)});
+    const LinkJudgement j =
+        judge_links(evidence, links_baseline("    write_bw_floor_gb_per_s: 10\n").links);
+    ASSERT_EQ(j.series.size(), 1u);
+    EXPECT_EQ(j.series[0].pairs.at(0).slow, slow);
+  }
+}
+
+// The relative limit: 50 % below the upper quartile of the run's pairs (here 100 GB/s).
+TEST(Links, TheDeficitFromTheReferencePassesAtItsLimitAndFailsJustBelow) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{50.0, false}, {50.01, false}, {49.99, true}}) {
+    SCOPED_TRACE(figure);
+    const auto records = all_pairs(kNodes, [&](const std::string& a, const std::string& b) {
+      return a == "n0" && b == "n1" ? figure : 100.0;
+    });
+    const LinkJudgement j = judge_links(fixtures::evidence_of(records), LinkSpec{});
+    ASSERT_EQ(j.series.size(), 1u);
+    EXPECT_DOUBLE_EQ(j.series[0].limit, 50.0);
+    EXPECT_EQ(j.series[0].pairs.at(0).slow, slow);
+  }
+}
+
+TEST(Links, LatencyIsJudgedAgainstItsCeiling) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{5.0, false}, {4.99, false}, {5.01, true}}) {
+    SCOPED_TRACE(figure);
+    const auto evidence = fixtures::evidence_of(
+        {fixtures::run_record({"n0", "n1"}), link("n0", "n1", figure, "write_lat", 8)});
+    const LinkJudgement j =
+        judge_links(evidence, links_baseline("    write_lat_ceiling_us: 5\n").links);
+    ASSERT_EQ(j.series.size(), 1u);
+    EXPECT_TRUE(j.series[0].latency);
+    EXPECT_EQ(j.series[0].pairs.at(0).slow, slow);
+  }
+}
+
+TEST(Links, SmallMessagesAreNotJudgedForBandwidth) {
+  std::vector<Json> records = {fixtures::run_record({"n0", "n1"}),
+                               link("n0", "n1", 0.1, "write_bw", kMiB - 1),
+                               link("n0", "n1", 20.0, "write_bw", kMiB)};
+  const LinkJudgement j = judge_links(fixtures::evidence_of(records),
+                                      links_baseline("    write_bw_floor_gb_per_s: 10\n").links);
+  ASSERT_EQ(j.series.size(), 1u);
+  EXPECT_EQ(j.series[0].bytes, kMiB);
+}
+
+TEST(Links, TheWorseDirectionOfAOneWayTestIsThePairsFigure) {
+  const auto evidence = fixtures::evidence_of(
+      {fixtures::run_record({"n0", "n1"}), link("n0", "n1", 20.0), link("n1", "n0", 7.0)});
+  const LinkJudgement j =
+      judge_links(evidence, links_baseline("    write_bw_floor_gb_per_s: 10\n").links);
+  ASSERT_EQ(j.series.size(), 1u);
+  ASSERT_EQ(j.series[0].pairs.size(), 1u);
+  EXPECT_DOUBLE_EQ(j.series[0].pairs[0].figure, 7.0);
+  EXPECT_TRUE(j.series[0].pairs[0].slow);
+}
+
+Json with_counter(Json record, const std::string& node, const std::string& counter,
+                  std::int64_t delta) {
+  record["counter_deltas"] = Json::array(
+      {{{"node", node}, {"device", "mlx5_0"}, {"port", 1}, {"deltas", {{counter, delta}}}}});
+  return record;
+}
+
+TEST(Links, APortCounterThatGrowsBeyondItsLimitQuarantinesThatPortsNode) {
+  for (const auto& [delta, quarantined] :
+       std::vector<std::pair<std::int64_t, bool>>{{2, false}, {1, false}, {3, true}}) {
+    SCOPED_TRACE(delta);
+    auto records = all_pairs(kNodes, [](auto&, auto&) { return 20.0; });
+    records[1] = with_counter(records[1], "n1", "symbol_error", delta);
+    const auto verdict =
+        judge(records, links_baseline("    max_counter_deltas: {symbol_error: 2}\n"));
+    const NodeVerdict& n1 = fixtures::node(verdict, "n1");
+    EXPECT_EQ(n1.state == NodeState::kQuarantined, quarantined);
+    if (quarantined) {
+      EXPECT_THAT(fixtures::reason(n1, "links.counter_errors").message,
+                  HasSubstr("mlx5_0 port 1: symbol_error grew by 3 during a link test with n0"));
+    }
+    EXPECT_EQ(fixtures::node(verdict, "n0").state, NodeState::kCertified);
+  }
+}
+
+TEST(Links, ACounterWithoutALimitIsNotJudged) {
+  auto records = all_pairs(kNodes, [](auto&, auto&) { return 20.0; });
+  records[1] = with_counter(records[1], "n1", "port_xmit_wait", 1000);
+  EXPECT_EQ(fixtures::nodes_in(judge(records), NodeState::kCertified), kNodes);
+}
+
+// Fail closed: a node whose only link evidence measured nothing is never certified.
+TEST(Links, ASkippedRecordAsTheOnlyEvidenceIsInconclusive) {
+  Json skipped = fixtures::record("link", "n0", "skipped");
+  skipped["transport"] = "verbs";
+  skipped["memory"] = "gpu";
+  skipped["test"] = nullptr;
+  skipped["nodes"] = {"n0"};
+  skipped["ranks"] = {0};
+  skipped["devices"] = {nullptr};
+  skipped["counter_deltas"] = nullptr;
+  const auto verdict = judge({fixtures::run_record({"n0"}), skipped});
+  const NodeVerdict& n0 = fixtures::node(verdict, "n0");
+  EXPECT_EQ(n0.state, NodeState::kInconclusive);
+  EXPECT_THAT(fixtures::codes(n0), ElementsAre("evidence.skipped"));
+}
+
+TEST(Links, AStageTimeoutAsTheOnlyEvidenceIsInconclusive) {
+  Json timeout = fixtures::record("link", "n0", "timeout");
+  timeout["operation"] = "links: round 0 write_bw 4M n0->n1";
+  timeout["timeout_s"] = 5;
+  const auto verdict = judge({fixtures::run_record({"n0", "n1"}), timeout});
+  EXPECT_THAT(fixtures::codes(fixtures::node(verdict, "n0")), ElementsAre("evidence.timeout"));
+  EXPECT_THAT(fixtures::codes(fixtures::node(verdict, "n1")), ElementsAre("evidence.missing"));
+}
+
+TEST(Links, AMeasurementWithoutItsFigureIsLostInputNotAPass) {
+  Json broken = link("n0", "n1", 20.0);
+  broken["bytes_per_s"] = nullptr;
+  const auto verdict = judge({fixtures::run_record({"n0", "n1"}), broken});
+  for (const std::string node : {"n0", "n1"}) {
+    SCOPED_TRACE(node);
+    EXPECT_EQ(fixtures::node(verdict, node).state, NodeState::kInconclusive);
+    EXPECT_TRUE(fixtures::has_code(fixtures::node(verdict, node), "input.unparsable"));
+  }
+}
+
+TEST(Links, ANodeNamedInNoLinkRecordHasNoEvidence) {
+  const auto verdict = judge({fixtures::run_record({"n0", "n1", "n2"}), link("n0", "n1", 20.0)});
+  EXPECT_THAT(fixtures::codes(fixtures::node(verdict, "n2")), ElementsAre("evidence.missing"));
+  EXPECT_EQ(fixtures::node(verdict, "n0").state, NodeState::kCertified);
+}
+
+TEST(LinksBaseline, LimitsAreReadAndWrittenBack) {
+  const Baseline b = links_baseline(
+      "    write_bw_floor_gb_per_s: 12.5\n"
+      "    write_lat_ceiling_us: 4\n"
+      "    max_deficit_pct: 30\n"
+      "    min_pairs: 4\n"
+      "    min_bytes: 2M\n"
+      "    max_counter_deltas: {symbol_error: 5}\n");
+  EXPECT_EQ(b.links.write_bw_floor_gb_per_s, 12.5);
+  EXPECT_EQ(b.links.write_lat_ceiling_us, 4.0);
+  EXPECT_EQ(b.links.max_deficit_pct, 30.0);
+  EXPECT_EQ(b.links.min_pairs, 4);
+  EXPECT_EQ(b.links.min_bytes, 2 * kMiB);
+  EXPECT_EQ(b.links.max_counter_deltas, (std::map<std::string, std::int64_t>{{"symbol_error", 5}}));
+  EXPECT_EQ(parse_baseline(baseline_to_yaml(b), "written").links, b.links);
+}
+
+TEST(LinksBaseline, ABadLimitNamesItsKey) {
+  try {
+    (void)links_baseline("    write_bw_floor_gb_per_s: -1\n");
+    FAIL() << "accepted a negative floor";
+  } catch (const std::exception& error) {
+    EXPECT_THAT(error.what(), HasSubstr("checks.links.write_bw_floor_gb_per_s"));
+  }
+  EXPECT_THROW((void)links_baseline("    unknown_key: 1\n"), std::exception);
+}
+
+}  // namespace
+}  // namespace commcert
