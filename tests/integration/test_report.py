@@ -272,6 +272,32 @@ class Reports(unittest.TestCase):
         # The hostile node is certified there, so not listed; nothing of it may become markup.
         self.assertNotIn("<img", self.output(self.reports, "md"))
 
+    def test_a_results_root_stands_for_its_runs(self):
+        # `run --out DIR` writes DIR/<run-id>/: naming DIR finds the run's own baseline.
+        proc = run_command([BIN, "report", os.path.join(self.tmp, "results"), "--format", "json"])
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        states = {node["node"]: node["state"] for node in json.loads(proc.stdout)["nodes"]}
+        self.assertEqual(states["node2"], "quarantined")
+
+    def test_runs_judged_against_different_baselines_need_one_named(self):
+        root = os.path.join(self.tmp, "two-baselines")
+        for run_id, baseline in (("a", None), ("b", "cpu-mpi-ci")):
+            shutil.copytree(self.run_dir, os.path.join(root, run_id))
+            if baseline is None:
+                continue
+            suite_log = os.path.join(root, run_id, "suite.json")
+            with open(suite_log) as f:
+                log = json.load(f)
+            log["baseline_source"], log["baseline"] = "", baseline
+            with open(suite_log, "w") as f:
+                json.dump(log, f)
+        proc = run_command([BIN, "report", root])
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("different baselines", proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        proc = run_command([BIN, "report", root, "--baseline", "cpu-mpi-ci"])
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+
     def test_report_without_a_baseline_to_find_is_a_usage_error(self):
         records = os.path.join(self.tmp, "records-only.jsonl")
         shutil.copy(os.path.join(self.run_dir, "records.jsonl"), records)
