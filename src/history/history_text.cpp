@@ -129,6 +129,13 @@ std::string render_trend(const std::string& node, const std::vector<NodeRun>& ru
       it->second[i - first] = &sample;
     }
   }
+  std::size_t width = 0;
+  for (const auto& key : order) {
+    const auto& values = series[key];
+    const RunFigure* any = *std::find_if(values.begin(), values.end(),
+                                         [](const RunFigure* s) { return s != nullptr; });
+    width = std::max(width, describe_figure(*any).size());
+  }
   for (const auto& key : order) {
     const auto& values = series[key];
     const RunFigure* any = *std::find_if(values.begin(), values.end(),
@@ -145,7 +152,7 @@ std::string render_trend(const std::string& node, const std::vector<NodeRun>& ru
         oldest != newest && oldest->value > 0
             ? fmt::format("  {:+.1f}%", (newest->value - oldest->value) * 100.0 / oldest->value)
             : std::string();
-    out += fmt::format("  {:<70}{}{}\n", describe_figure(*any), cells, change);
+    out += fmt::format("  {:<{}}{}{}\n", describe_figure(*any), width, cells, change);
   }
   return out;
 }

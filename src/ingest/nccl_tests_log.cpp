@@ -262,6 +262,7 @@ class Parser {
         log_.unreadable.push_back({number, "the average bus bandwidth is not a number"});
       } else {
         current(number).avg_busbw_gb_s = *value;
+        check_average(number);
       }
       current(number).concluded = true;
     } else if (search(kConcluded)) {
@@ -364,6 +365,30 @@ class Parser {
     run_->first_line = number;
     layout_.reset();
     seen_.clear();
+  }
+
+  // nccl-tests' footer is the mean busbw of every row it printed: a different mean of the rows
+  // read here means rows were lost (a line cut or interleaved) or altered. The rows carry two
+  // decimals and the footer six digits, so they agree to within rounding when all are there.
+  void check_average(std::size_t number) {
+    double sum = 0;
+    std::size_t count = 0;
+    for (const auto& row : run_->rows) {
+      for (const auto& placement : {row.out_of_place, row.in_place}) {
+        if (!placement) continue;
+        sum += placement->busbw_gb_s;
+        ++count;
+      }
+    }
+    if (count == 0) return;
+    const double mean = sum / static_cast<double>(count);
+    const double average = *run_->avg_busbw_gb_s;
+    if (std::abs(mean - average) > 0.01 + 1e-3 * std::abs(average)) {
+      log_.unreadable.push_back(
+          {number, fmt::format("the footer's average bus bandwidth {} is not the mean of the {} "
+                               "measurement(s) read ({:.4g}): rows are missing or altered",
+                               average, count, mean)});
+    }
   }
 
   void finish_run() {

@@ -245,11 +245,32 @@ TEST(NcclTestsLogTest, OddCellsExponentsNotApplicableAndTooFewFields) {
   EXPECT_DOUBLE_EQ(row.out_of_place->algbw_gb_s, 2e6);
   EXPECT_EQ(row.out_of_place->wrong_elements, 1e6);
   EXPECT_FALSE(row.in_place->wrong_elements);
-  ASSERT_EQ(log.unreadable.size(), 2u);
+  ASSERT_EQ(log.unreadable.size(), 3u);
   EXPECT_EQ(log.unreadable[0].line, 5u);
   EXPECT_NE(log.unreadable[0].why.find("8 fields"), std::string::npos);
   EXPECT_EQ(log.unreadable[1].line, 6u);
+  // The footer's mean (0) is not that of the one row read: rows went missing.
+  EXPECT_EQ(log.unreadable[2].line, 7u);
+  EXPECT_NE(log.unreadable[2].why.find("rows are missing"), std::string::npos);
   EXPECT_TRUE(log.runs[0].concluded);
+}
+
+// The footer's average checked against the rows: at the edge of rounding it agrees, one row
+// lost it does not.
+TEST(NcclTestsLogTest, AFooterAverageThatIsNotTheRowsMeanMeansRowsWereLost) {
+  const std::string head =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 5 agg "
+      "iters: 1 validation: 1\n"
+      "#  Rank  0 Group  0 Pid  1 on n1 device  0 [0000:18:00] GPU\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     "
+      "time   algbw   busbw  #wrong\n"
+      "        8    2  float  sum  -1  10.0  10.00  10.00  0  10.0  20.00  20.00  0\n"
+      "        16   4  float  sum  -1  10.0  30.00  30.00  0  10.0  40.00  40.00  0\n";
+  // Mean 25; the tolerance is 0.01 + 0.1 % of the footer's value.
+  EXPECT_TRUE(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 25.03\n").unreadable.empty());
+  EXPECT_FALSE(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 25.04\n").unreadable.empty());
+  EXPECT_FALSE(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 24.96\n").unreadable.empty());
+  EXPECT_TRUE(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 24.975\n").unreadable.empty());
 }
 
 TEST(NcclTestsLogTest, TextThatIsNoLogYieldsNoTest) {
