@@ -10,6 +10,7 @@
 #include "core/record.hpp"
 #include "core/records_file.hpp"
 #include "core/run_directory.hpp"
+#include "ingest/nccl_tests_json.hpp"
 #include "ingest/nccl_tests_log.hpp"
 #include "ingest/nccl_tests_records.hpp"
 
@@ -51,7 +52,9 @@ std::size_t report_problems(const LogOutcome& outcome) {
   std::sort(problems.begin(), problems.end(),
             [](const UnreadableLine& a, const UnreadableLine& b) { return a.line < b.line; });
   for (std::size_t i = 0; i < problems.size() && i < kLinesShown; ++i) {
-    fmt::print(stderr, "commcert ingest: {}:{}: {}\n", printable(outcome.path), problems[i].line,
+    const std::string where =
+        problems[i].line > 0 ? fmt::format(":{}", problems[i].line) : std::string();
+    fmt::print(stderr, "commcert ingest: {}{}: {}\n", printable(outcome.path), where,
                printable(problems[i].why));
   }
   if (problems.size() > kLinesShown) {
@@ -60,8 +63,8 @@ std::size_t report_problems(const LogOutcome& outcome) {
   }
   for (const std::size_t line : outcome.ingested.unconcluded) {
     fmt::print(stderr,
-               "commcert ingest: {}:{}: the test has no '# Avg bus bandwidth' footer: it was cut "
-               "off or crashed; the run is marked unfinished\n",
+               "commcert ingest: {}:{}: the test did not finish (no '# Avg bus bandwidth' footer, "
+               "or no end_time in JSON): it was cut off or crashed; the run is marked unfinished\n",
                printable(outcome.path), line);
   }
   return problems.size();
@@ -70,7 +73,8 @@ std::size_t report_problems(const LogOutcome& outcome) {
 }  // namespace
 
 void IngestCommand::configure(CLI::App& app) {
-  app.add_option("logs", flags_.logs, "nccl-tests output files (stdout of all_reduce_perf etc.)")
+  app.add_option("logs", flags_.logs,
+                 "nccl-tests output files: stdout of all_reduce_perf etc., or its -J JSON")
       ->required();
   app.add_option("--out", flags_.out, "Results root; the run goes to <out>/<run-id>/")
       ->envname("COMMCERT_OUT")
@@ -92,7 +96,9 @@ int IngestCommand::run(Invocation& invocation) {
   for (const auto& path : flags_.logs) {
     LogOutcome outcome;
     outcome.path = path;
-    outcome.parsed = parse_nccl_tests_log(read_bounded_file(path, kMaxLogBytes, "nccl-tests log"));
+    const std::string text = read_bounded_file(path, kMaxLogBytes, "nccl-tests log");
+    outcome.parsed =
+        looks_like_json(text) ? parse_nccl_tests_json(text) : parse_nccl_tests_log(text);
     IngestOptions options{run_id, path, flags_.collective};
     outcome.ingested = nccl_tests_records(outcome.parsed, options, !run_record_written);
     run_record_written = run_record_written || outcome.ingested.tests > 0;

@@ -30,8 +30,10 @@ struct NcclTestsPlacement {
   // #wrong when the log has that column and the placement was checked; nullopt for N/A and for
   // logs whose column is the old maximum error (not a count).
   std::optional<double> wrong_elements;
-  // -I columns, when the log has them.
+  // -I columns (text) or the *_per_iter objects (JSON), when the log has them.
   std::optional<double> iteration_min_us, iteration_max_us, iteration_p99_us, iteration_cv_pct;
+  std::optional<double> iteration_p50_us, iteration_mean_us;  // JSON only
+  std::optional<std::size_t> iteration_count;                 // JSON only: samples kept
 };
 
 struct NcclTestsRow {
@@ -68,7 +70,7 @@ struct NcclTestsRun {
 };
 
 struct UnreadableLine {
-  std::size_t line = 0;
+  std::size_t line = 0;  // 0: not a line (a JSON file's element, named in `why`)
   std::string why;
 };
 

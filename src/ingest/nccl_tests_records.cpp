@@ -70,13 +70,19 @@ void mark_unknown(Json& record, const NcclTestsPlacement& placement, const Colle
   record[CollectiveResult::kStraggler] = nullptr;
   if (placement.iteration_cv_pct && placement.iteration_min_us && placement.iteration_max_us &&
       placement.iteration_p99_us) {
+    const auto seconds = [](const std::optional<double>& us) {
+      return us ? Json(*us * 1e-6) : Json(nullptr);
+    };
+    // The text's -I columns print no mean: the row's time (nccl-tests' mean over the same
+    // iterations, on the CPU clock) stands for it. JSON has both.
     record[CollectiveResult::kIterationTime] = {
-        {IterationTimes::kCount, r.iterations},
+        {IterationTimes::kCount, placement.iteration_count.value_or(r.iterations)},
         {IterationTimes::kMinS, *placement.iteration_min_us * 1e-6},
-        {IterationTimes::kP50S, nullptr},
+        {IterationTimes::kP50S, seconds(placement.iteration_p50_us)},
         {IterationTimes::kP99S, *placement.iteration_p99_us * 1e-6},
         {IterationTimes::kMaxS, *placement.iteration_max_us * 1e-6},
-        {IterationTimes::kMeanS, r.time_s},
+        {IterationTimes::kMeanS,
+         placement.iteration_mean_us ? *placement.iteration_mean_us * 1e-6 : r.time_s},
         {IterationTimes::kCv, *placement.iteration_cv_pct / 100.0}};
   } else {
     record[CollectiveResult::kIterationTime] = nullptr;
@@ -301,7 +307,9 @@ IngestedLog nccl_tests_records(const NcclTestsLog& log, const IngestOptions& opt
       for (const auto& host : hosts_of_error(test, error.text)) {
         out.records.push_back(error_record(
             test, host,
-            fmt::format("nccl-tests, {}:{}: {}", options.file, error.line, printable(error.text))));
+            fmt::format("nccl-tests, {}{}: {}", options.file,
+                        error.line > 0 ? fmt::format(":{}", error.line) : std::string(),
+                        printable(error.text))));
         ++out.error_records;
       }
     }

@@ -112,7 +112,7 @@ class Ingest(unittest.TestCase):
         proc, run_dir = self.ingest("allreduce_truncated.log")
         self.assertEqual(proc.returncode, 1)
         self.assertIn("allreduce_truncated.log:16:", proc.stderr)
-        self.assertIn("no '# Avg bus bandwidth' footer", proc.stderr)
+        self.assertIn("the test did not finish", proc.stderr)
         certify, nodes = self.certify(run_dir)
         self.assertEqual(certify.returncode, 3, certify.stdout + certify.stderr)
         self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"}, nodes)
@@ -144,6 +144,20 @@ class Ingest(unittest.TestCase):
         # Same figures on both sides: nothing moved, nothing regressed.
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertIn("8 unchanged", proc.stdout)
+
+    def test_json_output_is_read_and_certified(self):
+        proc, run_dir = self.ingest("allreduce_per_iteration.json", run_id="json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        records = read_records(run_dir / "records.jsonl")
+        validate_records(self, records)
+        certify, nodes = self.certify(run_dir, floor=80)
+        self.assertEqual(certify.returncode, 0, certify.stdout + certify.stderr)
+        self.assertEqual({v["state"] for v in nodes.values()}, {"certified"})
+        proc, run_dir = self.ingest("allreduce_failed.json", run_id="json-failed")
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("allreduce_failed.json: results[2]:", proc.stderr)
+        _, nodes = self.certify(run_dir, floor=80)
+        self.assertNotIn("certified", {v["state"] for v in nodes.values()})
 
     def test_nothing_readable_is_one_error_line_and_nothing_written(self):
         garbage = self.tmp / "garbage.log"

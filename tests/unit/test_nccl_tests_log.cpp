@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ingest/nccl_tests_json.hpp"
 #include "ingest/nccl_tests_log.hpp"
 #include "ingest/nccl_tests_records.hpp"
 
@@ -293,6 +294,55 @@ TEST(NcclTestsRecordsTest, AHostThatIsNoValidNodeNameRefusesTheTest) {
   EXPECT_EQ(records.tests, 0u);
   ASSERT_EQ(records.refused.size(), 1u);
   EXPECT_NE(records.refused[0].why.find("line 2"), std::string::npos);
+}
+
+TEST(NcclTestsJsonTest, ReadsTheJsonOutputWithItsQuirks) {
+  const std::string text = fixture("allreduce_per_iteration.json");
+  ASSERT_TRUE(looks_like_json(text));
+  EXPECT_FALSE(looks_like_json(fixture("allreduce_2nodes_v2.19.log")));
+  const NcclTestsLog log = parse_nccl_tests_json(text);
+  EXPECT_TRUE(log.unreadable.empty());
+  ASSERT_EQ(log.runs.size(), 1u);
+  const NcclTestsRun& run = log.runs[0];
+  EXPECT_EQ(run.program, "all_reduce_perf");
+  EXPECT_EQ(run.iterations, 20);
+  ASSERT_EQ(run.devices.size(), 4u);
+  EXPECT_EQ(run.devices[3].host, "gpu-b02");
+  ASSERT_EQ(run.rows.size(), 3u);
+  EXPECT_FALSE(run.rows[0].root);  // "    -1"
+  EXPECT_EQ(run.rows[0].redop, "sum");
+  EXPECT_DOUBLE_EQ(run.rows[2].out_of_place->busbw_gb_s, 92.25);
+  EXPECT_FALSE(run.rows[1].in_place->wrong_elements);  // nwrong null: not checked
+  EXPECT_EQ(run.rows[1].out_of_place->wrong_elements, 0.0);
+  EXPECT_EQ(run.rows[0].out_of_place->iteration_count, 20u);
+  EXPECT_TRUE(run.concluded);
+  const IngestedLog records = ingest(log);
+  EXPECT_EQ(records.measurements, 6u);
+  const Json& first = records.records[1];
+  EXPECT_FALSE(first["iteration_time"]["p50_s"].is_null());
+  EXPECT_NEAR(first["iteration_time"]["mean_s"].get<double>(),
+              *run.rows[0].out_of_place->iteration_mean_us * 1e-6, 1e-15);
+  EXPECT_EQ(records.records[4]["check"], false);  // 16 MiB in-place
+}
+
+TEST(NcclTestsJsonTest, ACrashedRunKeepsItsResultsAndNamesTheHost) {
+  const NcclTestsLog log = parse_nccl_tests_json(fixture("allreduce_failed.json"));
+  ASSERT_EQ(log.runs.size(), 1u);
+  EXPECT_FALSE(log.runs[0].concluded);
+  EXPECT_EQ(log.runs[0].rows.size(), 2u);
+  ASSERT_EQ(log.unreadable.size(), 1u);
+  EXPECT_NE(log.unreadable[0].why.find("results[2]"), std::string::npos);
+  const IngestedLog records = ingest(log);
+  ASSERT_EQ(records.error_records, 1u);
+  EXPECT_EQ(records.records.back()["host"], "gpu-b02");
+  EXPECT_EQ(records.unconcluded.size(), 1u);
+}
+
+TEST(NcclTestsJsonTest, ACutOffFileIsUnreadableAsAWhole) {
+  const std::string text = fixture("allreduce_per_iteration.json");
+  const NcclTestsLog log = parse_nccl_tests_json(text.substr(0, text.size() / 2));
+  EXPECT_TRUE(log.runs.empty());
+  ASSERT_EQ(log.unreadable.size(), 1u);
 }
 
 }  // namespace
