@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -42,7 +43,7 @@ const Json* member(const Json& object, const char* name) {
 
 std::string string_or(const Json& object, const char* name, std::string fallback = {}) {
   const Json* value = member(object, name);
-  return value && value->is_string() ? value->get<std::string>() : fallback;
+  return value && value->is_string() ? value->get<std::string>() : std::move(fallback);
 }
 
 std::optional<double> number(const Json& object, const char* name) {

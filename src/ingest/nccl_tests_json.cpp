@@ -42,7 +42,7 @@ std::string text_of(const Json& object, const char* name) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string{};
 }
 
-std::string trimmed(std::string text) {
+std::string trimmed(const std::string& text) {
   const auto first = text.find_first_not_of(' ');
   const auto last = text.find_last_not_of(' ');
   return first == std::string::npos ? std::string{} : text.substr(first, last - first + 1);

@@ -92,6 +92,31 @@ class Ingest(unittest.TestCase):
         self.assertNotEqual(certify.returncode, 0)
         self.assertNotIn("certified", {v["state"] for v in nodes.values()})
 
+    def test_certify_adds_the_judged_run_to_the_history(self):
+        _, run_dir = self.ingest("allreduce_2nodes_v2.19.log", run_id="hist")
+        baseline = self.tmp / "baseline.yaml"
+        baseline.write_text(BASELINE.format(floor=80))
+        db = self.tmp / "h" / "history.db"
+        for expected in ("run hist added to history", "run hist already in history"):
+            proc = subprocess.run([BIN, "certify", str(run_dir), "--baseline", str(baseline),
+                                   "--history", str(db)], capture_output=True, text=True,
+                                  timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn(expected, proc.stderr)
+        show = subprocess.run([BIN, "history", "show", "gpu-a01", "--history", str(db)],
+                              capture_output=True, text=True, timeout=60)
+        self.assertIn("hist", show.stdout)
+        self.assertIn("certified", show.stdout)
+        # A history that cannot be written: one error line, status 3, the verdict kept.
+        (self.tmp / "not-a-dir").write_text("")
+        proc = subprocess.run([BIN, "certify", str(run_dir), "--baseline", str(baseline),
+                               "--history", str(self.tmp / "not-a-dir" / "h.db")],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertEqual(sum("error" in line for line in proc.stderr.splitlines()), 1,
+                         proc.stderr)
+        self.assertTrue((run_dir / "verdict.json").exists())
+
     def test_unchecked_data_certifies_no_node(self):
         _, run_dir = self.ingest("allreduce_unchecked.log")
         certify, nodes = self.certify(run_dir)
