@@ -6,6 +6,8 @@ find_package(Threads REQUIRED)
 # The validator: baselines are YAML, records are read with simdjson (1 M records in seconds).
 find_package(yaml-cpp REQUIRED)
 find_package(simdjson REQUIRED)
+# The run history (src/history): Debian's libsqlite3-dev.
+find_package(SQLite3 REQUIRED)
 
 # Optional components: AUTO follows what is installed, ON insists, OFF skips the probe.
 function(commcert_resolve_option name found)

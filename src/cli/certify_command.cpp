@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/history_options.hpp"
 #include "core/errors.hpp"
 #include "core/records_file.hpp"
 #include "pool/slurm_actions.hpp"
@@ -126,6 +127,8 @@ void CertifyCommand::configure(CLI::App& app) {
   app.add_flag("--allow-partial", flags_.allow_partial,
                "Judge runs that never finished (meta.json or suite.json still says running) "
                "instead of holding their nodes inconclusive; each node says so in its reasons");
+  add_history_option(app, flags_.history,
+                     "Add the judged run (one results directory) to this history database");
 }
 
 int CertifyCommand::run(Invocation& /*invocation*/) {
@@ -157,8 +160,16 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
       write_reports(Report(shown, details ? &*details : nullptr), outputs, "commcert certify");
   fmt::print(stderr, "commcert certify: verdict written to {}\n", verdict_path.string());
   // A report that could not be written is an I/O error, as a pool that could not be acted on.
-  const int status =
+  int status =
       reported ? shown.exit_status() : std::max(shown.exit_status(), to_int(ExitCode::kError));
+  // Each input that is one run (a directory with records.jsonl) goes into the history as one
+  // run; a results root or a loose records file is not a run and is left out.
+  for (const auto& input : flags_.inputs) {
+    if (!flags_.history ||
+        !std::filesystem::is_regular_file(std::filesystem::path(input) / "records.jsonl"))
+      continue;
+    status = add_run_to_history(flags_.history, input, "commcert certify", status);
+  }
   if (!flags_.apply) return status;
   // Action lines follow the text summary; other formats keep stdout machine-readable.
   const VerdictFormat* on_stdout = stdout_format(outputs);

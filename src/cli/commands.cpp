@@ -2,7 +2,10 @@
 #include "cli/burn_command.hpp"
 #include "cli/certify_command.hpp"
 #include "cli/command.hpp"
+#include "cli/compare_command.hpp"
 #include "cli/health_command.hpp"
+#include "cli/history_command.hpp"
+#include "cli/ingest_command.hpp"
 #include "cli/links_command.hpp"
 #include "cli/membw_command.hpp"
 #include "cli/report_command.hpp"
@@ -22,6 +25,9 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(std::make_unique<CertifyCommand>());
   commands.push_back(std::make_unique<ReportCommand>());
   commands.push_back(std::make_unique<BaselineCommand>());
+  commands.push_back(std::make_unique<HistoryCommand>());
+  commands.push_back(std::make_unique<CompareCommand>());
+  commands.push_back(std::make_unique<IngestCommand>());
   return commands;
 }
 

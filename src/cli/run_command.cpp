@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/history_options.hpp"
 #include "cli/process_group.hpp"
 #include "cli/stage_deadline.hpp"
 #include "cli/stage_plan.hpp"
@@ -328,6 +329,8 @@ void RunCommand::configure(CLI::App& app) {
       ->envname("COMMCERT_BASELINE");
   app.add_flag("--plan", flags_.plan_only, "Print the stages, budgets and checks; run nothing");
   add_report_options(app, flags_.report, "text");
+  add_history_option(app, flags_.history,
+                     "Add the run to this history database once it is judged (process 0)");
   add_stage_options(app, stage_);
 }
 
@@ -399,7 +402,9 @@ int RunCommand::run(Invocation& invocation) {
       }
     }
   }
-  return runner.certify(worst);
+  const int status = runner.certify(worst);
+  if (!runner.reporting()) return status;
+  return add_run_to_history(flags_.history, output->directory(), "commcert run", status);
 }
 
 }  // namespace commcert

@@ -25,7 +25,8 @@ class RunCommand final : public Command {
     std::string suite;
     std::optional<std::string> baseline;
     bool plan_only = false;
-    ReportFlags report;  // --format, --report: the verdict's outputs
+    ReportFlags report;                  // --format, --report: the verdict's outputs
+    std::optional<std::string> history;  // --history: add the run to this database
   };
   Flags flags_;
   StageOptions stage_;

@@ -106,7 +106,8 @@ struct CollectiveFields {
         if (key == M::kBusbw) busbw = number(value, key);
         break;
       case key_id(M::kRankTime):
-        if (key != M::kRankTime) break;
+        // null in records read in from other tools (`source`), which print no per-rank times.
+        if (key != M::kRankTime || is_null(value, key)) break;
         for_each_field(object_of(value), key, [&](std::string_view k, od::value& v) {
           if (k == RankTimeSpread::kMedianS)
             median_s = number(v, {M::kRankTime, RankTimeSpread::kMedianS});

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+
+namespace commcert {
+
+// `commcert ingest LOG... [--out DIR] [--run-id ID] [--collective NAME]`: nccl-tests text logs
+// become one commcert run directory (records.jsonl, meta.json) that certify, compare and history
+// read like any other (docs/ingest.md). Exit status: 0 every test and row read; 1 records
+// written, but some lines were unreadable, a test was refused or cut off; 2 usage, or nothing in
+// the logs could be read.
+class IngestCommand final : public Command {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "ingest"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "Turn nccl-tests logs into commcert records that certify and compare can judge";
+  }
+  void configure(CLI::App& app) override;
+  int run(Invocation& invocation) override;
+
+ private:
+  struct Flags {
+    std::vector<std::string> logs;
+    std::string out = "results";
+    std::optional<std::string> run_id;
+    std::optional<std::string> collective;
+  };
+  Flags flags_;
+};
+
+}  // namespace commcert

@@ -1,0 +1,211 @@
+"""`commcert ingest` on the nccl-tests fixtures (tests/fixtures/nccl_tests, written from the
+published output format): records that satisfy the record schema, exit statuses, one line per
+unreadable line, and `certify` judging what was read in - failing closed where the log cannot
+prove something (unchecked data, a cut-off run, a crash)."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from commcert_testing import SOURCE_DIR, read_records, validate_records
+
+BIN = os.environ["COMMCERT_BIN"]
+FIXTURES = SOURCE_DIR / "tests" / "fixtures" / "nccl_tests"
+
+# The fixtures' two nodes reach 88-90 GB/s all-reduce busbw at 64 MiB: a floor of 80 passes them,
+# 95 does not.
+BASELINE = """schema: 1
+sku: ingest-test
+node:
+  gpus: 0
+  ib_ports: 0
+required: [collective.allreduce]
+fleet:
+  enabled: false
+checks:
+  collective.allreduce:
+    min_bytes: 64M
+    require_check: true
+    busbw_gb_per_s:
+      cluster:
+        floor: {floor}
+      node:
+        floor: {floor}
+"""
+
+
+class Ingest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="commcert-ingest-"))
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+
+    def ingest(self, *names, run_id="log", extra=()):
+        paths = [str(FIXTURES / name) for name in names]
+        proc = subprocess.run([BIN, "ingest", *paths, "--out", str(self.tmp), "--run-id", run_id,
+                               *extra], capture_output=True, text=True, timeout=60)
+        return proc, self.tmp / run_id
+
+    def certify(self, run_dir, floor=80):
+        baseline = self.tmp / f"baseline-{floor}.yaml"
+        baseline.write_text(BASELINE.format(floor=floor))
+        proc = subprocess.run([BIN, "certify", str(run_dir), "--baseline", str(baseline),
+                               "--format", "json"], capture_output=True, text=True, timeout=60)
+        verdict = json.loads((run_dir / "verdict.json").read_text())
+        return proc, {n["node"]: n for n in verdict["nodes"]}
+
+    def test_every_fixture_becomes_records_the_schema_accepts(self):
+        expected = {
+            "allreduce_2nodes_v2.19.log": 0,
+            "all_reduce_perf_v2.11_error_column.log": 0,
+            "allreduce_tag_output.log": 0,
+            "allreduce_srun_label.log": 0,
+            "allreduce_per_iteration_timestamps.log": 0,
+            "several_tests.log": 1,  # hypercube_perf has no commcert collective
+            "allreduce_truncated.log": 1,
+            "allreduce_garbage_and_crash.log": 1,
+            "allreduce_wrong_data.log": 0,
+            "allreduce_unchecked.log": 0,
+        }
+        self.assertEqual(sorted(expected), sorted(p.name for p in FIXTURES.glob("*.log")))
+        for name, status in expected.items():
+            proc, run_dir = self.ingest(name, run_id=name.replace(".log", ""))
+            self.assertEqual(proc.returncode, status, (name, proc.stdout, proc.stderr))
+            records = read_records(run_dir / "records.jsonl")
+            validate_records(self, records)
+            self.assertTrue(any(r["kind"] == "collective" for r in records), name)
+            meta = json.loads((run_dir / "meta.json").read_text())
+            self.assertEqual(meta["source"], "nccl-tests")
+
+    def test_a_clean_log_is_certified_and_judged_against_the_floor(self):
+        proc, run_dir = self.ingest("allreduce_2nodes_v2.19.log")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("ingested 8 measurement(s) and 0 error record(s) on 2 node(s)", proc.stdout)
+        certify, nodes = self.certify(run_dir, floor=80)
+        self.assertEqual(certify.returncode, 0, certify.stdout + certify.stderr)
+        self.assertEqual({n: v["state"] for n, v in nodes.items()},
+                         {"gpu-a01": "certified", "gpu-a02": "certified"})
+        certify, nodes = self.certify(run_dir, floor=95)
+        self.assertNotEqual(certify.returncode, 0)
+        self.assertNotIn("certified", {v["state"] for v in nodes.values()})
+
+    def test_certify_adds_the_judged_run_to_the_history(self):
+        _, run_dir = self.ingest("allreduce_2nodes_v2.19.log", run_id="hist")
+        baseline = self.tmp / "baseline.yaml"
+        baseline.write_text(BASELINE.format(floor=80))
+        db = self.tmp / "h" / "history.db"
+        for expected in ("run hist added to history", "run hist already in history"):
+            proc = subprocess.run([BIN, "certify", str(run_dir), "--baseline", str(baseline),
+                                   "--history", str(db)], capture_output=True, text=True,
+                                  timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn(expected, proc.stderr)
+        show = subprocess.run([BIN, "history", "show", "gpu-a01", "--history", str(db)],
+                              capture_output=True, text=True, timeout=60)
+        self.assertIn("hist", show.stdout)
+        self.assertIn("certified", show.stdout)
+        # A history that cannot be written: one error line, status 3, the verdict kept.
+        (self.tmp / "not-a-dir").write_text("")
+        proc = subprocess.run([BIN, "certify", str(run_dir), "--baseline", str(baseline),
+                               "--history", str(self.tmp / "not-a-dir" / "h.db")],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertEqual(sum("error" in line for line in proc.stderr.splitlines()), 1,
+                         proc.stderr)
+        self.assertTrue((run_dir / "verdict.json").exists())
+
+    def test_unchecked_data_certifies_no_node(self):
+        _, run_dir = self.ingest("allreduce_unchecked.log")
+        certify, nodes = self.certify(run_dir)
+        self.assertNotEqual(certify.returncode, 0)
+        self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"}, nodes)
+
+    def test_wrong_data_certifies_no_node_and_blames_none_by_name(self):
+        # The log counts wrong elements but does not say on which rank: every node of the test is
+        # held inconclusive (not certified, not quarantined on a guess).
+        _, run_dir = self.ingest("allreduce_wrong_data.log")
+        certify, nodes = self.certify(run_dir)
+        self.assertEqual(certify.returncode, 3, certify.stdout + certify.stderr)
+        self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"}, nodes)
+        for node in nodes.values():
+            self.assertIn("1536 wrong element(s)", node["first_reason"]["message"])
+
+    def test_a_cut_off_log_is_an_unfinished_run(self):
+        proc, run_dir = self.ingest("allreduce_truncated.log")
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("allreduce_truncated.log:16:", proc.stderr)
+        self.assertIn("the test did not finish", proc.stderr)
+        certify, nodes = self.certify(run_dir)
+        self.assertEqual(certify.returncode, 3, certify.stdout + certify.stderr)
+        self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"}, nodes)
+
+    def test_a_crash_is_evidence_against_the_host_it_names(self):
+        proc, run_dir = self.ingest("allreduce_garbage_and_crash.log")
+        self.assertEqual(proc.returncode, 1)
+        # One line per unreadable line, with file and line.
+        self.assertIn("allreduce_garbage_and_crash.log:15: 4 fields", proc.stderr)
+        errors = [r for r in read_records(run_dir / "records.jsonl") if r["status"] == "error"]
+        self.assertEqual({r["host"] for r in errors}, {"gpu-a02"})
+        _, nodes = self.certify(run_dir)
+        self.assertNotEqual(nodes["gpu-a02"]["state"], "certified")
+
+    def test_several_logs_make_one_run(self):
+        proc, run_dir = self.ingest("allreduce_2nodes_v2.19.log", "several_tests.log")
+        self.assertEqual(proc.returncode, 1)  # the hypercube test
+        self.assertIn("hypercube_perf", proc.stderr)
+        records = read_records(run_dir / "records.jsonl")
+        self.assertEqual(sum(r["kind"] == "run" for r in records), 1)
+        self.assertEqual({r["collective"] for r in records if r["kind"] == "collective"},
+                         {"allreduce", "allgather", "broadcast"})
+
+    def test_ingested_runs_can_be_compared(self):
+        _, run_a = self.ingest("allreduce_per_iteration_timestamps.log", run_id="a")
+        _, run_b = self.ingest("allreduce_2nodes_v2.19.log", run_id="b")
+        proc = subprocess.run([BIN, "compare", str(run_a), str(run_b), "--all"],
+                              capture_output=True, text=True, timeout=60)
+        # Same figures on both sides: nothing moved, nothing regressed.
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("8 unchanged", proc.stdout)
+
+    def test_json_output_is_read_and_certified(self):
+        proc, run_dir = self.ingest("allreduce_per_iteration.json", run_id="json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        records = read_records(run_dir / "records.jsonl")
+        validate_records(self, records)
+        certify, nodes = self.certify(run_dir, floor=80)
+        self.assertEqual(certify.returncode, 0, certify.stdout + certify.stderr)
+        self.assertEqual({v["state"] for v in nodes.values()}, {"certified"})
+        proc, run_dir = self.ingest("allreduce_failed.json", run_id="json-failed")
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("allreduce_failed.json: results[2]:", proc.stderr)
+        _, nodes = self.certify(run_dir, floor=80)
+        self.assertNotIn("certified", {v["state"] for v in nodes.values()})
+
+    def test_nothing_readable_is_one_error_line_and_nothing_written(self):
+        garbage = self.tmp / "garbage.log"
+        garbage.write_bytes(b"hello\n\x00\x01 not a log\n")
+        proc = subprocess.run([BIN, "ingest", str(garbage), "--out", str(self.tmp / "out")],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertIn("no nccl-tests result could be read", proc.stderr)
+        self.assertFalse((self.tmp / "out").exists())
+
+    def test_an_existing_run_is_not_appended_to(self):
+        self.ingest("allreduce_2nodes_v2.19.log", run_id="same")
+        proc, _ = self.ingest("allreduce_2nodes_v2.19.log", run_id="same")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("already holds a run", proc.stderr)
+
+    def test_a_missing_log_is_a_usage_error(self):
+        proc = subprocess.run([BIN, "ingest", str(self.tmp / "nope.log"), "--out", str(self.tmp)],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("nope.log", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,349 @@
+// Reading nccl-tests text output: every layout in tests/fixtures/nccl_tests (written from the
+// published format, docs/ingest.md), launcher prefixes, odd cells, and what becomes records.
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "ingest/nccl_tests_json.hpp"
+#include "ingest/nccl_tests_log.hpp"
+#include "ingest/nccl_tests_records.hpp"
+
+namespace commcert {
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(COMMCERT_SOURCE_DIR) + "/tests/fixtures/nccl_tests/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_FALSE(text.str().empty()) << name;
+  return text.str();
+}
+
+IngestedLog ingest(const NcclTestsLog& log, const std::string& file = "x.log") {
+  return nccl_tests_records(log, IngestOptions{"run1", file, std::nullopt}, true);
+}
+
+TEST(LauncherPrefixTest, RemovesOpenMpiTagsSrunLabelsAndBracketedRanks) {
+  EXPECT_EQ(strip_launcher_prefix("[1,0]<stdout>:#  Rank  0"), "#  Rank  0");
+  EXPECT_EQ(strip_launcher_prefix("[1,12]<stderr>:text"), "text");
+  EXPECT_EQ(strip_launcher_prefix("[0] text"), " text");
+  EXPECT_EQ(strip_launcher_prefix("0: # Avg"), "# Avg");
+  EXPECT_EQ(strip_launcher_prefix(" 12: row"), "row");
+  // A table row is not a label: its first number is followed by spaces, not a colon.
+  EXPECT_EQ(strip_launcher_prefix("     1048576        262144"), "     1048576        262144");
+  EXPECT_EQ(strip_launcher_prefix("[node01] text"), "[node01] text");
+}
+
+TEST(NcclTestsLogTest, ReadsTheCurrentLayout) {
+  const NcclTestsLog log = parse_nccl_tests_log(fixture("allreduce_2nodes_v2.19.log"));
+  EXPECT_TRUE(log.unreadable.empty());
+  ASSERT_EQ(log.runs.size(), 1u);
+  const NcclTestsRun& run = log.runs[0];
+  EXPECT_EQ(run.program, "all_reduce_perf");
+  EXPECT_EQ(run.version, "2.19.6");
+  EXPECT_EQ(run.iterations, 20);
+  EXPECT_EQ(run.warmup_iterations, 1);
+  EXPECT_EQ(run.validation, 1);
+  ASSERT_EQ(run.devices.size(), 4u);
+  EXPECT_EQ(run.devices[2].host, "gpu-a02");
+  EXPECT_EQ(run.devices[2].pci_bus_id, "0000:18:00");
+  EXPECT_EQ(run.devices[3].device, 1);
+  EXPECT_EQ(run.devices[3].name, "NVIDIA H100 80GB HBM3");
+  ASSERT_EQ(run.rows.size(), 4u);
+  const NcclTestsRow& last = run.rows[3];
+  EXPECT_EQ(last.size_bytes, 67108864u);
+  EXPECT_EQ(last.count, 16777216u);
+  EXPECT_EQ(last.type, "float");
+  EXPECT_EQ(last.redop, "sum");
+  EXPECT_FALSE(last.root);
+  ASSERT_TRUE(last.out_of_place && last.in_place);
+  EXPECT_DOUBLE_EQ(last.out_of_place->time_us, 1117.24);
+  EXPECT_DOUBLE_EQ(last.out_of_place->busbw_gb_s, 90.10);
+  EXPECT_DOUBLE_EQ(last.in_place->busbw_gb_s, 88.30);
+  EXPECT_EQ(last.out_of_place->wrong_elements, 0.0);
+  EXPECT_TRUE(run.concluded);
+  EXPECT_NEAR(*run.avg_busbw_gb_s, 67.3695, 1e-9);
+  EXPECT_EQ(run.out_of_bounds, 0);
+}
+
+TEST(NcclTestsLogTest, TheOldErrorColumnIsNotACountOfWrongElements) {
+  const NcclTestsLog log = parse_nccl_tests_log(fixture("all_reduce_perf_v2.11_error_column.log"));
+  EXPECT_TRUE(log.unreadable.empty());
+  ASSERT_EQ(log.runs.size(), 1u);
+  const NcclTestsRun& run = log.runs[0];
+  EXPECT_TRUE(run.program.empty());
+  EXPECT_FALSE(run.wrong_is_count);
+  ASSERT_EQ(run.devices.size(), 2u);
+  EXPECT_EQ(run.devices[1].pci_bus_id, "0x0f");
+  ASSERT_EQ(run.rows.size(), 4u);
+  EXPECT_FALSE(run.rows[0].out_of_place->wrong_elements);
+  // Not named in the log: the file name says which test it is, and nothing is data-verified.
+  const IngestedLog records = ingest(log, "logs/all_reduce_perf_v2.11_error_column.log");
+  EXPECT_EQ(records.tests, 1u);
+  EXPECT_EQ(records.records[1]["collective"], "allreduce");
+  EXPECT_EQ(records.records[1]["check"], false);
+  EXPECT_TRUE(records.records[1]["wrong_elements"].is_null());
+  // Without a name in the log or the file, the test is refused, not guessed.
+  const IngestedLog anonymous = ingest(log, "logs/job-1234.out");
+  EXPECT_EQ(anonymous.tests, 0u);
+  ASSERT_EQ(anonymous.refused.size(), 1u);
+  EXPECT_NE(anonymous.refused[0].why.find("--collective"), std::string::npos);
+}
+
+TEST(NcclTestsLogTest, LauncherPrefixesAndNcclInfoLinesDoNotChangeWhatIsRead) {
+  const NcclTestsLog plain = parse_nccl_tests_log(fixture("allreduce_2nodes_v2.19.log"));
+  for (const char* name : {"allreduce_tag_output.log", "allreduce_srun_label.log"}) {
+    const NcclTestsLog log = parse_nccl_tests_log(fixture(name));
+    EXPECT_TRUE(log.unreadable.empty()) << name;
+    ASSERT_EQ(log.runs.size(), 1u) << name;
+    EXPECT_EQ(log.runs[0].devices.size(), 4u) << name;
+    ASSERT_EQ(log.runs[0].rows.size(), plain.runs[0].rows.size()) << name;
+    EXPECT_DOUBLE_EQ(log.runs[0].rows[2].in_place->busbw_gb_s,
+                     plain.runs[0].rows[2].in_place->busbw_gb_s);
+  }
+  EXPECT_EQ(parse_nccl_tests_log(fixture("allreduce_tag_output.log")).foreign_lines.size(), 2u);
+}
+
+TEST(NcclTestsLogTest, PerIterationColumnsAndTimestamps) {
+  const NcclTestsLog log = parse_nccl_tests_log(fixture("allreduce_per_iteration_timestamps.log"));
+  EXPECT_TRUE(log.unreadable.empty());
+  ASSERT_EQ(log.runs.size(), 1u);
+  ASSERT_EQ(log.runs[0].rows.size(), 4u);
+  const NcclTestsPlacement& in_place = *log.runs[0].rows[0].in_place;
+  EXPECT_DOUBLE_EQ(in_place.busbw_gb_s, 37.73);
+  EXPECT_DOUBLE_EQ(*in_place.iteration_cv_pct, 3.10);
+  EXPECT_DOUBLE_EQ(*in_place.iteration_min_us, 39.60);
+  const IngestedLog records = ingest(log);
+  const Json& first = records.records[1];
+  EXPECT_EQ(first["iteration_time"]["count"], 20);
+  EXPECT_NEAR(first["iteration_time"]["cv"].get<double>(), 0.031, 1e-12);
+  EXPECT_TRUE(first["iteration_time"]["p50_s"].is_null());
+}
+
+TEST(NcclTestsLogTest, SeveralTestsInOneFile) {
+  const NcclTestsLog log = parse_nccl_tests_log(fixture("several_tests.log"));
+  EXPECT_TRUE(log.unreadable.empty());
+  ASSERT_EQ(log.runs.size(), 4u);
+  EXPECT_EQ(log.runs[1].program, "all_gather_perf");
+  EXPECT_EQ(log.runs[1].rows[0].redop, "");  // "none"
+  EXPECT_EQ(log.runs[2].rows[0].root, 0);
+  EXPECT_EQ(log.runs[3].rows.size(), 2u);  // hypercube's empty redop field
+  const IngestedLog records = ingest(log);
+  EXPECT_EQ(records.tests, 3u);
+  ASSERT_EQ(records.refused.size(), 1u);
+  EXPECT_NE(records.refused[0].why.find("hypercube_perf"), std::string::npos);
+  EXPECT_EQ(records.measurements, 24u);
+  int run_records = 0;
+  for (const auto& record : records.records)
+    run_records += record["kind"] == "run";
+  EXPECT_EQ(run_records, 1);
+}
+
+TEST(NcclTestsLogTest, ATruncatedLogKeepsItsWholeRowsAndSaysItWasCutOff) {
+  const NcclTestsLog log = parse_nccl_tests_log(fixture("allreduce_truncated.log"));
+  ASSERT_EQ(log.runs.size(), 1u);
+  EXPECT_EQ(log.runs[0].rows.size(), 2u);
+  ASSERT_EQ(log.unreadable.size(), 1u);
+  EXPECT_EQ(log.unreadable[0].line, 16u);
+  EXPECT_FALSE(log.runs[0].concluded);
+  const IngestedLog records = ingest(log);
+  EXPECT_EQ(records.measurements, 4u);
+  EXPECT_EQ(records.unconcluded, std::vector<std::size_t>{1});
+}
+
+TEST(NcclTestsLogTest, GarbageLinesAreCountedAndACrashBecomesAnErrorRecordOnItsHost) {
+  const NcclTestsLog log = parse_nccl_tests_log(fixture("allreduce_garbage_and_crash.log"));
+  ASSERT_EQ(log.runs.size(), 1u);
+  EXPECT_EQ(log.runs[0].rows.size(), 3u);
+  ASSERT_EQ(log.unreadable.size(), 1u);  // the row-like garbage
+  EXPECT_EQ(log.unreadable[0].line, 15u);
+  EXPECT_EQ(log.foreign_lines, std::vector<std::size_t>{16});
+  EXPECT_EQ(log.runs[0].errors.size(), 2u);
+  const IngestedLog records = ingest(log);
+  ASSERT_EQ(records.error_records, 2u);
+  const Json& crash = records.records[records.records.size() - 2];
+  EXPECT_EQ(crash["status"], "error");
+  EXPECT_EQ(crash["host"], "gpu-a02");
+  EXPECT_NE(crash["reason"].get<std::string>().find("x.log:19"), std::string::npos);
+}
+
+TEST(NcclTestsLogTest, WrongElementsFailTheirRecordAndUncheckedRowsAreNotDataVerified) {
+  const IngestedLog wrong = ingest(parse_nccl_tests_log(fixture("allreduce_wrong_data.log")));
+  int failed = 0;
+  for (const auto& record : wrong.records) {
+    if (record["kind"] != "collective") continue;
+    if (record["status"] == "fail") {
+      ++failed;
+      EXPECT_EQ(record["wrong_elements"], 1536);
+      EXPECT_EQ(record["bytes"], 16777216);
+      EXPECT_EQ(record["in_place"], false);
+      // Which rank saw them is not in the log: nobody is blamed by name.
+      EXPECT_TRUE(record["wrong_ranks"].empty());
+    }
+  }
+  EXPECT_EQ(failed, 1);
+  const IngestedLog unchecked = ingest(parse_nccl_tests_log(fixture("allreduce_unchecked.log")));
+  for (const auto& record : unchecked.records) {
+    if (record["kind"] != "collective") continue;
+    EXPECT_EQ(record["check"], false);
+    EXPECT_TRUE(record["wrong_elements"].is_null());
+  }
+}
+
+TEST(NcclTestsRecordsTest, WhatTheLogCannotKnowIsNull) {
+  const IngestedLog records = ingest(parse_nccl_tests_log(fixture("allreduce_2nodes_v2.19.log")));
+  ASSERT_EQ(records.records.size(), 9u);
+  const Json& run = records.records[0];
+  EXPECT_EQ(run["kind"], "run");
+  EXPECT_EQ(run["ranks"].size(), 4u);
+  EXPECT_EQ(run["ranks"][3]["node"], "gpu-a02");
+  EXPECT_EQ(run["ranks"][3]["local_rank"], 1);
+  const Json& record = records.records[8];
+  EXPECT_EQ(record["source"], "nccl-tests");
+  EXPECT_EQ(record["backend"], "nccl");
+  EXPECT_EQ(record["scope"], "cluster");
+  EXPECT_EQ(record["group_nodes"], Json({"gpu-a01", "gpu-a02"}));
+  EXPECT_EQ(record["nranks"], 4);
+  EXPECT_EQ(record["in_place"], true);
+  EXPECT_DOUBLE_EQ(record["busbw_bytes_per_s"].get<double>(), 88.30e9);
+  EXPECT_DOUBLE_EQ(record["bus_factor"].get<double>(), 1.5);
+  EXPECT_NEAR(record["time_s"].get<double>(), 1140.04e-6, 1e-15);
+  EXPECT_TRUE(record["straggler"].is_null());
+  EXPECT_TRUE(record["rank_time_s"].is_null());
+  EXPECT_TRUE(record["aggregation"].is_null());
+  EXPECT_TRUE(record["iteration_time"].is_null());
+  EXPECT_EQ(record["check"], true);
+  EXPECT_EQ(record["wrong_elements"], 0);
+}
+
+TEST(NcclTestsRecordsTest, OneHostIsANodeScopeMeasurement) {
+  const IngestedLog records =
+      ingest(parse_nccl_tests_log(fixture("all_reduce_perf_v2.11_error_column.log")),
+             "all_reduce_perf.log");
+  EXPECT_EQ(records.records[1]["scope"], "node");
+  EXPECT_EQ(records.records[1]["group_nodes"], Json({"dgx01"}));
+}
+
+TEST(NcclTestsLogTest, OddCellsExponentsNotApplicableAndTooFewFields) {
+  const std::string text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 5 agg "
+      "iters: 1 validation: 1\n"
+      "#  Rank  0 Group  0 Pid  1 on n1 device  0 [0000:18:00] GPU\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     "
+      "time   algbw   busbw  #wrong\n"
+      "        8             2     float     sum      -1    1.5e+03  2e+06  1e+06  1e+06    23.45  "
+      "  0.00    0.00     N/A\n"
+      "        16            4     float     sum      -1    23.45    0.00    0.00\n"
+      "        32            8     float     sum      -1    N/A    0.00    0.00    0    1.0   0.00 "
+      " 0.00  0\n"
+      "# Avg bus bandwidth    : 0.00 FAILED\n";
+  const NcclTestsLog log = parse_nccl_tests_log(text);
+  ASSERT_EQ(log.runs.size(), 1u);
+  ASSERT_EQ(log.runs[0].rows.size(), 1u);
+  const NcclTestsRow& row = log.runs[0].rows[0];
+  EXPECT_DOUBLE_EQ(row.out_of_place->time_us, 1500.0);
+  EXPECT_DOUBLE_EQ(row.out_of_place->algbw_gb_s, 2e6);
+  EXPECT_EQ(row.out_of_place->wrong_elements, 1e6);
+  EXPECT_FALSE(row.in_place->wrong_elements);
+  ASSERT_EQ(log.unreadable.size(), 3u);
+  EXPECT_EQ(log.unreadable[0].line, 5u);
+  EXPECT_NE(log.unreadable[0].why.find("8 fields"), std::string::npos);
+  EXPECT_EQ(log.unreadable[1].line, 6u);
+  // The footer's mean (0) is not that of the one row read: rows went missing.
+  EXPECT_EQ(log.unreadable[2].line, 7u);
+  EXPECT_NE(log.unreadable[2].why.find("rows are missing"), std::string::npos);
+  EXPECT_TRUE(log.runs[0].concluded);
+}
+
+// The footer's average checked against the rows: at the edge of rounding it agrees, one row
+// lost it does not.
+TEST(NcclTestsLogTest, AFooterAverageThatIsNotTheRowsMeanMeansRowsWereLost) {
+  const std::string head =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 5 agg "
+      "iters: 1 validation: 1\n"
+      "#  Rank  0 Group  0 Pid  1 on n1 device  0 [0000:18:00] GPU\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     "
+      "time   algbw   busbw  #wrong\n"
+      "        8    2  float  sum  -1  10.0  10.00  10.00  0  10.0  20.00  20.00  0\n"
+      "        16   4  float  sum  -1  10.0  30.00  30.00  0  10.0  40.00  40.00  0\n";
+  // Mean 25; the tolerance is 0.01 + 0.1 % of the footer's value.
+  EXPECT_TRUE(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 25.03\n").unreadable.empty());
+  EXPECT_FALSE(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 25.04\n").unreadable.empty());
+  EXPECT_FALSE(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 24.96\n").unreadable.empty());
+  EXPECT_TRUE(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 24.975\n").unreadable.empty());
+}
+
+TEST(NcclTestsLogTest, TextThatIsNoLogYieldsNoTest) {
+  const NcclTestsLog log = parse_nccl_tests_log("hello\nworld\n\x01\x02 binary\n");
+  EXPECT_TRUE(log.runs.empty());
+  EXPECT_EQ(log.foreign_lines.size(), 3u);
+  EXPECT_EQ(ingest(log).tests, 0u);
+}
+
+TEST(NcclTestsRecordsTest, AHostThatIsNoValidNodeNameRefusesTheTest) {
+  const std::string text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 5 agg "
+      "iters: 1 validation: 1\n"
+      "#  Rank  0 Group  0 Pid  1 on <img> device  0 [0000:18:00] GPU\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     "
+      "time   algbw   busbw  #wrong\n"
+      "        8             2     float     sum      -1    10.0  0.01  0.01  0    10.0  0.01  "
+      "0.01  0\n";
+  const IngestedLog records = ingest(parse_nccl_tests_log(text), "all_reduce_perf.log");
+  EXPECT_EQ(records.tests, 0u);
+  ASSERT_EQ(records.refused.size(), 1u);
+  EXPECT_NE(records.refused[0].why.find("line 2"), std::string::npos);
+}
+
+TEST(NcclTestsJsonTest, ReadsTheJsonOutputWithItsQuirks) {
+  const std::string text = fixture("allreduce_per_iteration.json");
+  ASSERT_TRUE(looks_like_json(text));
+  EXPECT_FALSE(looks_like_json(fixture("allreduce_2nodes_v2.19.log")));
+  const NcclTestsLog log = parse_nccl_tests_json(text);
+  EXPECT_TRUE(log.unreadable.empty());
+  ASSERT_EQ(log.runs.size(), 1u);
+  const NcclTestsRun& run = log.runs[0];
+  EXPECT_EQ(run.program, "all_reduce_perf");
+  EXPECT_EQ(run.iterations, 20);
+  ASSERT_EQ(run.devices.size(), 4u);
+  EXPECT_EQ(run.devices[3].host, "gpu-b02");
+  ASSERT_EQ(run.rows.size(), 3u);
+  EXPECT_FALSE(run.rows[0].root);  // "    -1"
+  EXPECT_EQ(run.rows[0].redop, "sum");
+  EXPECT_DOUBLE_EQ(run.rows[2].out_of_place->busbw_gb_s, 92.25);
+  EXPECT_FALSE(run.rows[1].in_place->wrong_elements);  // nwrong null: not checked
+  EXPECT_EQ(run.rows[1].out_of_place->wrong_elements, 0.0);
+  EXPECT_EQ(run.rows[0].out_of_place->iteration_count, 20u);
+  EXPECT_TRUE(run.concluded);
+  const IngestedLog records = ingest(log);
+  EXPECT_EQ(records.measurements, 6u);
+  const Json& first = records.records[1];
+  EXPECT_FALSE(first["iteration_time"]["p50_s"].is_null());
+  EXPECT_NEAR(first["iteration_time"]["mean_s"].get<double>(),
+              *run.rows[0].out_of_place->iteration_mean_us * 1e-6, 1e-15);
+  EXPECT_EQ(records.records[4]["check"], false);  // 16 MiB in-place
+}
+
+TEST(NcclTestsJsonTest, ACrashedRunKeepsItsResultsAndNamesTheHost) {
+  const NcclTestsLog log = parse_nccl_tests_json(fixture("allreduce_failed.json"));
+  ASSERT_EQ(log.runs.size(), 1u);
+  EXPECT_FALSE(log.runs[0].concluded);
+  EXPECT_EQ(log.runs[0].rows.size(), 2u);
+  ASSERT_EQ(log.unreadable.size(), 1u);
+  EXPECT_NE(log.unreadable[0].why.find("results[2]"), std::string::npos);
+  const IngestedLog records = ingest(log);
+  ASSERT_EQ(records.error_records, 1u);
+  EXPECT_EQ(records.records.back()["host"], "gpu-b02");
+  EXPECT_EQ(records.unconcluded.size(), 1u);
+}
+
+TEST(NcclTestsJsonTest, ACutOffFileIsUnreadableAsAWhole) {
+  const std::string text = fixture("allreduce_per_iteration.json");
+  const NcclTestsLog log = parse_nccl_tests_json(text.substr(0, text.size() / 2));
+  EXPECT_TRUE(log.runs.empty());
+  ASSERT_EQ(log.unreadable.size(), 1u);
+}
+
+}  // namespace
+}  // namespace commcert
