@@ -17,7 +17,7 @@ import unittest
 
 import netns_cluster
 
-BIN = os.environ["COMMCERT_BIN"]
+BIN = os.environ.get("COMMCERT_BIN", "commcert")
 SKIP = netns_cluster.skip_reason()
 NODES = [f"node{i}" for i in range(4)]
 # 100 Mbit/s is 0.0125 GB/s: a tenth or less of what healthy pairs reach here even when the
