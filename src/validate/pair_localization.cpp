@@ -18,6 +18,8 @@ namespace {
 constexpr double kGb = 1e9;
 // The median absolute deviation times this estimates a normal sample's standard deviation.
 constexpr double kMadToSigma = 1.4826;
+// Known-good partners a node must be slow with, on re-test, before it is blamed.
+constexpr std::size_t kBlamePartners = 2;
 
 using NodePair = std::pair<NodeId, NodeId>;
 
@@ -273,8 +275,11 @@ class RunJudge {
       }
     }
     // Imbue's pass ratio: a node fine with one known-good partner works; what failed is the
-    // path to the others. Only a node slow with every known-good partner it met is bad.
-    r.failed = !r.failed_with.empty() && r.passed_with.empty();
+    // path to the others. Only a node slow with every known-good partner it met, and with
+    // kBlamePartners of them where there are that many, is bad: on a busy fabric one healthy
+    // pair in a few dozen measures several times slower than its peers, two in a row rarely.
+    r.failed = !r.failed_with.empty() && r.passed_with.empty() &&
+               r.failed_with.size() >= std::min(kBlamePartners, known_good_.size());
     return r;
   }
 
@@ -286,11 +291,21 @@ class RunJudge {
     }
   }
 
-  // One known-good partner per suspect, a different one for each while there are enough, so
-  // the re-tests of a round stay disjoint (sweep packs listed pairs into disjoint rounds).
+  // kBlamePartners known-good partners per suspect (fewer when there are fewer), spread over
+  // the known-good nodes so the re-tests of a round stay as disjoint as they can (sweep packs
+  // listed pairs into rounds of disjoint pairs).
   void plan_with_good(NodeId node) {
-    if (known_good_.empty() || retest_of(node).any) return;
-    plan(name(node), name(known_good_[next_good_++ % known_good_.size()]));
+    if (known_good_.empty()) return;
+    const Retest done = retest_of(node);
+    if (done.failed || !done.passed_with.empty()) return;  // decided
+    std::size_t wanted = std::min(kBlamePartners, known_good_.size()) - done.failed_with.size();
+    for (std::size_t tries = 0; wanted > 0 && tries < known_good_.size(); ++tries) {
+      const NodeId good = known_good_[next_good_++ % known_good_.size()];
+      if (retested_.count(ordered(node, good))) continue;
+      const std::size_t before = out_.retest_plan.size();
+      plan(name(node), name(good));
+      if (out_.retest_plan.size() > before) --wanted;
+    }
   }
 
   void plan_pair(const NodePair& pair) {

@@ -10,9 +10,9 @@ no other. Skipped without root or namespaces (the reason is printed)."""
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
-import shutil
 import unittest
 
 import netns_cluster
@@ -49,15 +49,13 @@ class LocalizationOnNamespaceHosts(unittest.TestCase):
     def setUpClass(cls):
         cls.cluster = netns_cluster.NetnsCluster(len(NODES), NODES)
         cls.cluster.start()
+        # Class cleanups run even when the rest of this set-up fails.
+        cls.addClassCleanup(cls.cluster.close)
         cls.tmp = tempfile.mkdtemp(prefix="commcert-netns-test-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
         cls.suite = os.path.join(cls.tmp, "suite.yaml")
         with open(cls.suite, "w") as f:
             f.write(SUITE)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.cluster.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def setUp(self):
         self.cluster.clear_faults()
