@@ -1,8 +1,13 @@
 #include "cli/baseline_command.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/number_checks.hpp"
 #include "core/errors.hpp"
@@ -71,10 +76,26 @@ int BaselineCommand::run(Invocation& /*invocation*/) {
   for (const auto& m : derivation.metrics) {
     const Bound* bound = derivation.baseline.bound(m.metric);
     const std::optional<double> limit = bound->floor ? bound->floor : bound->ceiling;
-    fmt::print("  {:<36} expected {:>10} {:<7} {} {:>10}  from {} figure(s){}\n", m.metric,
-               format_figure(m.expected), m.unit, bound->floor ? "floor  " : "ceiling",
-               limit ? format_figure(*limit) : "-", m.subjects,
+    fmt::print("  {:<36} expected {:>10} {:<7} {} {:>10}  from {} figure(s) in {} run(s){}{}\n",
+               m.metric, format_figure(m.expected), m.unit, bound->floor ? "floor  " : "ceiling",
+               limit ? format_figure(*limit) : "-", m.subjects, m.runs,
+               m.run_spread ? fmt::format(", run-to-run sd {}", format_figure(*m.run_spread)) : "",
                m.dropped.empty() ? "" : fmt::format(", {} dropped", m.dropped.size()));
+  }
+  // One line per distinct warning: "derived from one run" holds for every metric at once.
+  std::map<std::string, std::vector<std::string>> warned;
+  for (const auto& m : derivation.metrics) {
+    for (const auto& warning : m.warnings)
+      warned[warning].push_back(m.metric);
+  }
+  for (const auto& [warning, metrics] : warned) {
+    constexpr std::size_t kNamed = 3;
+    const std::vector<std::string> named(
+        metrics.begin(),
+        metrics.begin() + static_cast<std::ptrdiff_t>(std::min(kNamed, metrics.size())));
+    fmt::print(stderr, "commcert baseline: warning: {}{}: {}\n", fmt::join(named, ", "),
+               metrics.size() > kNamed ? fmt::format(" and {} more", metrics.size() - kNamed) : "",
+               warning);
   }
   for (const auto& node : derivation.excluded_nodes) {
     fmt::print(stderr, "commcert baseline: left out {}: it fails hardware or correctness checks\n",

@@ -101,6 +101,18 @@ SuiteStage pairs_stage_of(const SuiteStage& sweep) {
   return pairs;
 }
 
+bool measures_all_pairs(const SuiteStage& stage) {
+  if (stage.command != "sweep") return false;
+  bool pairs = false;
+  for (std::size_t i = 0; i < stage.args.size(); ++i) {
+    const std::string& arg = stage.args[i];
+    if (arg == "--pair-list" || arg.starts_with("--pair-list=")) return false;
+    if (arg == "--scope" && i + 1 < stage.args.size()) pairs = stage.args[i + 1] == "pairs";
+    if (arg.starts_with("--scope=")) pairs = arg == "--scope=pairs";
+  }
+  return pairs;
+}
+
 SuiteStage retest_stage_of(const SuiteStage& pairs, const std::string& pair_list) {
   SuiteStage retest = pairs;
   retest.name = pairs.name + "-retest";

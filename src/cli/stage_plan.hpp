@@ -47,6 +47,10 @@ struct ParsedStage {
 // The same sweep in the pairs scope: the localization step after a cluster-scope shortfall.
 [[nodiscard]] SuiteStage pairs_stage_of(const SuiteStage& sweep);
 
+// A sweep of every node pair (scope pairs, no --pair-list): its suspects are re-tested before
+// any is blamed, whether the suite asked for it or localization did.
+[[nodiscard]] bool measures_all_pairs(const SuiteStage& stage);
+
 // The pairs stage on the listed pairs only ("a:b,c:d"): suspects against known-good nodes.
 [[nodiscard]] SuiteStage retest_stage_of(const SuiteStage& pairs, const std::string& pair_list);
 

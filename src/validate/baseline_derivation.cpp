@@ -61,6 +61,40 @@ std::optional<int> most_common(const std::map<NodeId, std::set<std::int64_t>>& p
   return static_cast<int>(best->first);
 }
 
+struct RunSpread {
+  std::size_t runs = 0;
+  std::optional<double> stddev;  // of the runs' means; two runs or more
+  double figure_cv = 0;
+};
+
+// How much the kept figures vary between runs, and among themselves.
+RunSpread run_spread(const std::vector<const MetricSample*>& kept, double mean) {
+  RunSpread out;
+  std::map<std::uint64_t, std::pair<double, std::size_t>> per_run;
+  double squares = 0;
+  for (const MetricSample* s : kept) {
+    auto& [sum, count] = per_run[sample_origin(*s)];
+    sum += s->value;
+    ++count;
+    squares += (s->value - mean) * (s->value - mean);
+  }
+  out.runs = per_run.size();
+  if (kept.size() > 1 && mean != 0) {
+    out.figure_cv = std::sqrt(squares / static_cast<double>(kept.size() - 1)) / std::abs(mean);
+  }
+  if (per_run.size() < 2) return out;
+  std::vector<double> means;
+  for (const auto& [run, total] : per_run)
+    means.push_back(total.first / static_cast<double>(total.second));
+  const double centre =
+      std::accumulate(means.begin(), means.end(), 0.0) / static_cast<double>(means.size());
+  double deviations = 0;
+  for (const double m : means)
+    deviations += (m - centre) * (m - centre);
+  out.stddev = std::sqrt(deviations / static_cast<double>(means.size() - 1));
+  return out;
+}
+
 }  // namespace
 
 Derivation derive_baseline(const Evidence& evidence, const Baseline& template_baseline,
@@ -82,7 +116,9 @@ Derivation derive_baseline(const Evidence& evidence, const Baseline& template_ba
   const std::set<std::string> broken = broken_nodes(evidence, template_baseline);
   out.excluded_nodes.assign(broken.begin(), broken.end());
 
-  const MetricTable metrics(evidence, b);
+  // Per subject and run: every run's figure is a figure of the fleet, and the spread between
+  // runs is what the limits must allow for.
+  const MetricTable metrics(evidence, b, SamplesPer::kSubjectAndRun);
   std::set<std::string> checks_with_figures;
   std::map<std::string, std::string> comments;
   for (const auto& series : metrics.series()) {
@@ -96,7 +132,10 @@ Derivation derive_baseline(const Evidence& evidence, const Baseline& template_ba
     }
     if (figures.empty()) continue;
     const bool higher = series.info.direction == Direction::kHigherIsBetter;
-    DerivedMetric derived{series.info.id, series.info.unit, figures.size(), {}, 0, 0};
+    DerivedMetric derived;
+    derived.metric = series.info.id;
+    derived.unit = series.info.unit;
+    derived.subjects = figures.size();
     std::vector<const MetricSample*> kept = figures;
     double mean = 0;
     while (true) {
@@ -115,15 +154,35 @@ Derivation derive_baseline(const Evidence& evidence, const Baseline& template_ba
       kept.erase(split, kept.end());
     }
     derived.expected = round_figure(mean);
+    const RunSpread spread = run_spread(kept, mean);
+    derived.runs = spread.runs;
+    derived.run_spread = spread.stddev;
+    derived.figure_cv = spread.figure_cv;
 
     Bound bound;
     bound.fleet = b.fleet;
     bound.expected = derived.expected;
     const double margin = options.floor_margin_pct / 100.0;
+    const double runs_allow = kRunSigmas * spread.stddev.value_or(0);
+    const bool spread_decides = runs_allow > derived.expected * margin;
     if (higher) {
-      bound.floor = round_figure(derived.expected * (1.0 - margin));
+      bound.floor = round_figure(std::max(
+          0.0, std::min(derived.expected * (1.0 - margin), derived.expected - runs_allow)));
     } else {
-      bound.ceiling = round_figure(derived.expected * (1.0 + margin));
+      bound.ceiling =
+          round_figure(std::max(derived.expected * (1.0 + margin), derived.expected + runs_allow));
+    }
+    if (spread.runs == 1) {
+      derived.warnings.push_back(
+          "derived from one run: how much healthy runs differ is unknown, so the limit is only "
+          "the margin from this run's mean; derive from several healthy runs (--from RUN...)");
+    }
+    const double run_cv = spread.stddev && mean != 0 ? *spread.stddev / std::abs(mean) : 0;
+    if (run_cv > kHighSpreadCv || spread.figure_cv > kHighSpreadCv) {
+      derived.warnings.push_back(fmt::format(
+          "high spread (figures cv {:.1f}%, between runs cv {:.1f}%): a limit from such data "
+          "passes slow nodes or fails healthy ones; find the noise before relying on it",
+          100 * spread.figure_cv, 100 * run_cv));
     }
     bound.warn_band_pct = options.warn_band_pct;
     bound.max_regression_pct = options.max_regression_pct;
@@ -131,8 +190,17 @@ Derivation derive_baseline(const Evidence& evidence, const Baseline& template_ba
     checks_with_figures.insert(series.info.check);
 
     std::string note =
-        fmt::format("mean of {} of {} figures ({} iteration{})", kept.size(), figures.size(),
-                    derived.iterations, derived.iterations == 1 ? "" : "s");
+        fmt::format("mean of {} of {} figures from {} run{} ({} iteration{})", kept.size(),
+                    figures.size(), spread.runs, spread.runs == 1 ? "" : "s", derived.iterations,
+                    derived.iterations == 1 ? "" : "s");
+    if (spread.stddev) {
+      note += fmt::format("; run-to-run sd {} {}, limit from {}", format_figure(*spread.stddev),
+                          series.info.unit,
+                          spread_decides ? fmt::format("{} sd", format_figure(kRunSigmas))
+                                         : std::string("the margin"));
+    }
+    for (const auto& warning : derived.warnings)
+      note += "; warning: " + warning;
     if (!derived.dropped.empty()) {
       constexpr std::size_t kNamed = 5;
       std::vector<std::string> named(
@@ -182,7 +250,8 @@ Derivation derive_baseline(const Evidence& evidence, const Baseline& template_ba
   comments[""] = fmt::format(
       "Derived by `commcert baseline` on {} from {} ({} node(s){}).\n"
       "expected = the fleet mean after dropping figures more than {}% worse than the running mean "
-      "until none is (SuperBench's fix_threshold); floor = expected - {}%.\n"
+      "until none is (SuperBench's fix_threshold); floor = expected - {}%, or expected - {} "
+      "standard deviations of the runs' means where that is further.\n"
       "Health limits and required checks: {}. Review before use.",
       utc_timestamp_now().substr(0, 10),
       options.source.empty() ? "the given results" : options.source, evidence.nodes.size(),
@@ -190,6 +259,7 @@ Derivation derive_baseline(const Evidence& evidence, const Baseline& template_ba
           ? ""
           : fmt::format(", {} left out for failing hardware or correctness checks", broken.size()),
       format_figure(options.outlier_pct), format_figure(options.floor_margin_pct),
+      format_figure(kRunSigmas),
       template_baseline.path.empty() ? "DCGM-grade defaults; the checks this fleet ran"
                                      : "from the template " + template_baseline.path);
   out.yaml = baseline_to_yaml(b, comments);

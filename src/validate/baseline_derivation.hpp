@@ -20,6 +20,13 @@ struct DerivationOptions {
   std::string source;                      // what was read, for the file's header comment
 };
 
+// Spread across runs (docs/baselines.md, "From several runs"): each run's mean of the kept
+// figures; the limit is kRunSigmas of their standard deviation beyond expected when that is
+// further than the margin. A run-to-run or figure-to-figure coefficient of variation above
+// kHighSpreadCv is warned about, as is a baseline from one run.
+inline constexpr double kRunSigmas = 3.0;
+inline constexpr double kHighSpreadCv = 0.10;
+
 struct DerivedMetric {
   std::string metric;
   std::string unit;
@@ -27,6 +34,10 @@ struct DerivedMetric {
   std::vector<std::string> dropped;  // "node3 gpu 2": outliers left out of the mean
   std::size_t iterations = 0;
   double expected = 0;
+  std::size_t runs = 0;              // runs the kept figures came from
+  std::optional<double> run_spread;  // standard deviation of the runs' means (2 runs or more)
+  double figure_cv = 0;              // coefficient of variation of the kept figures
+  std::vector<std::string> warnings;
 };
 
 struct Derivation {
@@ -36,12 +47,13 @@ struct Derivation {
   std::string yaml;                         // the file to write, with provenance comments
 };
 
-// A baseline from a known-good fleet run, SuperBench's fix_threshold way: per metric, take the
+// A baseline from known-good fleet runs, SuperBench's fix_threshold way: per metric, take the
 // mean of the figures, drop those more than outlier_pct worse than it, recompute, until nothing
-// is dropped; the mean is `expected` and the floor is a margin below it. Nodes the template's
-// hardware and correctness rules quarantine are left out first. Health limits, required checks
-// and node shape come from the template (DCGM-grade defaults without one); without a template
-// every check with evidence is required. Throws UsageError when no figure can be derived.
+// is dropped; the mean is `expected` and the floor is a margin below it, or kRunSigmas standard
+// deviations of the runs' means below it when several runs say the margin is too tight. Nodes the
+// template's hardware and correctness rules quarantine are left out first. Health limits, required
+// checks and node shape come from the template (DCGM-grade defaults without one); without a
+// template every check with evidence is required. Throws UsageError when no figure can be derived.
 [[nodiscard]] Derivation derive_baseline(const Evidence& evidence,
                                          const Baseline& template_baseline,
                                          const DerivationOptions& options);

@@ -21,14 +21,16 @@ struct SubjectKey {
   int gpu;
   StringId device;
   int port;
+  std::uint64_t origin;  // 0 unless samples are kept per run
   bool operator==(const SubjectKey&) const = default;
 };
 
 struct SubjectHash {
   std::size_t operator()(const SubjectKey& k) const {
     std::size_t h = k.series;
-    for (const std::size_t part : {std::size_t{k.node}, static_cast<std::size_t>(k.gpu + 1),
-                                   std::size_t{k.device}, static_cast<std::size_t>(k.port + 1)}) {
+    for (const std::size_t part :
+         {std::size_t{k.node}, static_cast<std::size_t>(k.gpu + 1), std::size_t{k.device},
+          static_cast<std::size_t>(k.port + 1), static_cast<std::size_t>(k.origin)}) {
       h = h * 0x9E3779B97F4A7C15ull + part;
     }
     return h;
@@ -38,12 +40,14 @@ struct SubjectHash {
 // Builds series and keeps the best sample per subject.
 class Collector {
  public:
-  explicit Collector(std::vector<MetricSeries>& series) : series_(series) {}
+  Collector(std::vector<MetricSeries>& series, SamplesPer per) : series_(series), per_(per) {}
 
   void offer(const MetricInfo& info, MetricSample sample) {
     const std::uint32_t index = series_index(info);
     MetricSeries& s = series_[index];
-    const SubjectKey key{index, sample.node, sample.gpu.index, sample.device, sample.port};
+    const SubjectKey key{
+        index,         sample.node, sample.gpu.index,
+        sample.device, sample.port, per_ == SamplesPer::kSubjectAndRun ? sample_origin(sample) : 0};
     const auto [it, inserted] = best_.emplace(key, s.samples.size());
     if (inserted) {
       s.samples.push_back(sample);
@@ -65,6 +69,7 @@ class Collector {
   }
 
   std::vector<MetricSeries>& series_;
+  SamplesPer per_;
   std::unordered_map<std::string, std::uint32_t> by_id_;
   std::unordered_map<SubjectKey, std::size_t, SubjectHash> best_;
 };
@@ -135,8 +140,13 @@ void collect_collectives(const Evidence& evidence, const Baseline& baseline, Col
 
 }  // namespace
 
-MetricTable::MetricTable(const Evidence& evidence, const Baseline& baseline) {
-  Collector out(series_);
+std::uint64_t sample_origin(const MetricSample& sample) {
+  constexpr std::uint64_t kFileOrigin = std::uint64_t{1} << 32;
+  return sample.run != kNoString ? sample.run : kFileOrigin + sample.ref.file;
+}
+
+MetricTable::MetricTable(const Evidence& evidence, const Baseline& baseline, SamplesPer per) {
+  Collector out(series_, per);
   collect_collectives(evidence, baseline, out);
 
   const auto is_measured = [](RecordStatus s) {

@@ -32,14 +32,23 @@ struct MetricSample {
 
 struct MetricSeries {
   MetricInfo info;
-  std::vector<MetricSample> samples;  // one per subject
+  std::vector<MetricSample> samples;  // one per subject (and run, with kSubjectAndRun)
 };
 
 // Every metric the evidence holds a figure for, bounded or not (fleet statistics and baseline
 // derivation read the unbounded ones too).
+// Where a figure came from, to tell runs apart: its run, or for records that name none (burn,
+// membw, health) the file it was read from (one records.jsonl per run directory).
+[[nodiscard]] std::uint64_t sample_origin(const MetricSample& sample);
+
+// One sample per subject (the best of every run: what a node can do), or one per subject and
+// run (what each run showed: baseline derivation's spread between runs).
+enum class SamplesPer { kSubject, kSubjectAndRun };
+
 class MetricTable {
  public:
-  MetricTable(const Evidence& evidence, const Baseline& baseline);
+  MetricTable(const Evidence& evidence, const Baseline& baseline,
+              SamplesPer per = SamplesPer::kSubject);
   [[nodiscard]] const std::vector<MetricSeries>& series() const { return series_; }
   [[nodiscard]] const MetricSeries* find(std::string_view id) const;
 

@@ -1,17 +1,25 @@
 #include "validate/pair_localization.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/stats.hpp"
+#include "core/units.hpp"
+#include "validate/finding.hpp"
 #include "validate/localization.hpp"
 
 namespace commcert {
 namespace {
 
 constexpr double kGb = 1e9;
+// The median absolute deviation times this estimates a normal sample's standard deviation.
+constexpr double kMadToSigma = 1.4826;
+// Known-good partners a node must be slow with, on re-test, before it is blamed.
+constexpr std::size_t kBlamePartners = 2;
 
 using NodePair = std::pair<NodeId, NodeId>;
 
@@ -75,21 +83,18 @@ std::vector<PairSeries> collect_series(const Evidence& evidence, const Baseline&
 
     const auto* spec =
         baseline.collective(fmt::format("collective.{}", evidence.text(key.collective)));
-    const PairSpec rule = spec ? spec->pairs : PairSpec{};
-    double limit = rule.floor_gb_per_s.value_or(0);
-    if (static_cast<int>(series.pairs.size()) >= rule.min_pairs) {
-      std::vector<double> figures;
-      for (const auto& pair : series.pairs)
-        figures.push_back(pair.busbw_gb_per_s);
-      std::sort(figures.begin(), figures.end());
-      series.reference_gb_per_s = percentile_sorted(figures, 75);
-      limit = std::max(limit, series.reference_gb_per_s * (1 - rule.max_deficit_pct / 100));
-    }
-    if (limit <= 0) continue;  // too few pairs and no floor: nothing to judge against
-    series.limit_gb_per_s = limit;
+    std::vector<double> figures;
+    figures.reserve(series.pairs.size());
+    for (const auto& pair : series.pairs)
+      figures.push_back(pair.busbw_gb_per_s);
+    const PairLimit limit = pair_limit(std::move(figures), spec ? spec->pairs : PairSpec{});
+    if (limit.limit_gb_per_s <= 0) continue;  // too few pairs and no floor: nothing to judge
+    series.reference_gb_per_s = limit.reference_gb_per_s;
+    series.spread_gb_per_s = limit.spread_gb_per_s;
+    series.limit_gb_per_s = limit.limit_gb_per_s;
     for (auto* list : {&series.pairs, &series.retests}) {
       for (auto& pair : *list)
-        pair.passed = pair.busbw_gb_per_s >= limit;
+        pair.passed = pair.busbw_gb_per_s >= series.limit_gb_per_s;
     }
     out.push_back(std::move(series));
   }
@@ -97,93 +102,90 @@ std::vector<PairSeries> collect_series(const Evidence& evidence, const Baseline&
 }
 
 double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return percentile_sorted(values, 50);
+  return values.empty() ? 0 : median(values);
 }
 
-// Judges one series in three steps: the round-robin pairs name bad nodes and suspects; the
-// re-tests against known-good nodes turn suspects that are slow again into bad nodes; what
-// stays slow between nodes that are neither bad is a link, and a suspect without a re-test is
-// unresolved (and planned for one).
-class SeriesJudge {
+// One pair's figure in one collective of the run.
+struct Measure {
+  std::size_t series = 0;
+  const PairFigure* figure = nullptr;
+};
+
+// Judges one run: every collective's pairs form one matrix (a pair is slow when it is slow in
+// any collective), so the run gets one diagnosis. The round-robin pairs name suspects only;
+// a suspect is blamed when it is slow again with a partner that passed every pair, a slow pair
+// that is fine when measured again is noise, and what stays slow between nodes fine with
+// known-good partners is a link (docs/localization.md).
+class RunJudge {
  public:
-  SeriesJudge(const Evidence& evidence, const PairSeries& series, std::size_t index,
-              PairLocalization& out)
-      : evidence_(evidence), series_(series), index_(index), out_(out) {
-    for (const auto& pair : series.pairs) {
-      outcomes_.push_back({name(pair.a), name(pair.b), pair.passed});
-      for (const NodeId node : {pair.a, pair.b}) {
-        if (!pair.passed) failing_[node].push_back(&pair);
+  RunJudge(const Evidence& evidence, PairLocalization& out, std::vector<std::size_t> series)
+      : evidence_(evidence), out_(out), series_(std::move(series)) {
+    for (const std::size_t index : series_) {
+      const PairSeries& s = out.series[index];
+      for (const auto& pair : s.pairs)
+        round_robin_[{pair.a, pair.b}].push_back({index, &pair});
+      for (const auto& pair : s.retests)
+        retested_[{pair.a, pair.b}].push_back({index, &pair});
+    }
+    for (const auto& [key, measures] : round_robin_) {
+      const bool slow = any_slow(measures);
+      outcomes_.push_back({name(key.first), name(key.second), !slow});
+      for (const NodeId node : {key.first, key.second}) {
         ++partners_[node];
+        if (slow) failing_[node].push_back(key);
       }
     }
   }
 
   void judge() {
-    const auto findings = attribute_pair_failures(outcomes_);
-    std::vector<NodeId> suspects;
-    for (const auto& finding : findings) {
-      if (finding.kind == LocalizationKind::kBadNode) {
-        add_bad(id(finding.node), {});
-      } else {
-        suspects.push_back(id(finding.node));
-        if (finding.kind == LocalizationKind::kSuspectLink) suspects.push_back(id(finding.other));
-      }
+    std::set<NodeId> candidates;  // slow with most partners
+    std::set<NodeId> flagged;     // every node the round-robin pairs cast doubt on
+    for (const auto& finding : attribute_pair_failures(outcomes_)) {
+      flagged.insert(id(finding.node));
+      if (finding.kind == LocalizationKind::kBadNode) candidates.insert(id(finding.node));
+      if (finding.kind == LocalizationKind::kSuspectLink) flagged.insert(id(finding.other));
     }
-    std::map<NodeId, Retest> retests;
-    for (const NodeId node : suspects) {
-      if (retests.count(node)) continue;
+    find_known_good(flagged);
+    // Second pass first: only a node slow again with a known-good partner is blamed.
+    for (const NodeId node : flagged) {
       Retest retest = retest_of(node);
-      if (retest.failed) add_bad(node, retest);
-      retests.emplace(node, std::move(retest));
-    }
-    std::vector<LocalizationFinding> unretested;
-    const Retest none;
-    for (const auto& [node, retest] : retests) {
-      if (bad_.count(node)) continue;
-      const auto unexplained = unexplained_of(node);
-      if (unexplained.empty()) continue;  // slow only with nodes found bad
-      if (unexplained.size() == 1) {
-        const NodeId partner = partner_of(*unexplained.front(), node);
-        // Slow with one partner that is slow with several: the partner's entry decides.
-        if (unexplained_of(partner).size() != 1) continue;
-        // A lone slow pair: the path between the two, confirmed when both passed a re-test.
-        const auto theirs = retests.find(partner);
-        const Retest& their = theirs == retests.end() ? none : theirs->second;
-        if (retest.any && their.any) {
-          link(node, partner, *unexplained.front(),
-               fmt::format("{} passed with {}, {} passed with {}", name(node),
-                           fmt::join(retest.passed_with, ", "), name(partner),
-                           fmt::join(their.passed_with, ", ")));
-        } else {
-          link(node, partner, *unexplained.front(), {});  // reported, blamed on neither node
-          if (!retest.any)
-            unretested.push_back({LocalizationKind::kSuspectNode, name(node), "", 1, 0});
-        }
-        continue;
-      }
-      if (!retest.any) {
-        out_.verdicts.push_back(base(PairVerdictKind::kUnresolved, node));
-        unretested.push_back({LocalizationKind::kSuspectNode, name(node), "", 0, 0});
-        continue;
-      }
-      // Fine with a known-good node: what failed is the path to each partner it was slow with.
-      for (const PairFigure* pair : unexplained) {
-        link(node, partner_of(*pair, node), *pair,
-             fmt::format("{} passed with known-good {}", name(node),
-                         fmt::join(retest.passed_with, ", ")));
+      if (retest.failed) {
+        add_bad(node, retest);
+      } else if (retest.any) {
+        cleared_.emplace(node, std::move(retest));
       }
     }
-    for (auto& planned : second_pass_pairs(outcomes_, unretested)) {
-      if (std::find(out_.retest_plan.begin(), out_.retest_plan.end(), planned) ==
-          out_.retest_plan.end()) {
-        out_.retest_plan.push_back(std::move(planned));
+    std::set<NodeId> unresolved;
+    for (const NodeId node : flagged) {
+      if (bad_.count(node) || cleared_.count(node)) continue;
+      const auto slow = unexplained_of(node);
+      if (slow.empty()) continue;  // slow only with nodes found bad, or only noise
+      if (slow.size() == 1 && !candidates.count(node)) continue;  // judged as a pair below
+      unresolved.insert(node);
+      PairVerdict v = base(PairVerdictKind::kUnresolved, node, slow);
+      v.retest = known_good_.empty()
+                     ? "no known-good node to re-test it against (every node was slow with some "
+                       "partner): nothing is blamed on this evidence"
+                     : "not yet re-tested against a known-good node";
+      out_.verdicts.push_back(std::move(v));
+      plan_with_good(node);
+    }
+    for (const auto& [key, measures] : round_robin_) {
+      if (!any_slow(measures) || bad_.count(key.first) || bad_.count(key.second)) continue;
+      if (is_noise(key)) continue;
+      if (unresolved.count(key.first) || unresolved.count(key.second)) {
+        // A node slow with most partners is re-tested alone first: at scale its slow pairs are
+        // N - 1 more rounds, needed only if it passes with a known-good node.
+        if (!candidates.count(key.first) && !candidates.count(key.second)) plan_pair(key);
+        continue;
       }
+      add_link(key);
     }
     if (found_cause_) {
-      out_.explained.emplace(series_.run,
-                             fmt::format("collective.{}", evidence_.text(series_.collective)));
+      for (const std::size_t index : shown_) {
+        const PairSeries& s = out_.series[index];
+        out_.explained.emplace(s.run, fmt::format("collective.{}", evidence_.text(s.collective)));
+      }
     }
   }
 
@@ -192,108 +194,264 @@ class SeriesJudge {
     bool any = false;
     bool failed = false;
     std::vector<std::string> passed_with;
-    std::vector<std::string> failed_with;
+    std::vector<std::string> failed_with;  // "n2 (allreduce 0.05 GB/s)"
     std::vector<EvidenceRef> evidence;
   };
 
   const std::string& name(NodeId node) const { return evidence_.node_name(node); }
   NodeId id(const std::string& node) const { return *evidence_.nodes.find(node); }
-  static NodeId partner_of(const PairFigure& pair, NodeId node) {
-    return pair.a == node ? pair.b : pair.a;
+  static NodeId partner_of(const NodePair& pair, NodeId node) {
+    return pair.first == node ? pair.second : pair.first;
+  }
+  static bool any_slow(const std::vector<Measure>& measures) {
+    return std::any_of(measures.begin(), measures.end(),
+                       [](const Measure& m) { return !m.figure->passed; });
+  }
+  std::string collective_of(const Measure& m) const {
+    return std::string(evidence_.text(out_.series[m.series].collective));
+  }
+  std::string figures_of(const std::vector<Measure>& measures) const {
+    std::vector<std::string> parts;
+    for (const auto& m : measures) {
+      parts.push_back(
+          fmt::format("{} {} GB/s", collective_of(m), format_figure(m.figure->busbw_gb_per_s)));
+    }
+    return fmt::format("{}", fmt::join(parts, ", "));
   }
 
-  // The node's slow pairs that no bad partner explains.
-  std::vector<const PairFigure*> unexplained_of(NodeId node) const {
-    std::vector<const PairFigure*> out;
+  // The node's slow pairs that neither a bad partner nor a passing re-test explains.
+  std::vector<NodePair> unexplained_of(NodeId node) const {
+    std::vector<NodePair> out;
     if (const auto found = failing_.find(node); found != failing_.end()) {
-      for (const PairFigure* pair : found->second) {
-        if (!bad_.count(partner_of(*pair, node))) out.push_back(pair);
+      for (const NodePair& pair : found->second) {
+        if (!bad_.count(partner_of(pair, node)) && !passed_again(pair)) out.push_back(pair);
       }
     }
     return out;
   }
 
-  // The re-tests of `node` against partners that passed every round-robin pair.
+  // Measured again (`--pair-list`) and fine in every collective that was measured again.
+  bool passed_again(const NodePair& pair) const {
+    const auto found = retested_.find(pair);
+    return found != retested_.end() && !any_slow(found->second);
+  }
+
+  bool is_noise(const NodePair& pair) {
+    if (!passed_again(pair)) return false;
+    out_.noise.push_back(fmt::format(
+        "pair {}<->{} was slow in the pairwise rounds ({}) and fine when measured again ({}): "
+        "noise, nothing is blamed on it",
+        name(pair.first), name(pair.second), figures_of(round_robin_.at(pair)),
+        figures_of(retested_.at(pair))));
+    return true;
+  }
+
+  // Known good: a node the round-robin pairs cast no doubt on, slow at most with a node slow
+  // with most of its partners. Those that passed every pair come first, as re-test partners.
+  void find_known_good(const std::set<NodeId>& flagged) {
+    for (const bool strict : {true, false}) {
+      for (const auto& [node, count] : partners_) {
+        if (flagged.count(node) || failing_.count(node) != (strict ? 0u : 1u)) continue;
+        known_good_.push_back(node);
+        known_set_.insert(node);
+      }
+    }
+  }
+
+  // The re-tests of `node` against known-good partners (a re-measured slow pair with one counts).
   Retest retest_of(NodeId node) const {
     Retest r;
-    for (const auto& pair : series_.retests) {
-      if (pair.a != node && pair.b != node) continue;
-      const NodeId partner = partner_of(pair, node);
-      if (failing_.count(partner) || !partners_.count(partner)) continue;  // not known good
+    for (const auto& [key, measures] : retested_) {
+      if (key.first != node && key.second != node) continue;
+      const NodeId partner = partner_of(key, node);
+      if (!known_set_.count(partner)) continue;
       r.any = true;
-      r.evidence.push_back(pair.ref);
-      (pair.passed ? r.passed_with : r.failed_with).push_back(name(partner));
-      r.failed = r.failed || !pair.passed;
+      for (const auto& m : measures)
+        r.evidence.push_back(m.figure->ref);
+      if (any_slow(measures)) {
+        r.failed_with.push_back(fmt::format("{} ({})", name(partner), figures_of(measures)));
+      } else {
+        r.passed_with.push_back(name(partner));
+      }
     }
+    // Imbue's pass ratio: a node fine with one known-good partner works; what failed is the
+    // path to the others. Only a node slow with every known-good partner it met, and with
+    // kBlamePartners of them where there are that many, is bad: on a busy fabric one healthy
+    // pair in a few dozen measures several times slower than its peers, two in a row rarely.
+    r.failed = !r.failed_with.empty() && r.passed_with.empty() &&
+               r.failed_with.size() >= std::min(kBlamePartners, known_good_.size());
     return r;
+  }
+
+  void plan(const std::string& a, const std::string& b) {
+    const auto entry = std::make_pair(a, b);
+    if (std::find(out_.retest_plan.begin(), out_.retest_plan.end(), entry) ==
+        out_.retest_plan.end()) {
+      out_.retest_plan.push_back(entry);
+    }
+  }
+
+  // kBlamePartners known-good partners per suspect (fewer when there are fewer), spread over
+  // the known-good nodes so the re-tests of a round stay as disjoint as they can (sweep packs
+  // listed pairs into rounds of disjoint pairs).
+  void plan_with_good(NodeId node) {
+    if (known_good_.empty()) return;
+    const Retest done = retest_of(node);
+    if (done.failed || !done.passed_with.empty()) return;  // decided
+    std::size_t wanted = std::min(kBlamePartners, known_good_.size()) - done.failed_with.size();
+    for (std::size_t tries = 0; wanted > 0 && tries < known_good_.size(); ++tries) {
+      const NodeId good = known_good_[next_good_++ % known_good_.size()];
+      if (retested_.count(ordered(node, good))) continue;
+      const std::size_t before = out_.retest_plan.size();
+      plan(name(node), name(good));
+      if (out_.retest_plan.size() > before) --wanted;
+    }
+  }
+
+  void plan_pair(const NodePair& pair) {
+    if (retested_.count(pair)) return;
+    plan(name(pair.first), name(pair.second));
+  }
+
+  // The series in which `pairs` were slow, with per collective the median of the slow figures.
+  void describe(PairVerdict& v, const std::vector<NodePair>& pairs) {
+    std::map<std::size_t, std::vector<double>> slow_by_series;
+    std::vector<double> all;
+    for (const NodePair& pair : pairs) {
+      for (const auto& m : round_robin_.at(pair)) {
+        if (m.figure->passed) continue;
+        slow_by_series[m.series].push_back(m.figure->busbw_gb_per_s);
+        all.push_back(m.figure->busbw_gb_per_s);
+        v.evidence.push_back(m.figure->ref);
+      }
+    }
+    std::vector<std::string> collectives;
+    std::vector<std::string> figures;
+    const bool link = v.kind == PairVerdictKind::kSuspectLink;
+    const bool name_each = link || slow_by_series.size() > 1;
+    for (const auto& [index, values] : slow_by_series) {
+      const PairSeries& s = out_.series[index];
+      const std::string collective(evidence_.text(s.collective));
+      collectives.push_back(collective);
+      shown_.insert(index);
+      figures.push_back(fmt::format(
+          "{}{}{} GB/s, pairs need {} GB/s at {} (healthy pairs {} GB/s, spread {} GB/s)",
+          name_each ? collective + " " : "", link ? "" : "median ",
+          format_figure(median_of(values)), format_figure(s.limit_gb_per_s), format_bytes(s.bytes),
+          format_figure(s.reference_gb_per_s), format_figure(s.spread_gb_per_s)));
+    }
+    v.series = slow_by_series.empty() ? series_.front() : slow_by_series.begin()->first;
+    v.collectives = fmt::format("{}", fmt::join(collectives, ", "));
+    v.figures = fmt::format("{}", fmt::join(figures, "; "));
+    v.measured_gb_per_s = median_of(std::move(all));
+  }
+
+  PairVerdict base(PairVerdictKind kind, NodeId node, const std::vector<NodePair>& slow) {
+    PairVerdict v;
+    v.kind = kind;
+    v.node = node;
+    v.partners = partners_.at(node);
+    v.failed_partners = static_cast<int>(slow.size());
+    describe(v, slow);
+    return v;
   }
 
   void add_bad(NodeId node, const Retest& retest) {
     if (!bad_.insert(node).second) return;
-    PairVerdict v = base(PairVerdictKind::kBadNode, node);
-    if (retest.failed) {
-      v.retest = fmt::format("slow again with known-good {}", fmt::join(retest.failed_with, ", "));
-      v.evidence.insert(v.evidence.end(), retest.evidence.begin(), retest.evidence.end());
-    }
+    const auto found = failing_.find(node);
+    PairVerdict v = base(PairVerdictKind::kBadNode, node,
+                         found == failing_.end() ? std::vector<NodePair>{} : found->second);
+    v.retest = fmt::format("slow again with known-good {}", fmt::join(retest.failed_with, ", "));
+    v.evidence.insert(v.evidence.end(), retest.evidence.begin(), retest.evidence.end());
     out_.verdicts.push_back(std::move(v));
     found_cause_ = true;
   }
 
-  void link(NodeId a, NodeId b, const PairFigure& pair, std::string retest) {
-    const NodePair key = ordered(a, b);
-    if (!links_.insert(key).second) return;
-    PairVerdict v;
-    v.kind = PairVerdictKind::kSuspectLink;
-    v.series = index_;
-    v.node = key.first;
-    v.other = key.second;
+  void add_link(const NodePair& pair) {
+    PairVerdict v = base(PairVerdictKind::kSuspectLink, pair.first, {pair});
+    v.other = pair.second;
     v.failed_partners = 1;
-    v.partners = partners_.at(a);
-    v.measured_gb_per_s = pair.busbw_gb_per_s;
-    v.retest = std::move(retest);
-    v.evidence.push_back(pair.ref);
-    out_.verdicts.push_back(std::move(v));
-    found_cause_ = true;
-  }
-
-  PairVerdict base(PairVerdictKind kind, NodeId node) const {
-    PairVerdict v;
-    v.kind = kind;
-    v.series = index_;
-    v.node = node;
-    v.partners = partners_.at(node);
-    std::vector<double> figures;
-    if (const auto found = failing_.find(node); found != failing_.end()) {
-      v.failed_partners = static_cast<int>(found->second.size());
-      for (const PairFigure* pair : found->second) {
-        figures.push_back(pair->busbw_gb_per_s);
-        v.evidence.push_back(pair->ref);
+    std::vector<std::string> notes;
+    if (const auto again = retested_.find(pair); again != retested_.end()) {
+      notes.push_back(
+          fmt::format("slow again when measured again ({})", figures_of(again->second)));
+      for (const auto& m : again->second)
+        v.evidence.push_back(m.figure->ref);
+    } else {
+      plan_pair(pair);
+    }
+    bool untested = false;
+    for (const NodeId node : {pair.first, pair.second}) {
+      if (const auto found = cleared_.find(node); found != cleared_.end()) {
+        notes.push_back(fmt::format("{} passed with {}", name(node),
+                                    fmt::join(found->second.passed_with, ", ")));
+      } else if (known_set_.count(node)) {
+        notes.push_back(fmt::format("{} passed with every other partner", name(node)));
+      } else {
+        untested = true;
+        plan_with_good(node);
       }
     }
-    v.measured_gb_per_s = median_of(std::move(figures));
-    return v;
+    if (untested) notes.push_back("not yet re-tested against known-good nodes");
+    v.retest = fmt::format("{}", fmt::join(notes, "; "));
+    out_.verdicts.push_back(std::move(v));
+    found_cause_ = true;
   }
 
   const Evidence& evidence_;
-  const PairSeries& series_;
-  std::size_t index_;
   PairLocalization& out_;
+  std::vector<std::size_t> series_;
+  std::map<NodePair, std::vector<Measure>> round_robin_;
+  std::map<NodePair, std::vector<Measure>> retested_;
   std::vector<PairOutcome> outcomes_;
-  std::map<NodeId, std::vector<const PairFigure*>> failing_;
+  std::map<NodeId, std::vector<NodePair>> failing_;
   std::map<NodeId, int> partners_;
-  std::set<NodePair> links_;
+  std::vector<NodeId> known_good_;
+  std::set<NodeId> known_set_;
+  std::size_t next_good_ = 0;
+  std::map<NodeId, Retest> cleared_;  // passed with a known-good partner
   std::set<NodeId> bad_;
+  std::set<std::size_t> shown_;  // series that showed a verdict's slow pairs
   bool found_cause_ = false;
 };
 
 }  // namespace
 
+PairLimit pair_limit(std::vector<double> figures, const PairSpec& rule) {
+  PairLimit out;
+  const double floor = rule.floor_gb_per_s.value_or(0);
+  out.limit_gb_per_s = floor;
+  if (figures.empty() || static_cast<int>(figures.size()) < rule.min_pairs) return out;
+  std::sort(figures.begin(), figures.end());
+  out.reference_gb_per_s = percentile_sorted(figures, 75);
+  const double effect_limit = out.reference_gb_per_s * (1 - rule.max_deficit_pct / 100);
+  double relative = effect_limit;
+  // The upper half of the pairs is healthy whenever at most one node in four is bad.
+  const std::vector<double> upper(figures.begin() + static_cast<std::ptrdiff_t>(figures.size() / 2),
+                                  figures.end());
+  if (upper.size() >= kMinSpreadPairs) {
+    const double centre = median(upper);
+    std::vector<double> deviations;
+    deviations.reserve(upper.size());
+    for (const double value : upper)
+      deviations.push_back(std::abs(value - centre));
+    out.spread_gb_per_s = kMadToSigma * median(deviations);
+    relative = std::min(relative, out.reference_gb_per_s - kSpreadSigmas * out.spread_gb_per_s);
+    relative =
+        std::max(relative, std::min(effect_limit, out.reference_gb_per_s * kMaxSlowFraction));
+  }
+  out.limit_gb_per_s = std::max(floor, relative);
+  return out;
+}
+
 PairLocalization localize_pairs(const Evidence& evidence, const Baseline& baseline) {
   PairLocalization out;
   out.series = collect_series(evidence, baseline);
-  for (std::size_t i = 0; i < out.series.size(); ++i) {
-    SeriesJudge(evidence, out.series[i], i, out).judge();
-  }
+  std::map<std::uint32_t, std::vector<std::size_t>> by_run;
+  for (std::size_t i = 0; i < out.series.size(); ++i)
+    by_run[out.series[i].run].push_back(i);
+  for (auto& [run, series] : by_run)
+    RunJudge(evidence, out, std::move(series)).judge();
   return out;
 }
 

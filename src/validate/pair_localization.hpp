@@ -12,7 +12,9 @@
 namespace commcert {
 
 // Pairwise localization read from records (docs/localization.md): the pairs scope measured every
-// node pair once; pairs named by `sweep --pair-list` re-tested suspects against known-good nodes.
+// node pair once; pairs named by `sweep --pair-list` re-tested suspects against known-good nodes
+// and slow pairs once more. Every collective of a run is judged as one pair matrix: one
+// diagnosis per run, and no node is blamed before it was slow again with a known-good partner.
 
 // One pair's figure at the judged size: its best placement.
 struct PairFigure {
@@ -29,25 +31,28 @@ struct PairSeries {
   StringId collective = kNoString;
   std::uint64_t bytes = 0;
   double reference_gb_per_s = 0;    // upper quartile of the round-robin pairs; 0: too few pairs
+  double spread_gb_per_s = 0;       // robust spread of the upper half of the pairs; 0: too few
   double limit_gb_per_s = 0;        // a pair below this fails
   std::vector<PairFigure> pairs;    // the round-robin pairs
   std::vector<PairFigure> retests;  // --pair-list pairs
 };
 
 enum class PairVerdictKind {
-  kBadNode,      // slow with most partners, or again with a known-good one: quarantine
-  kSuspectLink,  // one pair slow whose nodes pass with everyone else: the path between them
-  kUnresolved,   // slow with some partners, not yet re-tested: inconclusive
+  kBadNode,      // slow in the pairwise rounds and again with a known-good partner: quarantine
+  kSuspectLink,  // a slow pair whose nodes pass with known-good ones: the path between them
+  kUnresolved,   // slow, not yet re-tested (or nothing known-good to test with): inconclusive
 };
 
 struct PairVerdict {
   PairVerdictKind kind = PairVerdictKind::kUnresolved;
-  std::size_t series = 0;  // index in PairLocalization::series
+  std::size_t series = 0;  // index in PairLocalization::series: the first collective showing it
   NodeId node = kNoString;
   NodeId other = kNoString;  // the other end of a suspect link
   int failed_partners = 0;
   int partners = 0;
   double measured_gb_per_s = 0;  // the median of the node's failing pairs, or the link's figure
+  std::string collectives;       // the collectives that showed it: "allreduce, sendrecv"
+  std::string figures;           // per collective, what was measured against what limit
   std::string retest;            // what the second pass showed, in words; empty: not re-tested
   std::vector<EvidenceRef> evidence;
 };
@@ -59,12 +64,31 @@ struct PairLocalization {
   std::vector<std::pair<std::string, std::string>> retest_plan;
   // (run, check) whose cluster-scope shortfall the pairs explain (a bad node or link found).
   std::set<std::pair<std::uint32_t, std::string>> explained;
+  // Pairs slow in the rounds and fine when measured again: noise, said in the verdict's notes.
+  std::vector<std::string> noise;
 };
 
-// A pair fails when its busbw is below the collective's `pairs.floor_gb_per_s` or more than
-// `pairs.max_deficit_pct` below the upper quartile of the run's round-robin pairs (with at least
-// `pairs.min_pairs` of them). The upper quartile stays a healthy pair's figure while a quarter
-// of the pairs are healthy: one bad node slows 2 of every N pairs (N = 4: 3 of 6; N = 3: 2 of 3).
+// How far below the healthy reference a pair must fall to be slow: by the baseline's minimum
+// effect size (`pairs.max_deficit_pct`) and by kSpreadSigmas robust standard deviations of the
+// upper half of the run's pairs, whichever is further; never further than to kMaxSlowFraction of
+// the reference, where a pair is slow whatever the spread.
+inline constexpr double kSpreadSigmas = 3.0;
+inline constexpr double kMaxSlowFraction = 0.25;
+inline constexpr std::size_t kMinSpreadPairs = 3;  // fewer pairs in the upper half: no spread
+
+// The limit a pair must reach, from the run's figures (docs/localization.md, "When a pair is
+// slow"). `figures` need not be sorted; the result is 0 when nothing can be judged.
+struct PairLimit {
+  double reference_gb_per_s = 0;
+  double spread_gb_per_s = 0;
+  double limit_gb_per_s = 0;
+};
+[[nodiscard]] PairLimit pair_limit(std::vector<double> figures, const PairSpec& rule);
+
+// A pair fails when its busbw is below the collective's `pairs.floor_gb_per_s` or below
+// pair_limit's limit (with at least `pairs.min_pairs` pairs). The upper quartile stays a healthy
+// pair's figure while a quarter of the pairs are healthy: one bad node slows 2 of every N pairs
+// (N = 4: 3 of 6; N = 3: 2 of 3).
 [[nodiscard]] PairLocalization localize_pairs(const Evidence& evidence, const Baseline& baseline);
 
 }  // namespace commcert

@@ -105,18 +105,16 @@ inline constexpr ReasonSpec kRows[] = {
      "localize with per-node or pairwise runs"},
     // Localization: pairwise rounds after a cluster-wide shortfall (docs/localization.md).
     {"localization.bad_node", kQuarantine, kTriage,
-     "{collective} in pairwise rounds: slow with {failed} of {partners} partners (median "
-     "{measured} GB/s, pairs need {limit} GB/s at {size}, run {run}){detail}",
+     "{collective} in pairwise rounds: slow with {failed} of {partners} partners ({figures}, "
+     "run {run}){detail}",
      "drain; check this node's HCA, cable and switch port (ibstat, port counters) and its "
      "GPU-NIC placement, then rerun"},
     {"localization.suspect_link", kWarn, kMonitor,
-     "link {link}: {collective} {measured} GB/s, pairs need {limit} GB/s at {size} (run {run}); "
-     "both nodes pass with their other partners{detail}",
+     "link {link}: {figures} (run {run}); both nodes pass with their other partners{detail}",
      "check the cables, transceivers and switch ports on the path between these two nodes"},
     {"localization.unresolved", kInconclusive, kUnknown,
-     "{collective} in pairwise rounds: slow with {failed} of {partners} partners (median "
-     "{measured} GB/s, pairs need {limit} GB/s at {size}, run {run}); not yet re-tested against a "
-     "known-good node",
+     "{collective} in pairwise rounds: slow with {failed} of {partners} partners ({figures}, "
+     "run {run}){detail}",
      "re-test it: `commcert run` does so itself; by hand, sweep --scope pairs --pair-list "
      "NODE:GOOD_NODE with the same run id, then certify again"},
     {"perf.warn_band", kWarn, kMonitor,

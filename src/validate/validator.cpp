@@ -88,6 +88,8 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
   for (const auto& rule : make_rules())
     rule->judge(context, findings);
   drop_explained_shortfalls(evidence, pairs, findings, notes);
+  for (const auto& noise : pairs.noise)
+    notes.push_back({"localization.noise", "", 0, noise});
   verdict.nodes = fold(evidence, std::move(findings), nodes, verdict.required);
   verdict.fleet = fleet_summary(metrics);
 

@@ -1,3 +1,6 @@
+#include <algorithm>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -100,6 +103,79 @@ TEST(BaselineDerivation, NothingToDeriveIsAnError) {
   DerivationOptions options;
   options.min_bytes = 1 << 20;
   EXPECT_NO_THROW((void)derive_baseline(evidence, Baseline{}, options));
+}
+
+// Node-scope allreduce figures of four nodes, one run per entry of `run_means` (GB/s), each node
+// within +-2 of its run's mean.
+Evidence runs_of(const std::vector<double>& run_means) {
+  const std::vector<std::string> nodes = {"n0", "n1", "n2", "n3"};
+  const double offsets[] = {-2, -1, 1, 2};
+  std::vector<Json> records;
+  for (std::size_t r = 0; r < run_means.size(); ++r) {
+    const std::string run = fmt::format("run{}", r + 1);
+    records.push_back(fixtures::run_record(nodes, run));
+    for (std::size_t n = 0; n < nodes.size(); ++n) {
+      records.push_back(fixtures::collective(std::uint64_t{1} << 30, run_means[r] + offsets[n],
+                                             "node", nodes[n], {}, run));
+    }
+  }
+  return fixtures::evidence_of(records);
+}
+
+const DerivedMetric& node_busbw(const Derivation& d) {
+  const auto found = std::find_if(d.metrics.begin(), d.metrics.end(), [](const DerivedMetric& m) {
+    return m.metric == "collective.allreduce.busbw.node";
+  });
+  EXPECT_NE(found, d.metrics.end());
+  return *found;
+}
+
+TEST(BaselineDerivation, OneRunIsWarnedAboutAndItsFloorIsTheMargin) {
+  const Derivation d = derive_baseline(runs_of({400}), Baseline{}, {});
+  const DerivedMetric& m = node_busbw(d);
+  EXPECT_EQ(m.runs, 1u);
+  EXPECT_FALSE(m.run_spread);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_THAT(m.warnings[0], HasSubstr("derived from one run"));
+  EXPECT_DOUBLE_EQ(*d.baseline.bound(m.metric)->floor, 360);  // 400 - 10 %
+  EXPECT_THAT(d.yaml, HasSubstr("mean of 4 of 4 figures from 1 run"));
+  EXPECT_THAT(d.yaml, HasSubstr("warning: derived from one run"));
+}
+
+TEST(BaselineDerivation, SeveralRunsSetTheFloorThreeRunStandardDeviationsBelowWhenThatIsFurther) {
+  // Run means 390, 400, 410: sd 10, 3 sd = 30 is less than the 10 % margin (40): the margin.
+  Derivation d = derive_baseline(runs_of({390, 400, 410}), Baseline{}, {});
+  const DerivedMetric& close = node_busbw(d);
+  EXPECT_EQ(close.runs, 3u);
+  ASSERT_TRUE(close.run_spread);
+  EXPECT_DOUBLE_EQ(*close.run_spread, 10);
+  EXPECT_TRUE(close.warnings.empty());
+  EXPECT_DOUBLE_EQ(*d.baseline.bound(close.metric)->floor, 360);
+  EXPECT_THAT(d.yaml, HasSubstr("from 3 runs"));
+  EXPECT_THAT(d.yaml, HasSubstr("run-to-run sd 10 GB/s, limit from the margin"));
+
+  // Run means 385, 400, 415 (each figure within 5 % of the mean, none dropped): sd 15, 3 sd =
+  // 45 is further than the margin: the floor is 355.
+  d = derive_baseline(runs_of({385, 400, 415}), Baseline{}, {});
+  const DerivedMetric& spread = node_busbw(d);
+  EXPECT_TRUE(spread.dropped.empty());
+  EXPECT_DOUBLE_EQ(*spread.run_spread, 15);
+  EXPECT_DOUBLE_EQ(*d.baseline.bound(spread.metric)->floor, 355);
+  EXPECT_THAT(d.yaml, HasSubstr("run-to-run sd 15 GB/s, limit from 3 sd"));
+  EXPECT_TRUE(spread.warnings.empty());  // cv 3.75 %: not high
+}
+
+TEST(BaselineDerivation, HighSpreadIsWarnedAboutFromTenPercentOn) {
+  // Run-to-run cv just above and at 10 % (outliers are kept: --outlier-pct 50).
+  DerivationOptions options;
+  options.outlier_pct = 50;
+  const DerivedMetric above = node_busbw(derive_baseline(runs_of({355, 400, 445}), {}, options));
+  EXPECT_GT(*above.run_spread / above.expected, kHighSpreadCv);
+  ASSERT_EQ(above.warnings.size(), 1u);
+  EXPECT_THAT(above.warnings[0], HasSubstr("high spread"));
+  const DerivedMetric at = node_busbw(derive_baseline(runs_of({360, 400, 440}), {}, options));
+  EXPECT_DOUBLE_EQ(*at.run_spread / at.expected, kHighSpreadCv);
+  EXPECT_TRUE(at.warnings.empty());
 }
 
 }  // namespace

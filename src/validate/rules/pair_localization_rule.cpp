@@ -8,16 +8,18 @@
 namespace commcert::rules {
 namespace {
 
-// Pairwise rounds name the culprit of a cluster-wide shortfall: a node slow with most of its
-// partners (or again with a known-good one) is quarantined; a single slow pair whose nodes pass
-// with everyone else is a suspect link, a warning on both nodes that blames neither; a node slow
-// with some partners and not yet re-tested is inconclusive (docs/localization.md).
+// Pairwise rounds name the culprit of a cluster-wide shortfall: a node slow in the rounds and
+// again with a known-good partner is quarantined; a slow pair whose nodes pass with known-good
+// partners is a suspect link, a warning on both nodes that blames neither; a node slow and not
+// yet re-tested (or with no known-good node to test it against) is inconclusive
+// (docs/localization.md).
 class PairLocalizationRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.pair_localization"; }
   std::string_view summary() const override {
-    return "pairwise rounds: a node slow with most partners is quarantined, a slow pair whose "
-           "nodes pass elsewhere is a suspect link, an unconfirmed suspect is inconclusive";
+    return "pairwise rounds: a node slow again with a known-good partner is quarantined, a slow "
+           "pair whose nodes pass elsewhere is a suspect link, an unconfirmed suspect is "
+           "inconclusive";
   }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
@@ -26,6 +28,7 @@ class PairLocalizationRule final : public Rule {
     for (const auto& verdict : pairs.verdicts) {
       const PairSeries& series = pairs.series[verdict.series];
       const std::string collective(evidence.text(series.collective));
+      const std::string shown = verdict.collectives.empty() ? collective : verdict.collectives;
       Finding f;
       f.node = verdict.node;
       f.check = collective_check(collective);
@@ -34,7 +37,8 @@ class PairLocalizationRule final : public Rule {
       f.limit = series.limit_gb_per_s;
       f.unit = "GB/s";
       f.evidence = verdict.evidence;
-      f.fields = {{"collective", collective},
+      f.fields = {{"collective", shown},
+                  {"figures", verdict.figures},
                   {"measured", format_figure(verdict.measured_gb_per_s)},
                   {"limit", format_figure(series.limit_gb_per_s)},
                   {"size", format_bytes(series.bytes)},
@@ -57,9 +61,6 @@ class PairLocalizationRule final : public Rule {
           const std::string b = evidence.node_name(verdict.other);
           f.link = LinkRef{"hosts", {}, -1, {a, b}};
           f.fields.emplace_back("link", fmt::format("{}<->{}", a, b));
-          if (verdict.retest.empty()) {
-            set_field(f, "detail", "; not yet re-tested against known-good nodes");
-          }
           Finding other = f;
           other.node = verdict.other;
           out.push_back(std::move(f));
