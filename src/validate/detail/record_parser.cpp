@@ -6,6 +6,7 @@
 #include "records/collective.hpp"
 #include "records/health.hpp"
 #include "records/membw.hpp"
+#include "records/stage.hpp"
 #include "validate/detail/record_common.hpp"
 
 namespace commcert::detail {
@@ -65,7 +66,7 @@ LineOutcome RecordParser::parse(const char* line, std::size_t length, std::size_
       parse_membw(*impl_, object, ref);
     } else if (kind_text == HealthRecord::kKind) {
       parse_health(*impl_, object, ref);
-    } else if (kind_text == "run") {
+    } else if (kind_text == RunRecord::kKind) {
       parse_run(*impl_, object, ref);
     } else {
       return LineOutcome::kUnknownKind;
