@@ -57,6 +57,7 @@ std::string_view name_of(ReduceOp op) {
 
 std::vector<DataType> all_data_types() {
   std::vector<DataType> types;
+  types.reserve(static_cast<std::size_t>(kDataTypeCount));
   for (int i = 0; i < kDataTypeCount; ++i)
     types.push_back(static_cast<DataType>(i));
   return types;

@@ -134,6 +134,7 @@ std::vector<GroupRound> plan_rounds(Scope scope, const std::vector<RankIdentity>
     }
     case Scope::kNode: {
       std::vector<RankGroup> groups;
+      groups.reserve(nodes.size());
       for (const auto& node : nodes)
         groups.push_back({ranks_of_node[node], {node}});
       return {make_round(0, groups)};

@@ -9,6 +9,7 @@
 
 #include "core/errors.hpp"
 #include "core/run_output.hpp"
+#include "records/stage.hpp"
 
 namespace commcert {
 namespace {
@@ -71,11 +72,13 @@ void StageSession::on_timeout(const TimeoutReport& report) {
   origin.host = node_.node;
   origin.rank = first_rank_;
   origin.local_rank = group_.local_index();
-  Json record = make_record(origin, kind_, RecordStatus::kTimeout);
-  record["reason"] = reason;
-  record["operation"] = report.context;
-  record["timeout_s"] = report.timeout_seconds;
-  output_->append_record(record);
+  StageTimeoutRecord record;
+  record.origin = std::move(origin);
+  record.kind = kind_;
+  record.reason = reason;
+  record.operation = report.context;
+  record.timeout_s = report.timeout_seconds;
+  output_->append_record(to_json(record));
   output_->update_meta({{"status", "timeout"},
                         {"exit_code", to_int(ExitCode::kTimeout)},
                         {"end_time", utc_timestamp_now()}});
@@ -162,12 +165,12 @@ void StageSession::start(std::vector<StageSlot> slots, const GpuRuntimeInfo& gpu
   meta["fault_injection"] = nullptr;
   output_->update_meta(meta);
   if (reporting()) {
-    RecordOrigin origin = this->origin(0);
-    Json run = make_record(origin, "run", RecordStatus::kOk);
-    run["command"] = command_;
-    run["backend"] = "none";
-    run["ranks"] = to_json(ranks_);
-    output_->append_record(run);
+    RunRecord run;
+    run.origin = this->origin(0);
+    run.command = command_;
+    run.backend = RunRecord::kBackendNone;
+    run.ranks = ranks_;
+    output_->append_record(to_json(run));
   }
 }
 

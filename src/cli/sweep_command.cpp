@@ -26,6 +26,7 @@
 #include "core/printable.hpp"
 #include "core/stop_request.hpp"
 #include "core/units.hpp"
+#include "records/stage.hpp"
 
 namespace commcert {
 namespace {
@@ -372,11 +373,12 @@ int SweepCommand::run(Invocation& invocation) {
   record_context.aggregation = options.aggregation;
   record_context.ranks = &ranks;
   if (reporting) {
-    Json run_record = make_record(record_context.origin, "run", RecordStatus::kOk);
-    run_record["command"] = name();
-    run_record["backend"] = backend.name;
-    run_record["ranks"] = to_json(ranks);
-    output->append_record(run_record);
+    RunRecord run;
+    run.origin = record_context.origin;
+    run.command = name();
+    run.backend = backend.name;
+    run.ranks = ranks;
+    output->append_record(to_json(run));
   }
   target.arm(output.get(), record_context, &ranks);
   communicator->attach_watchdog(guard);
@@ -413,14 +415,13 @@ int SweepCommand::run(Invocation& invocation) {
     const int rank = communicator->local_ranks()[0];
     fmt::print(stderr, "commcert sweep: error on rank {} ({}): {}\n", rank, node.node,
                error.what());
-    CollectiveRecordContext context = record_context;
-    context.origin.rank = rank;
-    context.origin.host = node.node;
-    Json record = make_record(context.origin, "collective", RecordStatus::kError);
-    record["backend"] = backend.name;
-    record["reason"] = error.what();
+    RecordOrigin origin = record_context.origin;
+    origin.rank = rank;
+    origin.host = node.node;
+    StageErrorRecord record = stage_error_record(std::move(origin), CollectiveRecord::kKind, error);
+    record.backend = backend.name;
     try {
-      output->append_record(record);
+      output->append_record(to_json(record));
       output->update_meta({{"status", "error"},
                            {"exit_code", to_int(ExitCode::kError)},
                            {"end_time", utc_timestamp_now()}});

@@ -2,27 +2,52 @@
 
 #include <fmt/format.h>
 
-#include "core/errors.hpp"
 #include "core/node_identity.hpp"
 
 namespace commcert {
+namespace {
 
-void check_cuda(cudaError_t result, const char* call) {
-  if (result == cudaSuccess) return;
+std::optional<int> current_device() {
   int device = -1;
-  cudaGetDevice(&device);
-  cudaGetLastError();  // clear a non-sticky error so later calls report their own
-  throw RuntimeFailure(fmt::format("CUDA failure on {} device {}: {} returned {} ({})",
-                                   local_hostname(), device, call, cudaGetErrorName(result),
-                                   cudaGetErrorString(result)));
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return std::nullopt;
+  }
+  return device;
 }
 
-void check_nccl(ncclResult_t result, const char* call, ncclComm_t comm) {
+}  // namespace
+
+void check_cuda(cudaError_t result, const CallSite& site, std::string_view context) {
+  if (result == cudaSuccess) return;
+  ApiError error;
+  error.api = "CUDA";
+  error.call = site.expression;
+  error.where = source_location(site);
+  error.code = static_cast<long long>(result);
+  error.code_name = cudaGetErrorName(result);
+  error.text = cudaGetErrorString(result);
+  error.context = context;
+  error.host = local_hostname();
+  error.device = current_device();
+  cudaGetLastError();  // clear a non-sticky error so later calls report their own
+  throw ApiFailure(std::move(error));
+}
+
+void check_nccl(ncclResult_t result, const CallSite& site, ncclComm_t comm) {
   if (result == ncclSuccess || result == ncclInProgress) return;
   const char* detail = ncclGetLastError(comm);
-  throw RuntimeFailure(fmt::format("NCCL failure on {}: {} returned {} ({}){}", local_hostname(),
-                                   call, static_cast<int>(result), ncclGetErrorString(result),
-                                   detail && *detail ? fmt::format(": {}", detail) : ""));
+  ApiError error;
+  error.api = "NCCL";
+  error.call = site.expression;
+  error.where = source_location(site);
+  error.code = static_cast<long long>(result);
+  error.code_name = fmt::format("{}", static_cast<int>(result));
+  error.text = ncclGetErrorString(result);
+  if (detail && *detail) error.text += fmt::format(": {}", detail);
+  error.host = local_hostname();
+  error.device = current_device();
+  throw ApiFailure(std::move(error));
 }
 
 }  // namespace commcert

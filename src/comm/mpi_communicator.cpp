@@ -42,58 +42,51 @@ struct MpiCall {
 };
 
 void mpi_allreduce(const MpiCall& c) {
-  check_mpi(
-      MPI_Allreduce(c.in_place ? MPI_IN_PLACE : c.send, c.receive, c.count, c.type, c.op, c.comm),
-      "MPI_Allreduce");
+  COMMCERT_CHECK_MPI(
+      MPI_Allreduce(c.in_place ? MPI_IN_PLACE : c.send, c.receive, c.count, c.type, c.op, c.comm));
 }
 
 void mpi_allgather(const MpiCall& c) {
-  check_mpi(MPI_Allgather(c.in_place ? MPI_IN_PLACE : c.send, c.count, c.type, c.receive, c.count,
-                          c.type, c.comm),
-            "MPI_Allgather");
+  COMMCERT_CHECK_MPI(MPI_Allgather(c.in_place ? MPI_IN_PLACE : c.send, c.count, c.type, c.receive,
+                                   c.count, c.type, c.comm));
 }
 
 void mpi_reduce_scatter(const MpiCall& c) {
-  check_mpi(MPI_Reduce_scatter_block(c.in_place ? MPI_IN_PLACE : c.send, c.receive, c.count, c.type,
-                                     c.op, c.comm),
-            "MPI_Reduce_scatter_block");
+  COMMCERT_CHECK_MPI(MPI_Reduce_scatter_block(c.in_place ? MPI_IN_PLACE : c.send, c.receive,
+                                              c.count, c.type, c.op, c.comm));
 }
 
 void mpi_broadcast(const MpiCall& c) {
-  check_mpi(MPI_Bcast(c.in_place || !c.root ? static_cast<void*>(c.receive) : c.send, c.count,
-                      c.type, c.spec.root, c.comm),
-            "MPI_Bcast");
+  COMMCERT_CHECK_MPI(MPI_Bcast(c.in_place || !c.root ? static_cast<void*>(c.receive) : c.send,
+                               c.count, c.type, c.spec.root, c.comm));
 }
 
 void mpi_reduce(const MpiCall& c) {
   const void* input = c.in_place ? (c.root ? MPI_IN_PLACE : c.receive) : c.send;
-  check_mpi(MPI_Reduce(input, c.receive, c.count, c.type, c.op, c.spec.root, c.comm), "MPI_Reduce");
+  COMMCERT_CHECK_MPI(MPI_Reduce(input, c.receive, c.count, c.type, c.op, c.spec.root, c.comm));
 }
 
 void mpi_alltoall(const MpiCall& c) {
-  check_mpi(MPI_Alltoall(c.in_place ? MPI_IN_PLACE : c.send, c.count, c.type, c.receive, c.count,
-                         c.type, c.comm),
-            "MPI_Alltoall");
+  COMMCERT_CHECK_MPI(MPI_Alltoall(c.in_place ? MPI_IN_PLACE : c.send, c.count, c.type, c.receive,
+                                  c.count, c.type, c.comm));
 }
 
 void mpi_sendrecv(const MpiCall& c) {
-  check_mpi(
-      MPI_Sendrecv(c.send, c.count, c.type, (c.rank + 1) % c.size, kSendRecvTag, c.receive, c.count,
-                   c.type, (c.rank + c.size - 1) % c.size, kSendRecvTag, c.comm, MPI_STATUS_IGNORE),
-      "MPI_Sendrecv");
+  COMMCERT_CHECK_MPI(MPI_Sendrecv(c.send, c.count, c.type, (c.rank + 1) % c.size, kSendRecvTag,
+                                  c.receive, c.count, c.type, (c.rank + c.size - 1) % c.size,
+                                  kSendRecvTag, c.comm, MPI_STATUS_IGNORE));
 }
 
 void mpi_gather(const MpiCall& c) {
   const void* input = c.in_place ? (c.root ? MPI_IN_PLACE : c.own_chunk) : c.send;
-  check_mpi(MPI_Gather(input, c.count, c.type, c.receive, c.count, c.type, c.spec.root, c.comm),
-            "MPI_Gather");
+  COMMCERT_CHECK_MPI(
+      MPI_Gather(input, c.count, c.type, c.receive, c.count, c.type, c.spec.root, c.comm));
 }
 
 void mpi_scatter(const MpiCall& c) {
   void* output = c.in_place ? (c.root ? MPI_IN_PLACE : static_cast<void*>(c.own_chunk)) : c.receive;
-  check_mpi(MPI_Scatter(c.in_place ? static_cast<void*>(c.receive) : c.send, c.count, c.type,
-                        output, c.count, c.type, c.spec.root, c.comm),
-            "MPI_Scatter");
+  COMMCERT_CHECK_MPI(MPI_Scatter(c.in_place ? static_cast<void*>(c.receive) : c.send, c.count,
+                                 c.type, output, c.count, c.type, c.spec.root, c.comm));
 }
 
 using MpiCallFn = void (*)(const MpiCall&);
@@ -120,7 +113,7 @@ constexpr auto kMpiCalls = make_collective_dispatch(kMpiCallList);
 
 MpiCommunicator::MpiCommunicator(int processes_on_host)
     : memory_share_(host_memory_share(processes_on_host)) {
-  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+  COMMCERT_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
@@ -139,7 +132,7 @@ std::unique_ptr<Communicator> MpiCommunicator::split(std::span<const int> color_
   const int color =
       color_per_slot.empty() || color_per_slot[0] < 0 ? MPI_UNDEFINED : color_per_slot[0];
   MPI_Comm group = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split(comm_, color, global_rank_, &group), "MPI_Comm_split");
+  COMMCERT_CHECK_MPI(MPI_Comm_split(comm_, color, global_rank_, &group));
   if (group == MPI_COMM_NULL) return nullptr;
   std::unique_ptr<Communicator> out(new MpiCommunicator(group, global_rank_, memory_share_));
   out->attach_watchdog(watchdog_);
@@ -281,9 +274,8 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
                                       .in_place = plan.in_place,
                                       .blocking = plan.blocking > 0});
   const auto barrier = [&] {
-    if (watchdog_) watchdog_->begin(0);
-    check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
-    if (watchdog_) watchdog_->end(0);
+    const WatchedSlot watched(watchdog_, 0);
+    COMMCERT_CHECK_MPI(MPI_Barrier(comm_));
   };
   for (int iteration = 0; iteration < plan.iterations; ++iteration) {
     if (hang_at && data_operations_ >= *hang_at) hang_forever();
@@ -314,11 +306,14 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
           }
           break;
         case IterationStep::kOperation: {
-          if (watchdog_) watchdog_->begin(0);
-          const auto start = SteadyClock::now();
-          call_collective(spec, plan.in_place, layout);
-          const auto stop = SteadyClock::now();
-          if (watchdog_) watchdog_->end(0);
+          SteadyClock::time_point start;
+          SteadyClock::time_point stop;
+          {
+            const WatchedSlot watched(watchdog_, 0);
+            start = SteadyClock::now();
+            call_collective(spec, plan.in_place, layout);
+            stop = SteadyClock::now();
+          }
           ++data_operations_;
           if (plan.timed) result.operation_seconds.push_back(seconds_between(start, stop));
           break;

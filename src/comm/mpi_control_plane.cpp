@@ -16,8 +16,8 @@ constexpr auto kAbortGrace = std::chrono::seconds(10);
 }  // namespace
 
 MpiControlPlane::MpiControlPlane(bool thread_multiple) : thread_multiple_(thread_multiple) {
-  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &control_), "MPI_Comm_dup");
-  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &notices_), "MPI_Comm_dup");
+  COMMCERT_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &control_));
+  COMMCERT_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &notices_));
   MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(notices_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(control_, &rank_);
@@ -38,14 +38,12 @@ MpiControlPlane::~MpiControlPlane() {
 std::vector<std::string> MpiControlPlane::all_gather(const std::string& mine) {
   const int length = static_cast<int>(mine.size());
   std::vector<int> lengths(static_cast<std::size_t>(size_));
-  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, control_),
-            "MPI_Allgather");
+  COMMCERT_CHECK_MPI(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, control_));
   std::vector<int> offsets(lengths.size(), 0);
   std::exclusive_scan(lengths.begin(), lengths.end(), offsets.begin(), 0);
   std::string all(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
-  check_mpi(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(),
-                           offsets.data(), MPI_CHAR, control_),
-            "MPI_Allgatherv");
+  COMMCERT_CHECK_MPI(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                                    offsets.data(), MPI_CHAR, control_));
   std::vector<std::string> out;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
     out.push_back(
@@ -56,31 +54,29 @@ std::vector<std::string> MpiControlPlane::all_gather(const std::string& mine) {
 
 std::string MpiControlPlane::broadcast_from_root(const std::string& value) {
   int length = static_cast<int>(value.size());
-  check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, control_), "MPI_Bcast");
+  COMMCERT_CHECK_MPI(MPI_Bcast(&length, 1, MPI_INT, 0, control_));
   std::string out = rank_ == 0 ? value : std::string(static_cast<std::size_t>(length), '\0');
-  check_mpi(MPI_Bcast(out.data(), length, MPI_CHAR, 0, control_), "MPI_Bcast");
+  COMMCERT_CHECK_MPI(MPI_Bcast(out.data(), length, MPI_CHAR, 0, control_));
   return out;
 }
 
 void MpiControlPlane::all_reduce_max(std::span<double> values) {
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
-                          MPI_MAX, control_),
-            "MPI_Allreduce");
+  COMMCERT_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
+                                   MPI_DOUBLE, MPI_MAX, control_));
 }
 
 std::vector<std::vector<double>> MpiControlPlane::gather_to_root(std::span<const double> mine) {
   const int length = static_cast<int>(mine.size());
   std::vector<int> lengths(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
-  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, control_), "MPI_Gather");
+  COMMCERT_CHECK_MPI(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, control_));
   std::vector<int> offsets(lengths.size(), 0);
   std::vector<double> all;
   if (rank_ == 0) {
     std::exclusive_scan(lengths.begin(), lengths.end(), offsets.begin(), 0);
     all.resize(static_cast<std::size_t>(offsets.back() + lengths.back()));
   }
-  check_mpi(MPI_Gatherv(mine.data(), length, MPI_DOUBLE, all.data(), lengths.data(), offsets.data(),
-                        MPI_DOUBLE, 0, control_),
-            "MPI_Gatherv");
+  COMMCERT_CHECK_MPI(MPI_Gatherv(mine.data(), length, MPI_DOUBLE, all.data(), lengths.data(),
+                                 offsets.data(), MPI_DOUBLE, 0, control_));
   std::vector<std::vector<double>> out;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
     const auto first = all.begin() + offsets[i];
@@ -90,7 +86,7 @@ std::vector<std::vector<double>> MpiControlPlane::gather_to_root(std::span<const
 }
 
 void MpiControlPlane::barrier() {
-  check_mpi(MPI_Barrier(control_), "MPI_Barrier");
+  COMMCERT_CHECK_MPI(MPI_Barrier(control_));
 }
 
 void MpiControlPlane::post_notice(std::span<const std::int64_t> payload) {

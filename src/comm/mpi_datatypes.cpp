@@ -121,7 +121,7 @@ MPI_Op MpiReductionCatalog::operation(DataType type, ReduceOp op) {
         function = minifloat_function<DataType::kFp8E5M2>(effective);
         break;
     }
-    check_mpi(MPI_Op_create(function, /*commute=*/1, &slot), "MPI_Op_create");
+    COMMCERT_CHECK_MPI(MPI_Op_create(function, /*commute=*/1, &slot));
   }
   return slot;
 }

@@ -19,7 +19,7 @@ constexpr int kSyncTag = 7303;
 
 class MpiLinkTransport final : public LinkTransport {
  public:
-  MpiLinkTransport() { check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup"); }
+  MpiLinkTransport() { COMMCERT_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_)); }
   ~MpiLinkTransport() override { MPI_Comm_free(&comm_); }
   MpiLinkTransport(const MpiLinkTransport&) = delete;
   MpiLinkTransport& operator=(const MpiLinkTransport&) = delete;
@@ -45,9 +45,8 @@ class MpiLinkTransport final : public LinkTransport {
     std::vector<double> samples;
     for (int i = 0; i < t.warmup + t.iterations; ++i) {
       // Both ends start each iteration together, so one end's lateness is the fault's alone.
-      check_mpi(MPI_Sendrecv(nullptr, 0, MPI_BYTE, t.peer, kSyncTag, nullptr, 0, MPI_BYTE, t.peer,
-                             kSyncTag, comm_, MPI_STATUS_IGNORE),
-                "MPI_Sendrecv");
+      COMMCERT_CHECK_MPI(MPI_Sendrecv(nullptr, 0, MPI_BYTE, t.peer, kSyncTag, nullptr, 0, MPI_BYTE,
+                                      t.peer, kSyncTag, comm_, MPI_STATUS_IGNORE));
       const auto start = SteadyClock::now();
       if (t.fault_delay_s > 0) {
         std::this_thread::sleep_for(std::chrono::duration<double>(t.fault_delay_s));
@@ -77,19 +76,18 @@ class MpiLinkTransport final : public LinkTransport {
       case LinkTest::kWriteBandwidth:
         if (t.initiator) {
           post(t, true, false);
-          check_mpi(MPI_Recv(nullptr, 0, MPI_BYTE, t.peer, kAckTag, comm_, MPI_STATUS_IGNORE),
-                    "MPI_Recv");
+          COMMCERT_CHECK_MPI(
+              MPI_Recv(nullptr, 0, MPI_BYTE, t.peer, kAckTag, comm_, MPI_STATUS_IGNORE));
         } else {
           post(t, false, true);
-          check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, t.peer, kAckTag, comm_), "MPI_Send");
+          COMMCERT_CHECK_MPI(MPI_Send(nullptr, 0, MPI_BYTE, t.peer, kAckTag, comm_));
         }
         return;
       case LinkTest::kWriteBandwidthBidirectional:
         post(t, true, true);
         // The initiator's time ends when the peer has received everything too.
-        check_mpi(MPI_Sendrecv(nullptr, 0, MPI_BYTE, t.peer, kAckTag, nullptr, 0, MPI_BYTE, t.peer,
-                               kAckTag, comm_, MPI_STATUS_IGNORE),
-                  "MPI_Sendrecv");
+        COMMCERT_CHECK_MPI(MPI_Sendrecv(nullptr, 0, MPI_BYTE, t.peer, kAckTag, nullptr, 0, MPI_BYTE,
+                                        t.peer, kAckTag, comm_, MPI_STATUS_IGNORE));
         return;
       case LinkTest::kReadBandwidth:
         break;
@@ -98,14 +96,12 @@ class MpiLinkTransport final : public LinkTransport {
   }
 
   void send(const LinkTransfer& t, std::size_t offset) {
-    check_mpi(MPI_Send(send_.data() + offset, static_cast<int>(t.bytes), MPI_BYTE, t.peer, kDataTag,
-                       comm_),
-              "MPI_Send");
+    COMMCERT_CHECK_MPI(MPI_Send(send_.data() + offset, static_cast<int>(t.bytes), MPI_BYTE, t.peer,
+                                kDataTag, comm_));
   }
   void receive(const LinkTransfer& t, std::size_t offset) {
-    check_mpi(MPI_Recv(receive_.data() + offset, static_cast<int>(t.bytes), MPI_BYTE, t.peer,
-                       kDataTag, comm_, MPI_STATUS_IGNORE),
-              "MPI_Recv");
+    COMMCERT_CHECK_MPI(MPI_Recv(receive_.data() + offset, static_cast<int>(t.bytes), MPI_BYTE,
+                                t.peer, kDataTag, comm_, MPI_STATUS_IGNORE));
   }
 
   // A window of messages in flight at once, each in its own part of the buffers (concurrent
@@ -117,18 +113,16 @@ class MpiLinkTransport final : public LinkTransport {
     for (int w = 0; w < t.window; ++w) {
       const std::size_t offset = static_cast<std::size_t>(w) * static_cast<std::size_t>(t.bytes);
       if (receives) {
-        check_mpi(MPI_Irecv(receive_.data() + offset, count, MPI_BYTE, t.peer, kDataTag, comm_,
-                            &requests.emplace_back()),
-                  "MPI_Irecv");
+        COMMCERT_CHECK_MPI(MPI_Irecv(receive_.data() + offset, count, MPI_BYTE, t.peer, kDataTag,
+                                     comm_, &requests.emplace_back()));
       }
       if (sends) {
-        check_mpi(MPI_Isend(send_.data() + offset, count, MPI_BYTE, t.peer, kDataTag, comm_,
-                            &requests.emplace_back()),
-                  "MPI_Isend");
+        COMMCERT_CHECK_MPI(MPI_Isend(send_.data() + offset, count, MPI_BYTE, t.peer, kDataTag,
+                                     comm_, &requests.emplace_back()));
       }
     }
-    check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-              "MPI_Waitall");
+    COMMCERT_CHECK_MPI(
+        MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;

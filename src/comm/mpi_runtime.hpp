@@ -4,10 +4,13 @@
 
 #include <mpi.h>
 
+#include "core/api_error.hpp"
+
 namespace commcert {
 
-// Throws RuntimeFailure naming the MPI call, the error text and this rank.
-void check_mpi(int result, const char* call);
+// Throws ApiFailure naming the call as written, its file:line, the error text and this rank.
+// Called through COMMCERT_CHECK_MPI, never with a hand-typed call name.
+void check_mpi(int result, const CallSite& site);
 
 // MPI_Init_thread / MPI_Finalize for the lifetime of a command. Asks for MPI_THREAD_MULTIPLE so
 // the watchdog thread can talk to peers while the main thread is blocked in a collective.
@@ -39,3 +42,6 @@ class MpiRuntime {
 };
 
 }  // namespace commcert
+
+#define COMMCERT_CHECK_MPI(expression) \
+  ::commcert::check_mpi((expression), COMMCERT_CALL_SITE(expression))

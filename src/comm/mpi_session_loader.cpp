@@ -37,7 +37,7 @@ int launcher_process_count(const EnvironmentLookup& environment) {
 }
 
 const MpiPlugin& mpi_plugin() {
-  static const MpiPlugin plugin = [] {
+  static const MpiPlugin kPlugin = [] {
     MpiPlugin found;
     const auto environment = process_environment();
     for (const auto& candidate : mpi_plugin_candidates(environment, executable_directory())) {
@@ -59,7 +59,7 @@ const MpiPlugin& mpi_plugin() {
     if (!found.library) found.error = fmt::format("cannot load the MPI plugin: {}", error);
     return found;
   }();
-  return plugin;
+  return kPlugin;
 }
 
 LoadedMpi load_mpi_session(int* argc, char*** argv) {

@@ -107,44 +107,42 @@ struct NcclCall {
 };
 
 void nccl_allreduce(const NcclCall& c) {
-  check_nccl(ncclAllReduce(c.input, c.output, c.count, c.type, c.op, c.comm, c.stream),
-             "ncclAllReduce", c.comm);
+  COMMCERT_CHECK_NCCL(ncclAllReduce(c.input, c.output, c.count, c.type, c.op, c.comm, c.stream),
+                      c.comm);
 }
 
 void nccl_allgather(const NcclCall& c) {
-  check_nccl(ncclAllGather(c.input, c.output, c.count, c.type, c.comm, c.stream), "ncclAllGather",
-             c.comm);
+  COMMCERT_CHECK_NCCL(ncclAllGather(c.input, c.output, c.count, c.type, c.comm, c.stream), c.comm);
 }
 
 void nccl_reduce_scatter(const NcclCall& c) {
-  check_nccl(ncclReduceScatter(c.input, c.output, c.count, c.type, c.op, c.comm, c.stream),
-             "ncclReduceScatter", c.comm);
+  COMMCERT_CHECK_NCCL(ncclReduceScatter(c.input, c.output, c.count, c.type, c.op, c.comm, c.stream),
+                      c.comm);
 }
 
 void nccl_broadcast(const NcclCall& c) {
-  check_nccl(ncclBroadcast(c.input, c.output, c.count, c.type, c.root, c.comm, c.stream),
-             "ncclBroadcast", c.comm);
+  COMMCERT_CHECK_NCCL(ncclBroadcast(c.input, c.output, c.count, c.type, c.root, c.comm, c.stream),
+                      c.comm);
 }
 
 void nccl_reduce(const NcclCall& c) {
-  check_nccl(ncclReduce(c.input, c.output, c.count, c.type, c.op, c.root, c.comm, c.stream),
-             "ncclReduce", c.comm);
+  COMMCERT_CHECK_NCCL(
+      ncclReduce(c.input, c.output, c.count, c.type, c.op, c.root, c.comm, c.stream), c.comm);
 }
 
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
 void nccl_alltoall(const NcclCall& c) {
-  check_nccl(ncclAlltoAll(c.input, c.output, c.count, c.type, c.comm, c.stream), "ncclAlltoAll",
-             c.comm);
+  COMMCERT_CHECK_NCCL(ncclAlltoAll(c.input, c.output, c.count, c.type, c.comm, c.stream), c.comm);
 }
 
 void nccl_gather(const NcclCall& c) {
-  check_nccl(ncclGather(c.input, c.output, c.count, c.type, c.root, c.comm, c.stream), "ncclGather",
-             c.comm);
+  COMMCERT_CHECK_NCCL(ncclGather(c.input, c.output, c.count, c.type, c.root, c.comm, c.stream),
+                      c.comm);
 }
 
 void nccl_scatter(const NcclCall& c) {
-  check_nccl(ncclScatter(c.input, c.output, c.count, c.type, c.root, c.comm, c.stream),
-             "ncclScatter", c.comm);
+  COMMCERT_CHECK_NCCL(ncclScatter(c.input, c.output, c.count, c.type, c.root, c.comm, c.stream),
+                      c.comm);
 }
 #else
 [[noreturn]] void nccl_needs_2_28(const NcclCall& /*c*/) {
@@ -157,12 +155,13 @@ constexpr auto nccl_scatter = nccl_needs_2_28;
 #endif
 
 void nccl_sendrecv(const NcclCall& c) {
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
-  check_nccl(ncclSend(c.input, c.count, c.type, (c.rank + 1) % c.size, c.comm, c.stream),
-             "ncclSend", c.comm);
-  check_nccl(ncclRecv(c.output, c.count, c.type, (c.rank + c.size - 1) % c.size, c.comm, c.stream),
-             "ncclRecv", c.comm);
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  COMMCERT_CHECK_NCCL(ncclGroupStart());
+  COMMCERT_CHECK_NCCL(ncclSend(c.input, c.count, c.type, (c.rank + 1) % c.size, c.comm, c.stream),
+                      c.comm);
+  COMMCERT_CHECK_NCCL(
+      ncclRecv(c.output, c.count, c.type, (c.rank + c.size - 1) % c.size, c.comm, c.stream),
+      c.comm);
+  COMMCERT_CHECK_NCCL(ncclGroupEnd());
 }
 
 using NcclCallFn = void (*)(const NcclCall&);
@@ -188,7 +187,7 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, const std::vector<int>
   // older libnccl.so.2 first on the library path would otherwise end the sweep with "undefined
   // symbol" in the middle, without a record.
   int loaded_version = 0;
-  check_nccl(ncclGetVersion(&loaded_version), "ncclGetVersion");
+  COMMCERT_CHECK_NCCL(ncclGetVersion(&loaded_version));
   if (const auto why = nccl_too_old(loaded_version)) {
     throw RuntimeFailure(fmt::format("--backend nccl: {}", *why));
   }
@@ -197,7 +196,7 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, const std::vector<int>
   const int gpus_per_process = static_cast<int>(devices.size());
   size_ = control.process_count() * gpus_per_process;
   ncclUniqueId id{};
-  if (control.process_index() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  if (control.process_index() == 0) COMMCERT_CHECK_NCCL(ncclGetUniqueId(&id));
   const std::string shared =
       control.broadcast_from_root(std::string(reinterpret_cast<const char*>(&id), sizeof id));
   std::copy(shared.begin(), shared.end(), reinterpret_cast<char*>(&id));
@@ -212,9 +211,9 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, const std::vector<int>
     slot.device = devices[static_cast<std::size_t>(i)];
     ranks_.push_back(slot.rank);
     global_ranks_.push_back(slot.rank);
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
     cudaDeviceProp properties{};
-    check_cuda(cudaGetDeviceProperties(&properties, slot.device), "cudaGetDeviceProperties");
+    COMMCERT_CHECK_CUDA(cudaGetDeviceProperties(&properties, slot.device));
     slot.compute_capability = properties.major * 10 + properties.minor;
     slot.gpu.index = slot.device;
     slot.gpu.name = properties.name;
@@ -223,20 +222,20 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, const std::vector<int>
     // with the rank identities (exchange_rank_identities).
     slot.gpu.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", properties.pciDomainID,
                                       properties.pciBusID, properties.pciDeviceID);
-    check_cuda(cudaStreamCreateWithFlags(&slot.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    COMMCERT_CHECK_CUDA(cudaStreamCreateWithFlags(slot.stream.out(), cudaStreamNonBlocking));
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
-    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    COMMCERT_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
     max_buffer_bytes_ =
         std::min(max_buffer_bytes_, usable_device_bytes(free_bytes, total_bytes) / 3);
   }
   // Several communicators in one process must be created inside one group.
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  COMMCERT_CHECK_NCCL(ncclGroupStart());
   for (Slot& slot : slots_) {
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-    check_nccl(ncclCommInitRank(&slot.comm, size_, id, slot.rank), "ncclCommInitRank");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
+    COMMCERT_CHECK_NCCL(ncclCommInitRank(slot.comm.out(), size_, id, slot.rank));
   }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  COMMCERT_CHECK_NCCL(ncclGroupEnd());
 }
 
 NcclCommunicator::NcclCommunicator(ControlPlane& control, std::vector<Slot> slots,
@@ -249,13 +248,13 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, std::vector<Slot> slot
       abort_signal_(std::move(abort_signal)) {
   for (Slot& slot : slots_) {
     int count = 0;
-    check_nccl(ncclCommCount(slot.comm, &count), "ncclCommCount", slot.comm);
-    check_nccl(ncclCommUserRank(slot.comm, &slot.rank), "ncclCommUserRank", slot.comm);
+    COMMCERT_CHECK_NCCL(ncclCommCount(slot.comm.get(), &count), slot.comm.get());
+    COMMCERT_CHECK_NCCL(ncclCommUserRank(slot.comm.get(), &slot.rank), slot.comm.get());
     size_ = count;
     ranks_.push_back(slot.rank);
     global_ranks_.push_back(slot.global_rank);
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-    check_cuda(cudaStreamCreateWithFlags(&slot.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
+    COMMCERT_CHECK_CUDA(cudaStreamCreateWithFlags(slot.stream.out(), cudaStreamNonBlocking));
   }
 }
 
@@ -272,16 +271,17 @@ std::unique_ptr<Communicator> NcclCommunicator::split(std::span<const int> color
     parts[s].gpu = slots_[s].gpu;
     parts[s].compute_capability = slots_[s].compute_capability;
   }
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  COMMCERT_CHECK_NCCL(ncclGroupStart());
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     const int color = s < color_per_slot.size() && color_per_slot[s] >= 0 ? color_per_slot[s]
                                                                           : NCCL_SPLIT_NOCOLOR;
-    check_cuda(cudaSetDevice(parts[s].device), "cudaSetDevice");
-    check_nccl(ncclCommSplit(slots_[s].comm, color, slots_[s].global_rank, &parts[s].comm, nullptr),
-               "ncclCommSplit", slots_[s].comm);
+    COMMCERT_CHECK_CUDA(cudaSetDevice(parts[s].device));
+    COMMCERT_CHECK_NCCL(ncclCommSplit(slots_[s].comm.get(), color, slots_[s].global_rank,
+                                      parts[s].comm.out(), nullptr),
+                        slots_[s].comm.get());
   }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
-  std::erase_if(parts, [](const Slot& part) { return part.comm == nullptr; });
+  COMMCERT_CHECK_NCCL(ncclGroupEnd());
+  std::erase_if(parts, [](const Slot& part) { return !part.comm; });
   if (parts.empty()) return nullptr;
   std::unique_ptr<Communicator> out(new NcclCommunicator(
       control_, std::move(parts), max_buffer_bytes_, nccl_version_, abort_signal_));
@@ -291,21 +291,15 @@ std::unique_ptr<Communicator> NcclCommunicator::split(std::span<const int> color
 
 void NcclCommunicator::free_buffers(Slot& slot) {
   cudaSetDevice(slot.device);
-  if (slot.stream) cudaStreamSynchronize(slot.stream);
-  for (cudaEvent_t event : slot.events)
-    cudaEventDestroy(event);
+  if (slot.stream) cudaStreamSynchronize(slot.stream.get());
   slot.events.clear();
-  cudaFree(slot.send);
-  cudaFree(slot.receive);
-  cudaFree(slot.expected);
-  cudaFree(slot.wrong_counters);
-  cudaFree(slot.barrier_word);
-  cudaFree(slot.unwritten);
-  slot.unwritten = nullptr;
+  slot.send.reset();
+  slot.receive.reset();
+  slot.expected.reset();
+  slot.wrong_counters.reset();
+  slot.barrier_word.reset();
+  slot.unwritten.reset();
   slot.unwritten_capacity = 0;
-  slot.send = slot.receive = slot.expected = nullptr;
-  slot.wrong_counters = nullptr;
-  slot.barrier_word = nullptr;
   slot.capacity = 0;
   slot.receive_capacity = 0;
   slot.counter_capacity = 0;
@@ -329,8 +323,9 @@ NcclCommunicator::~NcclCommunicator() {
   if (std::uncaught_exceptions() > 0) abort();
   for (Slot& slot : slots_) {
     free_buffers(slot);
-    if (slot.comm && !aborted_) ncclCommDestroy(slot.comm);
-    if (slot.stream) cudaStreamDestroy(slot.stream);
+    // After abort() the communicators are gone; otherwise the handle destroys it here.
+    slot.comm.reset();
+    slot.stream.reset();
   }
 }
 
@@ -338,7 +333,8 @@ void NcclCommunicator::abort() noexcept {
   if (!aborted_) {
     aborted_ = true;
     for (Slot& slot : slots_) {
-      if (slot.comm) ncclCommAbort(slot.comm);  // tearing down: nothing to do about a failure
+      // Tearing down: nothing to do about a failure. The handle no longer owns what is aborted.
+      if (slot.comm) ncclCommAbort(slot.comm.release());
     }
   }
   abort_signal_->mark_done();
@@ -402,34 +398,30 @@ std::uint64_t NcclCommunicator::image_bytes(const Slot& slot, const LoopPlan& pl
 }
 
 void NcclCommunicator::reserve(Slot& slot, std::uint64_t bytes, std::size_t iterations) {
-  check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+  COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
   if (bytes > slot.capacity) {
-    check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
-    cudaFree(slot.send);
-    cudaFree(slot.receive);
-    cudaFree(slot.expected);
-    slot.send = slot.receive = slot.expected = nullptr;
+    COMMCERT_CHECK_CUDA(cudaStreamSynchronize(slot.stream.get()));
+    slot.send.reset();
+    slot.receive.reset();
+    slot.expected.reset();
     slot.capacity = 0;
     slot.receive_capacity = 0;
-    check_cuda(cudaMalloc(&slot.send, bytes), "cudaMalloc");
-    check_cuda(cudaMalloc(&slot.receive, bytes), "cudaMalloc");
-    check_cuda(cudaMalloc(&slot.expected, bytes), "cudaMalloc");
+    COMMCERT_CHECK_CUDA(cudaMalloc(slot.send.out(), bytes));
+    COMMCERT_CHECK_CUDA(cudaMalloc(slot.receive.out(), bytes));
+    COMMCERT_CHECK_CUDA(cudaMalloc(slot.expected.out(), bytes));
     slot.capacity = bytes;
     slot.receive_capacity = bytes;
   }
   if (iterations > slot.counter_capacity) {
-    check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
-    cudaFree(slot.wrong_counters);
-    slot.wrong_counters = nullptr;
-    check_cuda(cudaMalloc(reinterpret_cast<void**>(&slot.wrong_counters),
-                          iterations * sizeof(unsigned long long)),
-               "cudaMalloc");
+    COMMCERT_CHECK_CUDA(cudaStreamSynchronize(slot.stream.get()));
+    COMMCERT_CHECK_CUDA(
+        cudaMalloc(slot.wrong_counters.out(), iterations * sizeof(unsigned long long)));
     slot.counter_capacity = iterations;
   }
   while (slot.events.size() < 2 * iterations) {
-    cudaEvent_t event = nullptr;
-    check_cuda(cudaEventCreate(&event), "cudaEventCreate");
-    slot.events.push_back(event);
+    CudaEventHandle event;
+    COMMCERT_CHECK_CUDA(cudaEventCreate(event.out()));
+    slot.events.push_back(std::move(event));
   }
 }
 
@@ -450,26 +442,27 @@ void NcclCommunicator::prepare(const LoopPlan& plan) {
     reserve(slot, std::max({layout.input_elements, layout.output_elements, image}) * element,
             iterations);
     if (data_ready) continue;
-    auto* send = static_cast<unsigned char*>(slot.send);
+    auto* send = static_cast<unsigned char*>(slot.send.get());
     if (layout.has_output && !expected_ready) {
-      enqueue_fill_expected(spec, slot.rank, slot.expected, layout.output_elements, slot.stream);
+      enqueue_fill_expected(spec, slot.rank, slot.expected.get(), layout.output_elements,
+                            slot.stream.get());
     }
     if (plan.in_place) {
       // The send buffer keeps the pristine in-place image (input, poisoned output) from which
       // every checked iteration restores its receive buffer.
       if (layout.has_output && want_expected) {
-        enqueue_poison(spec, slot.expected, send + layout.in_place_output_offset * element,
-                       layout.output_elements, slot.stream);
+        enqueue_poison(spec, slot.expected.get(), send + layout.in_place_output_offset * element,
+                       layout.output_elements, slot.stream.get());
       }
       enqueue_fill_input(spec, slot.rank, send + layout.in_place_input_offset * element,
-                         layout.input_elements, slot.stream);
-      check_cuda(cudaMemcpyAsync(slot.receive, slot.send, image * element, cudaMemcpyDeviceToDevice,
-                                 slot.stream),
-                 "cudaMemcpyAsync");
+                         layout.input_elements, slot.stream.get());
+      COMMCERT_CHECK_CUDA(cudaMemcpyAsync(slot.receive.get(), slot.send.get(), image * element,
+                                          cudaMemcpyDeviceToDevice, slot.stream.get()));
     } else {
-      enqueue_fill_input(spec, slot.rank, slot.send, layout.input_elements, slot.stream);
+      enqueue_fill_input(spec, slot.rank, slot.send.get(), layout.input_elements,
+                         slot.stream.get());
     }
-    check_cuda(cudaGetLastError(), "pattern kernel launch");
+    COMMCERT_CHECK_CUDA(cudaGetLastError());
   }
   prepared_ =
       PreparedData{spec, plan.in_place, want_expected || (same && prepared_->with_expected)};
@@ -481,23 +474,22 @@ std::optional<std::vector<std::uint64_t>> NcclCommunicator::batch_strides(const 
   for (Slot& slot : slots_) {
     const std::uint64_t image = image_bytes(slot, plan);
     if (!batch_slice_stride(image, iterations, slot.receive_capacity)) {
-      check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+      COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
       std::size_t free_bytes = 0;
       std::size_t total_bytes = 0;
-      check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+      COMMCERT_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
       const std::uint64_t grown =
           batch_receive_bytes(image, iterations, slot.receive_capacity, slot.capacity,
                               usable_device_bytes(free_bytes, total_bytes));
       if (grown > slot.receive_capacity) {
         // Outside any timed window: the receive buffer's contents are restored per slice.
-        check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
-        check_cuda(cudaFree(slot.receive), "cudaFree");
-        slot.receive = nullptr;
-        if (cudaMalloc(&slot.receive, grown) == cudaSuccess) {
+        COMMCERT_CHECK_CUDA(cudaStreamSynchronize(slot.stream.get()));
+        COMMCERT_CHECK_CUDA(cudaFree(slot.receive.release()));
+        if (cudaMalloc(slot.receive.out(), grown) == cudaSuccess) {
           slot.receive_capacity = grown;
         } else {
           cudaGetLastError();  // out of memory after all (fragmentation): keep the old size
-          check_cuda(cudaMalloc(&slot.receive, slot.receive_capacity), "cudaMalloc");
+          COMMCERT_CHECK_CUDA(cudaMalloc(slot.receive.out(), slot.receive_capacity));
         }
         // The receive buffer no longer holds the prepared in-place image: prepare afresh next
         // time (this batch restores every slice from the send buffer, which is intact).
@@ -522,15 +514,16 @@ void NcclCommunicator::mark_hung_ranks(const LoopPlan& plan, std::vector<bool>& 
 
 void NcclCommunicator::stage_output(Slot& slot, const LoopPlan& plan, std::uint64_t offset) {
   const RankLayout layout = layout_for(slot, plan.pattern);
-  auto* base = static_cast<unsigned char*>(slot.receive) + offset;
+  auto* base = static_cast<unsigned char*>(slot.receive.get()) + offset;
   if (plan.in_place) {
     const std::uint64_t image = image_bytes(slot, plan);
     if (image > 0) {
-      check_cuda(cudaMemcpyAsync(base, slot.send, image, cudaMemcpyDeviceToDevice, slot.stream),
-                 "cudaMemcpyAsync");
+      COMMCERT_CHECK_CUDA(cudaMemcpyAsync(base, slot.send.get(), image, cudaMemcpyDeviceToDevice,
+                                          slot.stream.get()));
     }
   } else if (layout.has_output) {
-    enqueue_poison(plan.pattern, slot.expected, base, layout.output_elements, slot.stream);
+    enqueue_poison(plan.pattern, slot.expected.get(), base, layout.output_elements,
+                   slot.stream.get());
   }
 }
 
@@ -564,29 +557,28 @@ bool NcclCommunicator::leaves_output_unwritten(const LoopPlan& plan) const {
 }
 
 void NcclCommunicator::save_unwritten(Slot& slot, const LoopPlan& plan, std::uint64_t offset) {
-  const UnwrittenTail tail = unwritten_tail(layout_for(slot, plan.pattern), plan, slot.global_rank,
-                                            static_cast<unsigned char*>(slot.receive) + offset);
+  const UnwrittenTail tail =
+      unwritten_tail(layout_for(slot, plan.pattern), plan, slot.global_rank,
+                     static_cast<unsigned char*>(slot.receive.get()) + offset);
   if (tail.bytes == 0) return;
   if (tail.bytes > slot.unwritten_capacity) {
-    check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
-    cudaFree(slot.unwritten);
-    slot.unwritten = nullptr;
+    COMMCERT_CHECK_CUDA(cudaStreamSynchronize(slot.stream.get()));
+    slot.unwritten.reset();
     slot.unwritten_capacity = 0;
-    check_cuda(cudaMalloc(&slot.unwritten, tail.bytes), "cudaMalloc");
+    COMMCERT_CHECK_CUDA(cudaMalloc(slot.unwritten.out(), tail.bytes));
     slot.unwritten_capacity = tail.bytes;
   }
-  check_cuda(
-      cudaMemcpyAsync(slot.unwritten, tail.at, tail.bytes, cudaMemcpyDeviceToDevice, slot.stream),
-      "cudaMemcpyAsync");
+  COMMCERT_CHECK_CUDA(cudaMemcpyAsync(slot.unwritten.get(), tail.at, tail.bytes,
+                                      cudaMemcpyDeviceToDevice, slot.stream.get()));
 }
 
 void NcclCommunicator::restore_unwritten(Slot& slot, const LoopPlan& plan, std::uint64_t offset) {
-  const UnwrittenTail tail = unwritten_tail(layout_for(slot, plan.pattern), plan, slot.global_rank,
-                                            static_cast<unsigned char*>(slot.receive) + offset);
+  const UnwrittenTail tail =
+      unwritten_tail(layout_for(slot, plan.pattern), plan, slot.global_rank,
+                     static_cast<unsigned char*>(slot.receive.get()) + offset);
   if (tail.bytes == 0) return;
-  check_cuda(
-      cudaMemcpyAsync(tail.at, slot.unwritten, tail.bytes, cudaMemcpyDeviceToDevice, slot.stream),
-      "cudaMemcpyAsync");
+  COMMCERT_CHECK_CUDA(cudaMemcpyAsync(tail.at, slot.unwritten.get(), tail.bytes,
+                                      cudaMemcpyDeviceToDevice, slot.stream.get()));
 }
 
 void NcclCommunicator::verify_output(Slot& slot, const LoopPlan& plan, std::size_t iteration,
@@ -594,15 +586,16 @@ void NcclCommunicator::verify_output(Slot& slot, const LoopPlan& plan, std::size
   const RankLayout layout = layout_for(slot, plan.pattern);
   if (!layout.has_output) return;
   const auto element = static_cast<std::uint64_t>(element_size(plan.pattern.type));
-  auto* output = static_cast<unsigned char*>(slot.receive) + offset +
+  auto* output = static_cast<unsigned char*>(slot.receive.get()) + offset +
                  (plan.in_place ? layout.in_place_output_offset * element : 0);
   restore_unwritten(slot, plan, offset);
   if (plan.faults && plan.faults->corrupts(slot.global_rank)) {
-    enqueue_corrupt(plan.pattern, output, layout.output_elements, slot.stream);
+    enqueue_corrupt(plan.pattern, output, layout.output_elements, slot.stream.get());
   }
   if (plan.check && plan.timed) {
-    enqueue_count_mismatches(plan.pattern, output, slot.expected, layout.output_elements,
-                             slot.wrong_counters + iteration, slot.stream);
+    enqueue_count_mismatches(
+        plan.pattern, output, slot.expected.get(), layout.output_elements,
+        static_cast<unsigned long long*>(slot.wrong_counters.get()) + iteration, slot.stream.get());
   }
 }
 
@@ -610,75 +603,77 @@ void NcclCommunicator::enqueue_collective(Slot& slot, const PatternSpec& spec, b
                                           std::uint64_t offset) {
   const RankLayout layout = layout_for(slot, spec);
   const auto element = static_cast<std::uint64_t>(element_size(spec.type));
-  auto* receive = static_cast<unsigned char*>(slot.receive) + offset;
-  const void* input = in_place ? receive + layout.in_place_input_offset * element : slot.send;
+  auto* receive = static_cast<unsigned char*>(slot.receive.get()) + offset;
+  const void* input = in_place ? receive + layout.in_place_input_offset * element : slot.send.get();
   void* output = in_place ? receive + layout.in_place_output_offset * element : receive;
-  const NcclCall call{
-      input,     output, spec.count, nccl_type(spec.type), nccl_op(spec.op), spec.root,
-      slot.rank, size_,  slot.comm,  slot.stream};
+  const NcclCall call{input,     output,    spec.count, nccl_type(spec.type), nccl_op(spec.op),
+                      spec.root, slot.rank, size_,      slot.comm.get(),      slot.stream.get()};
   kNcclCalls[static_cast<std::size_t>(spec.collective)](call);
 }
 
 void NcclCommunicator::enqueue_operation(const LoopPlan& plan, std::size_t iteration,
                                          const std::vector<bool>& launched,
-                                         const std::vector<std::uint64_t>& offsets) {
+                                         const std::vector<std::uint64_t>& offsets,
+                                         WatchedBatch& watched) {
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (!launched[s]) continue;
     Slot& slot = slots_[s];
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
     // A late arrival runs before the start event: the rank's own window stays short while its
     // peers' windows absorb the wait, which is how the straggler is named.
     if (plan.faults) {
       if (const auto delay = plan.faults->delay_seconds(slot.global_rank)) {
-        enqueue_spin(*delay, slot.stream);
+        enqueue_spin(*delay, slot.stream.get());
       }
     }
-    check_cuda(cudaEventRecord(slot.events[2 * iteration], slot.stream), "cudaEventRecord");
-    if (watchdog_) watchdog_->begin(slot.watchdog_slot);
+    COMMCERT_CHECK_CUDA(cudaEventRecord(slot.events[2 * iteration].get(), slot.stream.get()));
+    watched.begin(slot.watchdog_slot);
   }
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  COMMCERT_CHECK_NCCL(ncclGroupStart());
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (!launched[s]) continue;
-    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
     enqueue_collective(slots_[s], plan.pattern, plan.in_place, offsets.empty() ? 0 : offsets[s]);
   }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  COMMCERT_CHECK_NCCL(ncclGroupEnd());
   ++data_operations_;
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (!launched[s]) continue;
-    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
-    check_cuda(cudaEventRecord(slots_[s].events[2 * iteration + 1], slots_[s].stream),
-               "cudaEventRecord");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
+    COMMCERT_CHECK_CUDA(
+        cudaEventRecord(slots_[s].events[2 * iteration + 1].get(), slots_[s].stream.get()));
   }
 }
 
 void NcclCommunicator::enqueue_checked_iteration(const LoopPlan& plan, std::size_t iteration,
-                                                 std::vector<bool>& launched) {
+                                                 std::vector<bool>& launched,
+                                                 WatchedBatch& watched) {
   const bool check = plan.check && plan.timed;
   mark_hung_ranks(plan, launched);
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (!launched[s] || !check) continue;
-    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
     stage_output(slots_[s], plan, 0);
     save_unwritten(slots_[s], plan, 0);
   }
-  enqueue_operation(plan, iteration, launched, {});
+  enqueue_operation(plan, iteration, launched, {}, watched);
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (!launched[s]) continue;
-    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
     verify_output(slots_[s], plan, iteration, 0);
   }
-  check_cuda(cudaGetLastError(), "kernel launch");
+  COMMCERT_CHECK_CUDA(cudaGetLastError());
 }
 
 void NcclCommunicator::wait_for_iterations(std::size_t iterations,
-                                           const std::vector<bool>& launched) {
+                                           const std::vector<bool>& launched,
+                                           WatchedBatch& watched) {
   // Poll instead of blocking so the watchdog's deadline restarts as each operation completes,
   // NCCL's asynchronous errors surface as errors rather than a silent wait, and an abort asked
   // for by the watchdog is carried out here, by the thread that polls these communicators.
   std::vector<std::size_t> completed(slots_.size(), 0);
   for (std::size_t s = 0; s < slots_.size(); ++s) {
-    if (!launched[s] && watchdog_) watchdog_->await_absent(slots_[s].watchdog_slot);
+    if (!launched[s]) watched.await_absent(slots_[s].watchdog_slot);
   }
   while (true) {
     honour_abort_request();
@@ -686,16 +681,15 @@ void NcclCommunicator::wait_for_iterations(std::size_t iterations,
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       Slot& slot = slots_[s];
       while (launched[s] && completed[s] < iterations) {
-        const cudaError_t state = cudaEventQuery(slot.events[2 * completed[s] + 1]);
+        const cudaError_t state = cudaEventQuery(slot.events[2 * completed[s] + 1].get());
         if (state == cudaErrorNotReady) break;
-        check_cuda(state, "cudaEventQuery");
+        COMMCERT_CHECK_CUDA(state);
         ++completed[s];
-        if (watchdog_) watchdog_->refresh(slot.watchdog_slot);
+        watched.refresh(slot.watchdog_slot);
       }
       ncclResult_t async_error = ncclSuccess;
-      check_nccl(ncclCommGetAsyncError(slot.comm, &async_error), "ncclCommGetAsyncError",
-                 slot.comm);
-      check_nccl(async_error, "NCCL asynchronous error", slot.comm);
+      COMMCERT_CHECK_NCCL(ncclCommGetAsyncError(slot.comm.get(), &async_error), slot.comm.get());
+      COMMCERT_CHECK_NCCL(async_error, slot.comm.get());
       // A rank that never launched (an injected hang) is never done: the watchdog ends it.
       all_done = all_done && launched[s] && completed[s] == iterations;
     }
@@ -703,43 +697,42 @@ void NcclCommunicator::wait_for_iterations(std::size_t iterations,
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   for (std::size_t s = 0; s < slots_.size(); ++s) {
-    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
-    check_cuda(cudaStreamSynchronize(slots_[s].stream), "cudaStreamSynchronize");
-    if (watchdog_) watchdog_->end(slots_[s].watchdog_slot);
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
+    COMMCERT_CHECK_CUDA(cudaStreamSynchronize(slots_[s].stream.get()));
+    watched.end(slots_[s].watchdog_slot);
   }
 }
 
 void NcclCommunicator::barrier() {
   // A one-element allreduce on this communicator's own ranks: in a split round the processes
   // outside the group must not be waited for.
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  WatchedBatch watched(watchdog_);
+  COMMCERT_CHECK_NCCL(ncclGroupStart());
   for (Slot& slot : slots_) {
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
     if (!slot.barrier_word) {
-      check_cuda(cudaMalloc(reinterpret_cast<void**>(&slot.barrier_word), sizeof(float)),
-                 "cudaMalloc");
+      COMMCERT_CHECK_CUDA(cudaMalloc(slot.barrier_word.out(), sizeof(float)));
     }
-    if (watchdog_) watchdog_->begin(slot.watchdog_slot);
-    check_nccl(ncclAllReduce(slot.barrier_word, slot.barrier_word, 1, ncclFloat32, ncclSum,
-                             slot.comm, slot.stream),
-               "ncclAllReduce", slot.comm);
+    watched.begin(slot.watchdog_slot);
+    COMMCERT_CHECK_NCCL(ncclAllReduce(slot.barrier_word.get(), slot.barrier_word.get(), 1,
+                                      ncclFloat32, ncclSum, slot.comm.get(), slot.stream.get()),
+                        slot.comm.get());
   }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  COMMCERT_CHECK_NCCL(ncclGroupEnd());
   for (Slot& slot : slots_) {
     while (true) {
       honour_abort_request();
-      const cudaError_t state = cudaStreamQuery(slot.stream);
+      const cudaError_t state = cudaStreamQuery(slot.stream.get());
       if (state != cudaErrorNotReady) {
-        check_cuda(state, "cudaStreamQuery");
+        COMMCERT_CHECK_CUDA(state);
         break;
       }
       ncclResult_t async_error = ncclSuccess;
-      check_nccl(ncclCommGetAsyncError(slot.comm, &async_error), "ncclCommGetAsyncError",
-                 slot.comm);
-      check_nccl(async_error, "NCCL asynchronous error", slot.comm);
+      COMMCERT_CHECK_NCCL(ncclCommGetAsyncError(slot.comm.get(), &async_error), slot.comm.get());
+      COMMCERT_CHECK_NCCL(async_error, slot.comm.get());
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
-    if (watchdog_) watchdog_->end(slot.watchdog_slot);
+    watched.end(slot.watchdog_slot);
   }
 }
 
@@ -747,30 +740,29 @@ std::vector<RankLoopResult> NcclCommunicator::collect(const LoopPlan& plan, std:
                                                       bool back_to_back) {
   std::vector<RankLoopResult> results;
   for (Slot& slot : slots_) {
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
     RankLoopResult result;
     result.rank = slot.global_rank;
     result.checked = plan.check && plan.timed && layout_for(slot, plan.pattern).has_output;
     if (plan.timed) {
       for (std::size_t i = 0; i < iterations; ++i) {
         float milliseconds = 0;
-        check_cuda(cudaEventElapsedTime(&milliseconds, slot.events[2 * i], slot.events[2 * i + 1]),
-                   "cudaEventElapsedTime");
+        COMMCERT_CHECK_CUDA(cudaEventElapsedTime(&milliseconds, slot.events[2 * i].get(),
+                                                 slot.events[2 * i + 1].get()));
         result.operation_seconds.push_back(static_cast<double>(milliseconds) * 1e-3);
       }
       if (back_to_back && iterations > 0) {
         float milliseconds = 0;
-        check_cuda(
-            cudaEventElapsedTime(&milliseconds, slot.events[0], slot.events[2 * iterations - 1]),
-            "cudaEventElapsedTime");
+        COMMCERT_CHECK_CUDA(cudaEventElapsedTime(&milliseconds, slot.events[0].get(),
+                                                 slot.events[2 * iterations - 1].get()));
         result.back_to_back_seconds = static_cast<double>(milliseconds) * 1e-3;
       }
     }
     if (result.checked) {
       std::vector<unsigned long long> wrong(iterations, 0);
-      check_cuda(cudaMemcpy(wrong.data(), slot.wrong_counters,
-                            iterations * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
-                 "cudaMemcpy");
+      COMMCERT_CHECK_CUDA(cudaMemcpy(wrong.data(), slot.wrong_counters.get(),
+                                     iterations * sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost));
       for (const auto count : wrong) {
         result.wrong_elements += count;
         result.wrong_iterations += count > 0 ? 1 : 0;
@@ -789,18 +781,18 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
   const auto iterations = static_cast<std::size_t>(plan.iterations);
   const bool check = plan.check && plan.timed;
   for (Slot& slot : slots_) {
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-    check_cuda(cudaMemsetAsync(slot.wrong_counters, 0, iterations * sizeof(unsigned long long),
-                               slot.stream),
-               "cudaMemsetAsync");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
+    COMMCERT_CHECK_CUDA(cudaMemsetAsync(
+        slot.wrong_counters.get(), 0, iterations * sizeof(unsigned long long), slot.stream.get()));
   }
   std::vector<bool> launched(slots_.size(), true);
+  WatchedBatch watched(watchdog_);
   if (plan.blocking > 0) {
     // -z 1: each operation completes everywhere before the next one starts; a barrier sits
     // between operations, so only the per-operation windows are timed.
     for (std::size_t i = 0; i < iterations; ++i) {
-      enqueue_checked_iteration(plan, i, launched);
-      wait_for_iterations(i + 1, launched);
+      enqueue_checked_iteration(plan, i, launched, watched);
+      wait_for_iterations(i + 1, launched, watched);
       barrier();
     }
     return collect(plan, iterations, false);
@@ -815,16 +807,16 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
     if (!strides) {
       barrier();  // the ranks start the timed batch together, as nccl-tests' do
       for (std::size_t i = 0; i < iterations; ++i)
-        enqueue_checked_iteration(plan, i, launched);
-      wait_for_iterations(iterations, launched);
+        enqueue_checked_iteration(plan, i, launched, watched);
+      wait_for_iterations(iterations, launched, watched);
       return collect(plan, iterations, false);
     }
     for (std::size_t s = 0; s < slots_.size(); ++s) {
-      check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+      COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
       for (std::size_t i = 0; i < iterations; ++i)
         stage_output(slots_[s], plan, i * (*strides)[s]);
     }
-    check_cuda(cudaGetLastError(), "pattern kernel launch");
+    COMMCERT_CHECK_CUDA(cudaGetLastError());
   }
   if (plan.timed) barrier();
   std::vector<std::uint64_t> offsets(slots_.size(), 0);
@@ -834,11 +826,11 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
       for (std::size_t s = 0; s < slots_.size(); ++s)
         offsets[s] = i * (*strides)[s];
     }
-    enqueue_operation(plan, i, launched, offsets);
+    enqueue_operation(plan, i, launched, offsets, watched);
   }
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (!launched[s]) continue;
-    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
     if (strides) {
       for (std::size_t i = 0; i < iterations; ++i)
         verify_output(slots_[s], plan, i, i * (*strides)[s]);
@@ -846,8 +838,8 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
       verify_output(slots_[s], plan, iterations - 1, 0);  // unchecked: injected corruption only
     }
   }
-  check_cuda(cudaGetLastError(), "kernel launch");
-  wait_for_iterations(iterations, launched);
+  COMMCERT_CHECK_CUDA(cudaGetLastError());
+  wait_for_iterations(iterations, launched, watched);
   return collect(plan, iterations, true);
 }
 
@@ -872,25 +864,25 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
   // Thread-local capture, as nccl-tests: global mode would forbid NCCL's own threads the CUDA
   // calls they make meanwhile (and the cudaMalloc of a connection set up during capture).
   for (Slot& slot : slots_) {
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-    check_cuda(cudaStreamBeginCapture(slot.stream, cudaStreamCaptureModeThreadLocal),
-               "cudaStreamBeginCapture");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
+    COMMCERT_CHECK_CUDA(
+        cudaStreamBeginCapture(slot.stream.get(), cudaStreamCaptureModeThreadLocal));
   }
   try {
     for (int i = 0; i < plan.iterations; ++i) {
-      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      COMMCERT_CHECK_NCCL(ncclGroupStart());
       for (Slot& slot : slots_) {
-        check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+        COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
         enqueue_collective(slot, plan.pattern, plan.in_place, 0);
       }
-      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+      COMMCERT_CHECK_NCCL(ncclGroupEnd());
     }
   } catch (...) {
     // Leave no stream capturing: the error is reported, and the streams are used again.
     for (Slot& slot : slots_) {
       cudaGraph_t partial = nullptr;
       cudaSetDevice(slot.device);
-      if (cudaStreamEndCapture(slot.stream, &partial) == cudaSuccess && partial) {
+      if (cudaStreamEndCapture(slot.stream.get(), &partial) == cudaSuccess && partial) {
         cudaGraphDestroy(partial);
       }
       cudaGetLastError();
@@ -899,13 +891,14 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
   }
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     cudaGraph_t graph = nullptr;
-    check_cuda(cudaSetDevice(slots_[s].device), "cudaSetDevice");
-    check_cuda(cudaStreamEndCapture(slots_[s].stream, &graph), "cudaStreamEndCapture");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
+    COMMCERT_CHECK_CUDA(cudaStreamEndCapture(slots_[s].stream.get(), &graph));
     const cudaError_t instantiated = cudaGraphInstantiate(&executables.graphs[s], graph, 0);
     cudaGraphDestroy(graph);
-    check_cuda(instantiated, "cudaGraphInstantiate");
+    COMMCERT_CHECK_CUDA(instantiated);
   }
   std::vector<bool> launched(slots_.size(), true);
+  WatchedBatch watched(watchdog_);
   for (std::size_t launch = 0; launch < launches; ++launch) {
     const bool last = launch + 1 == launches;
     for (std::size_t s = 0; s < slots_.size(); ++s) {
@@ -914,7 +907,7 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
           plan.faults ? plan.faults->hang_before_operation(slot.global_rank) : std::nullopt;
       launched[s] = launched[s] && !(hang_at && data_operations_ >= *hang_at);
       if (!launched[s]) continue;
-      check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+      COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
       // The output checked is the last replay's: poison it first (outside the replay's events),
       // so a graph that writes nothing cannot pass on what the warm-up or earlier replays left.
       if (check && last && !plan.in_place) {
@@ -923,29 +916,28 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
       }
       if (plan.faults) {
         if (const auto delay = plan.faults->delay_seconds(slot.global_rank)) {
-          enqueue_spin(*delay, slot.stream);
+          enqueue_spin(*delay, slot.stream.get());
         }
       }
-      check_cuda(cudaEventRecord(slot.events[2 * launch], slot.stream), "cudaEventRecord");
-      if (watchdog_) watchdog_->begin(slot.watchdog_slot);
-      check_cuda(cudaGraphLaunch(executables.graphs[s], slot.stream), "cudaGraphLaunch");
-      check_cuda(cudaEventRecord(slot.events[2 * launch + 1], slot.stream), "cudaEventRecord");
+      COMMCERT_CHECK_CUDA(cudaEventRecord(slot.events[2 * launch].get(), slot.stream.get()));
+      watched.begin(slot.watchdog_slot);
+      COMMCERT_CHECK_CUDA(cudaGraphLaunch(executables.graphs[s], slot.stream.get()));
+      COMMCERT_CHECK_CUDA(cudaEventRecord(slot.events[2 * launch + 1].get(), slot.stream.get()));
     }
     data_operations_ += static_cast<std::uint64_t>(plan.iterations);
   }
-  check_cuda(cudaGetLastError(), "kernel launch");
-  wait_for_iterations(launches, launched);
+  COMMCERT_CHECK_CUDA(cudaGetLastError());
+  wait_for_iterations(launches, launched, watched);
 
   std::vector<RankLoopResult> results;
   for (Slot& slot : slots_) {
-    check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
     RankLoopResult result;
     result.rank = slot.global_rank;
     for (std::size_t launch = 0; launch < launches; ++launch) {
       float milliseconds = 0;
-      check_cuda(
-          cudaEventElapsedTime(&milliseconds, slot.events[2 * launch], slot.events[2 * launch + 1]),
-          "cudaEventElapsedTime");
+      COMMCERT_CHECK_CUDA(cudaEventElapsedTime(&milliseconds, slot.events[2 * launch].get(),
+                                               slot.events[2 * launch + 1].get()));
       result.operation_seconds.push_back(static_cast<double>(milliseconds) * 1e-3 /
                                          plan.iterations);
     }
@@ -967,15 +959,14 @@ std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {
         continue;
       }
       if (!results[s].checked) continue;
-      check_cuda(cudaSetDevice(slot.device), "cudaSetDevice");
-      check_cuda(cudaMemsetAsync(slot.wrong_counters, 0, sizeof(unsigned long long), slot.stream),
-                 "cudaMemsetAsync");
+      COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
+      COMMCERT_CHECK_CUDA(cudaMemsetAsync(slot.wrong_counters.get(), 0, sizeof(unsigned long long),
+                                          slot.stream.get()));
       verify_output(slot, plan, 0, 0);
       unsigned long long wrong = 0;
-      check_cuda(cudaMemcpyAsync(&wrong, slot.wrong_counters, sizeof wrong, cudaMemcpyDeviceToHost,
-                                 slot.stream),
-                 "cudaMemcpyAsync");
-      check_cuda(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
+      COMMCERT_CHECK_CUDA(cudaMemcpyAsync(&wrong, slot.wrong_counters.get(), sizeof wrong,
+                                          cudaMemcpyDeviceToHost, slot.stream.get()));
+      COMMCERT_CHECK_CUDA(cudaStreamSynchronize(slot.stream.get()));
       results[s].wrong_elements = wrong;
       results[s].wrong_iterations = wrong > 0 ? 1 : 0;
     }

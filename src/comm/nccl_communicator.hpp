@@ -10,8 +10,11 @@
 #include "comm/abort_signal.hpp"
 #include "comm/communicator.hpp"
 #include "comm/control_plane.hpp"
+#include "comm/cuda_handles.hpp"
 
 namespace commcert {
+
+class WatchedBatch;
 
 // Collectives in device memory through NCCL, timed with CUDA events on each rank's stream.
 // A process drives one rank per device in `devices` (CUDA ordinals, from assign_devices) in
@@ -53,19 +56,20 @@ class NcclCommunicator final : public Communicator {
     int device = 0;
     GpuIdentity gpu;
     int compute_capability = 0;  // major * 10 + minor
-    ncclComm_t comm = nullptr;
-    cudaStream_t stream = nullptr;
-    void* send = nullptr;
-    void* receive = nullptr;
-    void* expected = nullptr;
+    // Owned: a throw while building or splitting communicators releases what was made.
+    NcclCommHandle comm;
+    CudaStreamHandle stream;
+    DeviceBuffer send;
+    DeviceBuffer receive;
+    DeviceBuffer expected;
     std::uint64_t capacity = 0;          // bytes of each buffer, as reserved
     std::uint64_t receive_capacity = 0;  // bytes of `receive`: more when grown for batch slices
-    unsigned long long* wrong_counters = nullptr;  // one per iteration, device memory
-    float* barrier_word = nullptr;
-    void* unwritten = nullptr;  // injected stale/partial fault: the output's tail before the call
+    DeviceBuffer wrong_counters;         // unsigned long long, one per iteration
+    DeviceBuffer barrier_word;           // one float
+    DeviceBuffer unwritten;  // injected stale/partial fault: the output's tail before the call
     std::uint64_t unwritten_capacity = 0;
     std::size_t counter_capacity = 0;
-    std::vector<cudaEvent_t> events;  // start/stop pairs
+    std::vector<CudaEventHandle> events;  // start/stop pairs
   };
   struct PreparedData {
     PatternSpec spec;
@@ -100,13 +104,16 @@ class NcclCommunicator final : public Communicator {
   void enqueue_collective(Slot& slot, const PatternSpec& spec, bool in_place, std::uint64_t offset);
   // One timed operation on every launched slot between its start and stop events, receive
   // buffer at offsets[s] (empty: 0 everywhere).
+  // `watched` begins each launched slot's operation; wait_for_iterations ends them, and a throw
+  // in between ends them as it leaves the run that owns `watched`.
   void enqueue_operation(const LoopPlan& plan, std::size_t iteration,
                          const std::vector<bool>& launched,
-                         const std::vector<std::uint64_t>& offsets);
+                         const std::vector<std::uint64_t>& offsets, WatchedBatch& watched);
   void enqueue_checked_iteration(const LoopPlan& plan, std::size_t iteration,
-                                 std::vector<bool>& launched);
+                                 std::vector<bool>& launched, WatchedBatch& watched);
   void barrier();
-  void wait_for_iterations(std::size_t iterations, const std::vector<bool>& launched);
+  void wait_for_iterations(std::size_t iterations, const std::vector<bool>& launched,
+                           WatchedBatch& watched);
   std::vector<RankLoopResult> collect(const LoopPlan& plan, std::size_t iterations,
                                       bool back_to_back);
   std::vector<RankLoopResult> run_graph(const LoopPlan& plan);

@@ -239,4 +239,31 @@ void Watchdog::declare_timeout(std::optional<WatchdogNotice> first_notice) {
   std::_Exit(to_int(ExitCode::kTimeout));  // abort_job does not return; this tells the compiler
 }
 
+void WatchedBatch::begin(int slot) {
+  if (!watchdog_) return;
+  watchdog_->begin(slot);
+  if (std::find(begun_.begin(), begun_.end(), slot) == begun_.end()) begun_.push_back(slot);
+}
+
+void WatchedBatch::refresh(int slot) {
+  if (watchdog_) watchdog_->refresh(slot);
+}
+
+void WatchedBatch::await_absent(int slot) {
+  if (watchdog_) watchdog_->await_absent(slot);
+}
+
+void WatchedBatch::end(int slot) {
+  const auto it = std::find(begun_.begin(), begun_.end(), slot);
+  if (it == begun_.end()) return;
+  begun_.erase(it);
+  watchdog_->end(slot);
+}
+
+void WatchedBatch::end() {
+  for (const int slot : begun_)
+    watchdog_->end(slot);
+  begun_.clear();
+}
+
 }  // namespace commcert

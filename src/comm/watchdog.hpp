@@ -145,4 +145,45 @@ class WatchedSection {
   Watchdog* watchdog_;
 };
 
+// Brackets one blocking operation of one slot (a rank of this process).
+class WatchedSlot {
+ public:
+  WatchedSlot(Watchdog* watchdog, int slot) : watchdog_(watchdog), slot_(slot) {
+    if (watchdog_) watchdog_->begin(slot_);
+  }
+  ~WatchedSlot() {
+    if (watchdog_) watchdog_->end(slot_);
+  }
+  WatchedSlot(const WatchedSlot&) = delete;
+  WatchedSlot& operator=(const WatchedSlot&) = delete;
+
+ private:
+  Watchdog* watchdog_;
+  int slot_;
+};
+
+// Brackets asynchronous operations: each is begun on its slot as it is queued, the slot's
+// deadline restarts as each completes, and every slot that began is ended once, when the batch
+// is done (end) or when a throw leaves the scope that owns it.
+class WatchedBatch {
+ public:
+  explicit WatchedBatch(Watchdog* watchdog) : watchdog_(watchdog) {}
+  ~WatchedBatch() { end(); }
+  WatchedBatch(const WatchedBatch&) = delete;
+  WatchedBatch& operator=(const WatchedBatch&) = delete;
+
+  void begin(int slot);
+  void refresh(int slot);
+  // A slot that never began its operation (an injected hang): see Watchdog::await_absent.
+  void await_absent(int slot);
+  // Ends one slot that began (it has finished); the others stay watched.
+  void end(int slot);
+  // Ends every slot still watched.
+  void end();
+
+ private:
+  Watchdog* watchdog_;
+  std::vector<int> begun_;  // slots begun and not yet ended
+};
+
 }  // namespace commcert

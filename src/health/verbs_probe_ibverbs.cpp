@@ -15,19 +15,19 @@ VerbsProbe probe_verbs() {
   VerbsProbe probe;
   probe.built = true;
   std::string error;
-  static const auto verbs = SharedLibrary::open("libibverbs.so.1", /*global=*/false, error);
-  if (!verbs) {
+  static const auto kVerbs = SharedLibrary::open("libibverbs.so.1", /*global=*/false, error);
+  if (!kVerbs) {
     probe.error = fmt::format("libibverbs.so.1 cannot be loaded: {}", error);
     return probe;
   }
   auto get_list =
-      reinterpret_cast<decltype(&ibv_get_device_list)>(verbs->symbol("ibv_get_device_list"));
+      reinterpret_cast<decltype(&ibv_get_device_list)>(kVerbs->symbol("ibv_get_device_list"));
   auto free_list =
-      reinterpret_cast<decltype(&ibv_free_device_list)>(verbs->symbol("ibv_free_device_list"));
+      reinterpret_cast<decltype(&ibv_free_device_list)>(kVerbs->symbol("ibv_free_device_list"));
   auto get_name =
-      reinterpret_cast<decltype(&ibv_get_device_name)>(verbs->symbol("ibv_get_device_name"));
+      reinterpret_cast<decltype(&ibv_get_device_name)>(kVerbs->symbol("ibv_get_device_name"));
   if (!get_list || !free_list || !get_name) {
-    probe.error = fmt::format("{} lacks the device-list calls", verbs->path());
+    probe.error = fmt::format("{} lacks the device-list calls", kVerbs->path());
     return probe;
   }
   int count = 0;

@@ -79,7 +79,7 @@ LibrarySpec cublaslt_library_spec(int cuda_major) {
 }
 
 const RuntimeLibrary& nccl_runtime() {
-  static const RuntimeLibrary library = load_runtime_library(
+  static const RuntimeLibrary kLibrary = load_runtime_library(
       nccl_library_spec(), process_environment(), [](const SharedLibrary& nccl) {
         using GetVersion = int (*)(int*);
         auto get_version = reinterpret_cast<GetVersion>(nccl.symbol("ncclGetVersion"));
@@ -87,18 +87,18 @@ const RuntimeLibrary& nccl_runtime() {
         if (!get_version || get_version(&code) != 0) return std::string();
         return nccl_version_text(code);
       });
-  return library;
+  return kLibrary;
 }
 
 const RuntimeLibrary& cublaslt_runtime() {
-  static const RuntimeLibrary library = load_runtime_library(
+  static const RuntimeLibrary kLibrary = load_runtime_library(
       cublaslt_library_spec(build_info::kCudaMajor), process_environment(),
       [](const SharedLibrary& cublaslt) {
         using GetVersion = std::size_t (*)();
         auto get_version = reinterpret_cast<GetVersion>(cublaslt.symbol("cublasLtGetVersion"));
         return get_version ? cublas_version_text(get_version()) : std::string();
       });
-  return library;
+  return kLibrary;
 }
 
 }  // namespace commcert

@@ -214,24 +214,29 @@ std::int64_t limit(const YamlInput& in, const YAML::Node& node, std::string_view
 
 void parse_gpu_health(const YamlInput& in, const YAML::Node& node, const std::string& path,
                       Baseline& out) {
-  in.allow_keys(node, path,
-                with_metric_keys(
-                    "health.gpu",
-                    {"max_uncorrectable_ecc", "max_correctable_ecc", "remapped_rows_warn",
-                     "max_retired_pages", "pcie_at_max", "pcie_min_gen", "pcie_min_width",
-                     "max_pcie_replays", "max_nvlink_replay_errors", "max_nvlink_recovery_errors",
-                     "max_nvlink_crc_errors", "xid_fatal", "xid_ignored", "allowed_clock_events"}));
+  // The rules' declared limits are listed where the first of them has always stood.
+  std::vector<std::string> keys = {"max_uncorrectable_ecc", "max_correctable_ecc",
+                                   "remapped_rows_warn"};
+  for (const GpuCountLimit& declared : declared_gpu_count_limits())
+    keys.emplace_back(declared.key);
+  keys.insert(keys.end(),
+              {"pcie_at_max", "pcie_min_gen", "pcie_min_width", "max_pcie_replays",
+               "max_nvlink_replay_errors", "max_nvlink_recovery_errors", "max_nvlink_crc_errors",
+               "xid_fatal", "xid_ignored", "allowed_clock_events"});
+  in.allow_keys(node, path, with_metric_keys("health.gpu", keys));
   auto& l = out.gpu_health;
-  const auto get = [&](const char* key) { return node[key]; };
-  const auto p = [&](const char* key) { return join_path(path, key); };
+  const auto get = [&](std::string_view key) { return node[std::string(key)]; };
+  const auto p = [&](std::string_view key) { return join_path(path, key); };
+  for (const GpuCountLimit& declared : declared_gpu_count_limits()) {
+    if (get(declared.key))
+      l.counts[std::string(declared.key)] = limit(in, get(declared.key), p(declared.key));
+  }
   if (get("max_uncorrectable_ecc"))
     l.max_uncorrectable_ecc = limit(in, get("max_uncorrectable_ecc"), p("max_uncorrectable_ecc"));
   if (get("max_correctable_ecc"))
     l.max_correctable_ecc = limit(in, get("max_correctable_ecc"), p("max_correctable_ecc"));
   if (get("remapped_rows_warn"))
     l.remapped_rows_warn = limit(in, get("remapped_rows_warn"), p("remapped_rows_warn"));
-  if (get("max_retired_pages"))
-    l.max_retired_pages = limit(in, get("max_retired_pages"), p("max_retired_pages"));
   if (get("pcie_at_max")) l.pcie_at_max = in.boolean(get("pcie_at_max"), p("pcie_at_max"));
   if (get("pcie_min_gen"))
     l.pcie_min_gen = static_cast<int>(limit(in, get("pcie_min_gen"), p("pcie_min_gen")));
@@ -362,6 +367,18 @@ void parse_check(const YamlInput& in, const YAML::Node& key, const YAML::Node& n
 const CollectiveSpec* Baseline::collective(std::string_view check) const {
   const auto it = collectives.find(std::string(check));
   return it == collectives.end() ? nullptr : &it->second;
+}
+
+std::map<std::string, std::int64_t, std::less<>> GpuHealthLimits::declared_count_defaults() {
+  std::map<std::string, std::int64_t, std::less<>> counts;
+  for (const GpuCountLimit& declared : declared_gpu_count_limits())
+    counts.emplace(declared.key, declared.default_value);
+  return counts;
+}
+
+std::int64_t GpuHealthLimits::count(const GpuCountLimit& limit) const {
+  const auto it = counts.find(limit.key);
+  return it == counts.end() ? limit.default_value : it->second;
 }
 
 bool IbHealthLimits::judges(std::string_view link_layer) const {

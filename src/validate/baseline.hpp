@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,13 +65,23 @@ struct CollectiveSpec {
   [[nodiscard]] bool operator==(const CollectiveSpec&) const = default;
 };
 
+// A count limit a health rule declares in its own file (rules/*_rule.cpp, Rule::gpu_limits):
+// its key under checks.health.gpu and its default. Baselines read and write every declared key,
+// so a new health rule with a limit touches its own file, not the baseline's reader or writer.
+struct GpuCountLimit {
+  std::string_view key;
+  std::int64_t default_value = 0;
+};
+
+// Every limit the registered rules declare, in the order of the rules' table (registry.cpp).
+[[nodiscard]] std::span<const GpuCountLimit> declared_gpu_count_limits();
+
 // Hardware-state limits. The defaults are DCGM's health-watch and AzNHC's limits
 // (../shared/reference/validation-anchors.md §2, §3); a baseline may override each.
 struct GpuHealthLimits {
   std::int64_t max_uncorrectable_ecc = 0;           // volatile, since the last reset
   std::optional<std::int64_t> max_correctable_ecc;  // warning only
   std::int64_t remapped_rows_warn = 512;            // DCGM: uncorrectable remaps >= 512 warn
-  std::int64_t max_retired_pages = 62;              // DCGM: >= 63 retired pages fail
   bool pcie_at_max = true;                          // current gen/width must equal the maximum
   std::optional<int> pcie_min_gen;
   std::optional<int> pcie_min_width;
@@ -81,8 +92,15 @@ struct GpuHealthLimits {
   std::vector<int> xid_fatal = {48, 63, 64, 74, 79, 94, 95, 119, 120, 140};
   std::vector<int> xid_ignored = {13, 31, 43, 45, 68};  // application XIDs
   std::vector<std::string> allowed_clock_events = {"sw_power_cap", "gpu_idle"};
+  // The rules' own limits by key, every declared one present (its default unless overridden).
+  std::map<std::string, std::int64_t, std::less<>> counts = declared_count_defaults();
 
+  // The value of a limit a rule declared.
+  [[nodiscard]] std::int64_t count(const GpuCountLimit& limit) const;
   [[nodiscard]] bool operator==(const GpuHealthLimits&) const = default;
+
+ private:
+  [[nodiscard]] static std::map<std::string, std::int64_t, std::less<>> declared_count_defaults();
 };
 
 struct IbHealthLimits {

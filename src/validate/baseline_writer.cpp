@@ -99,7 +99,11 @@ void health_gpu(Writer& w, const GpuHealthLimits& l) {
   if (l.max_correctable_ecc)
     w.scalar(p + ".max_correctable_ecc", "max_correctable_ecc", *l.max_correctable_ecc);
   w.scalar(p + ".remapped_rows_warn", "remapped_rows_warn", l.remapped_rows_warn);
-  w.scalar(p + ".max_retired_pages", "max_retired_pages", l.max_retired_pages);
+  // The rules' own limits, written where the first of them has always stood.
+  for (const GpuCountLimit& declared : declared_gpu_count_limits()) {
+    const std::string key(declared.key);
+    w.scalar(fmt::format("{}.{}", p, key), key, l.count(declared));
+  }
   w.scalar(p + ".pcie_at_max", "pcie_at_max", l.pcie_at_max);
   if (l.pcie_min_gen) w.scalar(p + ".pcie_min_gen", "pcie_min_gen", *l.pcie_min_gen);
   if (l.pcie_min_width) w.scalar(p + ".pcie_min_width", "pcie_min_width", *l.pcie_min_width);

@@ -17,6 +17,7 @@
 #include "records/health.hpp"
 #include "records/link.hpp"
 #include "records/membw.hpp"
+#include "records/stage.hpp"
 #include "temp_directory.hpp"
 #include "validate/record_reader.hpp"
 
@@ -403,6 +404,77 @@ TEST(RecordStructRoundTrip, CollectiveTimeoutNamesWhoDidNotArrive) {
   EXPECT_EQ(e.node_name(t.not_arrived[0].second), "nodeC");
   EXPECT_EQ(t.members.size(), 3u);
   EXPECT_EQ(t.reason, w.reason);
+}
+
+TEST(RecordStructRoundTrip, RunRecordGivesTheRunTheNodeOfEveryRank) {
+  RunRecord w;
+  w.origin = origin_of("nodeA", 0);
+  w.command = "sweep";
+  w.backend = "mpi";
+  for (int rank = 0; rank < 3; ++rank) {
+    RankIdentity identity;
+    identity.rank = rank;
+    identity.process = rank;
+    identity.node = rank == 2 ? "nodeC" : "nodeA";
+    identity.hostname = "host" + std::to_string(rank);
+    identity.local_rank = rank;
+    identity.pid = 100 + rank;
+    w.ranks.push_back(identity);
+  }
+  const Json json = to_json(w);
+  EXPECT_EQ(json.at("command"), "sweep");
+  EXPECT_EQ(json.at("backend"), "mpi");
+  const StructReadBack back(std::vector<Json>{json});
+  const Evidence& e = back.evidence;
+  EXPECT_THAT(issues_of(e), IsEmpty());
+  ASSERT_EQ(e.runs.size(), 1u);
+  EXPECT_TRUE(e.runs[0].has_rank_map);
+  ASSERT_EQ(e.runs[0].rank_nodes.size(), 3u);
+  EXPECT_EQ(e.node_name(e.runs[0].rank_nodes[0]), "nodeA");
+  EXPECT_EQ(e.node_name(e.runs[0].rank_nodes[2]), "nodeC");
+}
+
+TEST(RecordStructRoundTrip, StageErrorKeepsTheRanksNodeReasonAndTheFailedCall) {
+  ApiError api;
+  api.api = "NCCL";
+  api.call = "ncclCommInitRank(slot.comm.out(), size_, id, slot.rank)";
+  api.where = "src/comm/nccl_communicator.cpp:227";
+  api.code = 2;
+  api.code_name = "2";
+  api.text = "unhandled system error";
+  api.host = "nodeD";
+  api.device = 3;
+  StageErrorRecord w = stage_error_record(origin_of("nodeD", 3), "collective", ApiFailure(api));
+  w.backend = "nccl";
+  const Json json = to_json(w);
+  EXPECT_EQ(json.at("api_error").at("api"), "NCCL");
+  EXPECT_EQ(json.at("api_error").at("where"), api.where);
+  EXPECT_EQ(json.at("api_error").at("device"), 3);
+  const StructReadBack back(std::vector<Json>{json});
+  const Evidence& e = back.evidence;
+  EXPECT_THAT(issues_of(e), IsEmpty());
+  ASSERT_EQ(e.collective_errors.size(), 1u);
+  EXPECT_EQ(e.collective_errors[0].status, RecordStatus::kError);
+  EXPECT_EQ(e.node_name(e.collective_errors[0].node), "nodeD");
+  EXPECT_EQ(e.collective_errors[0].reason, describe(api));
+}
+
+TEST(RecordStructRoundTrip, StageTimeoutIsAFailureOfTheWritersNode) {
+  StageTimeoutRecord w;
+  w.origin = origin_of("nodeE", 0);
+  w.kind = "membw";
+  w.reason = "process 1 (nodeF) did not reach 'finish: gathering records' within 8 s";
+  w.operation = "finish: gathering records";
+  w.timeout_s = 8;
+  const Json json = to_json(w);
+  EXPECT_EQ(json.at("status"), "timeout");
+  EXPECT_EQ(json.at("operation"), w.operation);
+  EXPECT_EQ(json.at("timeout_s"), 8.0);
+  const StructReadBack back(std::vector<Json>{json});
+  EXPECT_THAT(issues_of(back.evidence), IsEmpty());
+  ASSERT_EQ(back.evidence.membws.size(), 1u);
+  EXPECT_EQ(back.evidence.membws[0].status, RecordStatus::kTimeout);
+  EXPECT_EQ(back.evidence.node_name(back.evidence.membws[0].node), "nodeE");
 }
 
 TEST(RecordStructRoundTrip, BurnMeasurementAndAnUnmeasuredGpuReachTheEvidence) {

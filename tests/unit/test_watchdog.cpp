@@ -344,6 +344,74 @@ TEST_F(WatchdogDeathTest, AJobWhoseOnlyRankNeverArrivesEndsNamingIt) {
       ::testing::ExitedWithCode(4), "culprits=\\[0;\\] states=\\[0:1:out;\\] reports=1");
 }
 
+// The RAII brackets: a throw out of a watched operation ends it (the slot is outside, so the
+// report blames it once it stays away), and the other slot's queued operations stay watched.
+TEST_F(WatchdogDeathTest, AThrowOutOfAWatchedSlotEndsItsOperation) {
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0, 1}, {0, 0}, 0.2, print_report);
+        try {
+          const WatchedSlot watched(&watchdog, 0);
+          throw std::runtime_error("MPI_Barrier failed");
+        } catch (const std::runtime_error&) {
+        }
+        WatchedBatch batch(&watchdog);
+        batch.begin(1);
+        batch.begin(1);  // two operations queued on slot 1, neither completes
+        wait_for_the_watchdog();
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "culprits=\\[0;\\] states=\\[0:1:out;1:2:in;\\] reports=1");
+}
+
+TEST_F(WatchdogDeathTest, AWatchedBatchEndsOnlyTheSlotThatFinished) {
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0, 1}, {0, 0}, 0.2, print_report);
+        WatchedBatch batch(&watchdog);
+        batch.begin(0);
+        batch.begin(1);
+        batch.end(0);  // slot 0 completed; slot 1 never does
+        batch.end(0);  // ending it twice changes nothing
+        wait_for_the_watchdog();
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "states=\\[0:1:out;1:1:in;\\] reports=1");
+}
+
+TEST(Watchdog, AThrowOutOfAWatchedBatchEndsEverySlotThatBegan) {
+  SingleProcessControlPlane control;
+  bool fired = false;
+  {
+    Watchdog watchdog(control, {0, 1}, {0, 0}, 0.2,
+                      [&fired](const TimeoutReport&) { fired = true; });
+    try {
+      WatchedBatch batch(&watchdog);
+      batch.begin(0);
+      batch.begin(1);
+      throw std::runtime_error("ncclGroupEnd failed");
+    } catch (const std::runtime_error&) {
+    }
+    EXPECT_EQ(watchdog.operations_begun(0), 1);
+    EXPECT_EQ(watchdog.operations_begun(1), 1);
+    // Nothing is inside an operation any more, so nothing can overrun.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_FALSE(fired);
+}
+
+TEST(Watchdog, WatchedBracketsWithoutAWatchdogDoNothing) {
+  const WatchedSlot slot(nullptr, 0);
+  WatchedBatch batch(nullptr);
+  batch.begin(0);
+  batch.refresh(0);
+  batch.end(0);
+  batch.end();
+  const WatchedSection section(nullptr);
+}
+
 TEST(Watchdog, AnAwaitedSlotThatBeginsIsWatchedAsAnOperationAgain) {
   SingleProcessControlPlane control;
   bool fired = false;

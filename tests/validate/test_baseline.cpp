@@ -1,3 +1,6 @@
+#include <set>
+#include <string_view>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -75,6 +78,29 @@ TEST(Baseline, ReadsBoundsLimitsAndFleetSettings) {
   EXPECT_EQ(b.gpu_health.xid_fatal, std::vector<int>{79});
   EXPECT_EQ(b.gpu_health.max_correctable_ecc, 100);
   EXPECT_EQ(b.gpu_health.remapped_rows_warn, 512);  // DCGM default kept
+}
+
+// A health rule's limit is declared in the rule's own file; the baseline reads, defaults and
+// writes it from that declaration alone.
+TEST(Baseline, RuleDeclaredLimitsAreReadDefaultedAndWritten) {
+  const auto declared = declared_gpu_count_limits();
+  ASSERT_FALSE(declared.empty());
+  std::set<std::string_view> keys;
+  for (const GpuCountLimit& limit : declared)
+    EXPECT_TRUE(keys.insert(limit.key).second) << "declared twice: " << limit.key;
+  const GpuCountLimit& first = declared.front();
+
+  const Baseline defaults = parse_baseline(kHead, "b.yaml");
+  EXPECT_EQ(defaults.gpu_health.count(first), first.default_value);
+
+  const std::string key(first.key);
+  const Baseline set =
+      parse_baseline(std::string(kHead) + "checks:\n  health.gpu:\n    " + key + ": 7\n", "b.yaml");
+  EXPECT_EQ(set.gpu_health.count(first), 7);
+  EXPECT_NE(set.gpu_health, defaults.gpu_health);
+  EXPECT_THAT(baseline_to_yaml(set), HasSubstr(key + ": 7"));
+  EXPECT_THAT(error_of(std::string(kHead) + "checks:\n  health.gpu:\n    " + key + ": -1\n"),
+              HasSubstr("bad.yaml:6"));
 }
 
 TEST(Baseline, YamlSyntaxErrorNamesFileAndLine) {

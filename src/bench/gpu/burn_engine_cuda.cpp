@@ -92,21 +92,18 @@ class DeviceBurn {
     reference_ = DeviceMemory(elements * bytes);
     for (int i = 0; i < 2; ++i)
       workload_->enqueue();  // warm-up: clocks up, algorithm loaded
-    check_cuda(cudaGetLastError(), "burn warm-up launch");
+    COMMCERT_CHECK_CUDA(cudaGetLastError());
     drain(stream_.get(), deadline(), "burn warm-up");
 
     // The first result is the reference every later result must match bit for bit, and what
     // this GPU's peers compare their own first result with.
-    check_cuda(cudaMemcpyAsync(reference_.get(), workload_->result(), elements * bytes,
-                               cudaMemcpyDeviceToDevice, stream_.get()),
-               "cudaMemcpyAsync(reference)");
-    check_cuda(cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream_.get()),
-               "cudaMemsetAsync");
+    COMMCERT_CHECK_CUDA(cudaMemcpyAsync(reference_.get(), workload_->result(), elements * bytes,
+                                        cudaMemcpyDeviceToDevice, stream_.get()));
+    COMMCERT_CHECK_CUDA(cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream_.get()));
     enqueue_fingerprint(reference_.get(), elements, bytes, counters_.as<unsigned long long>() + 1,
                         gpu.sm_count, stream_.get());
-    check_cuda(cudaMemcpyAsync(host_.get(), counters_.get(), counters_.bytes(),
-                               cudaMemcpyDeviceToHost, stream_.get()),
-               "cudaMemcpyAsync(fingerprint)");
+    COMMCERT_CHECK_CUDA(cudaMemcpyAsync(host_.get(), counters_.get(), counters_.bytes(),
+                                        cudaMemcpyDeviceToHost, stream_.get()));
     drain(stream_.get(), deadline(), "burn reference fingerprint");
     out_.fingerprint = host_.as<unsigned long long>()[1];
 
@@ -161,14 +158,13 @@ class DeviceBurn {
         span_stops[slot][k].record(stream_.get());
         compare();  // after every span, the last one included
       }
-      check_cuda(cudaGetLastError(), "burn launch");
+      COMMCERT_CHECK_CUDA(cudaGetLastError());
       if (window > 0) collect(window - 1);
       ++window;
     }
     collect(window - 1);
-    check_cuda(cudaMemcpyAsync(host_.get(), counters_.get(), sizeof(unsigned long long),
-                               cudaMemcpyDeviceToHost, stream_.get()),
-               "cudaMemcpyAsync(miscompares)");
+    COMMCERT_CHECK_CUDA(cudaMemcpyAsync(host_.get(), counters_.get(), sizeof(unsigned long long),
+                                        cudaMemcpyDeviceToHost, stream_.get()));
     drain(stream_.get(), deadline(), "burn result checks");
     out_.miscompares = host_.as<unsigned long long>()[0];
     out_.duration_s = seconds_between(started, SteadyClock::now());
@@ -207,7 +203,7 @@ void burn_one(const BurnSettings& s, const GpuDescription& gpu, StartLine& line,
   BurnOutcome& out = worker.outcome;
   bool arrived = false;
   try {
-    check_cuda(cudaSetDevice(gpu.cuda_device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(gpu.cuda_device));
     const int needed = burn_min_compute_capability(s.kernel);
     if (gpu.compute_capability < needed) {
       out.status = RecordStatus::kSkipped;

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/api_error.hpp"
+#include "core/node_identity.hpp"
 #include "kernels/burn_kernels.hpp"
 
 namespace commcert {
@@ -12,11 +14,23 @@ namespace {
 // cuBLAS recommends 32 MiB of workspace on Hopper; Blackwell kernels may use more.
 constexpr std::size_t kWorkspaceBytes = 64ULL << 20;
 
-void check_lt(cublasStatus_t status, const char* call) {
+void check_cublaslt(cublasStatus_t status, const CallSite& site) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw RuntimeFailure(fmt::format("cuBLASLt failure: {} returned {} ({})", call,
-                                   cublasLtGetStatusName(status), cublasLtGetStatusString(status)));
+  ApiError error;
+  error.api = "cuBLASLt";
+  error.call = site.expression;
+  error.where = source_location(site);
+  error.code = static_cast<long long>(status);
+  error.code_name = cublasLtGetStatusName(status);
+  error.text = cublasLtGetStatusString(status);
+  error.host = local_hostname();
+  int device = -1;
+  if (cudaGetDevice(&device) == cudaSuccess) error.device = device;
+  throw ApiFailure(std::move(error));
 }
+
+#define COMMCERT_CHECK_CUBLASLT(expression) \
+  check_cublaslt((expression), COMMCERT_CALL_SITE(expression))
 
 struct Types {
   cudaDataType_t ab;
@@ -83,37 +97,32 @@ GemmRunner::GemmRunner(BurnKernel kernel, std::uint64_t size, std::uint64_t seed
   workspace_ = DeviceMemory(kWorkspaceBytes);
   enqueue_fill_burn_input(a_.get(), elements, t.ab_element, seed, 0, sm_count, stream);
   enqueue_fill_burn_input(b_.get(), elements, t.ab_element, seed, 1, sm_count, stream);
-  check_cuda(cudaGetLastError(), "burn input fill kernel launch");
+  COMMCERT_CHECK_CUDA(cudaGetLastError());
 
   Lt& lt = *lt_;
   lt.double_scale = t.scale == CUDA_R_64F;
   const auto n = static_cast<std::uint64_t>(size);
   const auto ld = static_cast<std::int64_t>(size);
-  check_lt(cublasLtCreate(&lt.handle), "cublasLtCreate");
-  check_lt(cublasLtMatmulDescCreate(&lt.operation, t.compute, t.scale), "cublasLtMatmulDescCreate");
+  COMMCERT_CHECK_CUBLASLT(cublasLtCreate(&lt.handle));
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatmulDescCreate(&lt.operation, t.compute, t.scale));
   const cublasOperation_t transpose = CUBLAS_OP_T;
   const cublasOperation_t keep = CUBLAS_OP_N;
-  check_lt(cublasLtMatmulDescSetAttribute(lt.operation, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
-                                          sizeof(transpose)),
-           "cublasLtMatmulDescSetAttribute(TRANSA)");
-  check_lt(cublasLtMatmulDescSetAttribute(lt.operation, CUBLASLT_MATMUL_DESC_TRANSB, &keep,
-                                          sizeof(keep)),
-           "cublasLtMatmulDescSetAttribute(TRANSB)");
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatmulDescSetAttribute(lt.operation, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                         &transpose, sizeof(transpose)));
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatmulDescSetAttribute(lt.operation, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                         &keep, sizeof(keep)));
   // Column-major: A is stored k x m and transposed, B is k x n, D is m x n.
-  check_lt(cublasLtMatrixLayoutCreate(&lt.a, t.ab, n, n, ld), "cublasLtMatrixLayoutCreate(A)");
-  check_lt(cublasLtMatrixLayoutCreate(&lt.b, t.ab, n, n, ld), "cublasLtMatrixLayoutCreate(B)");
-  check_lt(cublasLtMatrixLayoutCreate(&lt.d, t.cd, n, n, ld), "cublasLtMatrixLayoutCreate(D)");
-  check_lt(cublasLtMatmulPreferenceCreate(&lt.preference), "cublasLtMatmulPreferenceCreate");
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatrixLayoutCreate(&lt.a, t.ab, n, n, ld));
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatrixLayoutCreate(&lt.b, t.ab, n, n, ld));
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatrixLayoutCreate(&lt.d, t.cd, n, n, ld));
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatmulPreferenceCreate(&lt.preference));
   const std::uint64_t workspace = kWorkspaceBytes;
-  check_lt(
-      cublasLtMatmulPreferenceSetAttribute(lt.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                           &workspace, sizeof(workspace)),
-      "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatmulPreferenceSetAttribute(
+      lt.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  check_lt(cublasLtMatmulAlgoGetHeuristic(lt.handle, lt.operation, lt.a, lt.b, lt.d, lt.d,
-                                          lt.preference, 1, &heuristic, &found),
-           "cublasLtMatmulAlgoGetHeuristic");
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatmulAlgoGetHeuristic(
+      lt.handle, lt.operation, lt.a, lt.b, lt.d, lt.d, lt.preference, 1, &heuristic, &found));
   if (found == 0) {
     throw RuntimeFailure(fmt::format("cuBLASLt has no algorithm for {} at {}x{}x{} on this GPU",
                                      burn_kernel_name(kernel), size, size, size));
@@ -131,10 +140,9 @@ void GemmRunner::enqueue() {
   const double beta_d = 0.0;
   const void* alpha = lt.double_scale ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = lt.double_scale ? static_cast<const void*>(&beta_d) : &beta_f;
-  check_lt(
-      cublasLtMatmul(lt.handle, lt.operation, alpha, a_.get(), lt.a, b_.get(), lt.b, beta, d_.get(),
-                     lt.d, d_.get(), lt.d, &lt.algo, workspace_.get(), kWorkspaceBytes, stream_),
-      "cublasLtMatmul");
+  COMMCERT_CHECK_CUBLASLT(cublasLtMatmul(lt.handle, lt.operation, alpha, a_.get(), lt.a, b_.get(),
+                                         lt.b, beta, d_.get(), lt.d, d_.get(), lt.d, &lt.algo,
+                                         workspace_.get(), kWorkspaceBytes, stream_));
 }
 
 double GemmRunner::flops_per_call() const {

@@ -15,7 +15,7 @@ std::vector<GpuDescription> describe_gpus(const std::vector<int>& devices) {
   std::vector<GpuDescription> out;
   for (const int device : devices) {
     cudaDeviceProp prop{};
-    check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    COMMCERT_CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
     GpuDescription d;
     d.identity.index = device;
     d.cuda_device = device;

@@ -25,14 +25,14 @@ std::vector<double> time_samples(cudaStream_t stream, int warmup, int iterations
                                  Operation operation) {
   for (int i = 0; i < warmup; ++i)
     operation();
-  check_cuda(cudaGetLastError(), what.c_str());
+  COMMCERT_CHECK_CUDA(cudaGetLastError(), what);
   std::vector<CudaEvent> events(static_cast<std::size_t>(iterations) + 1);
   events[0].record(stream);
   for (int i = 0; i < iterations; ++i) {
     operation();
     events[static_cast<std::size_t>(i) + 1].record(stream);
   }
-  check_cuda(cudaGetLastError(), what.c_str());
+  COMMCERT_CHECK_CUDA(cudaGetLastError(), what);
   wait_for(events.back(), deadline, what);
   std::vector<double> seconds;
   for (int i = 0; i < iterations; ++i) {
@@ -55,7 +55,7 @@ class DeviceMemoryTest {
     // The stream belongs to the current device: create it only once this thread has selected the
     // GPU (a new thread starts on device 0, and work on GPU N's buffers through a device-0 stream
     // fails with "invalid resource handle").
-    check_cuda(cudaSetDevice(gpu_.cuda_device), "cudaSetDevice");
+    COMMCERT_CHECK_CUDA(cudaSetDevice(gpu_.cuda_device));
     stream_.emplace();
     bandwidth();
     if (s_.memtest_fraction > 0) integrity();
@@ -67,7 +67,7 @@ class DeviceMemoryTest {
   void bandwidth() {
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
-    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    COMMCERT_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
     // Two buffers; leave room on a small GPU. A multiple of 2 MiB keeps vectors aligned.
     std::uint64_t bytes = std::min<std::uint64_t>(s_.buffer_bytes, free_bytes / 4);
     bytes -= bytes % kTwoMiB;
@@ -98,8 +98,8 @@ class DeviceMemoryTest {
     ++steps_done_;
     const auto memcpy =
         time_samples(st, s_.warmup, s_.iterations, deadline(), "cudaMemcpyAsync D2D", [&] {
-          check_cuda(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, st),
-                     "cudaMemcpyAsync");
+          COMMCERT_CHECK_CUDA(
+              cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, st));
         });
     out_.memcpy_d2d_bytes_per_s = median_bandwidth(memcpy, 2 * b);
     ++steps_done_;
@@ -108,7 +108,7 @@ class DeviceMemoryTest {
   void integrity() {
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
-    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    COMMCERT_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
     std::uint64_t bytes =
         static_cast<std::uint64_t>(static_cast<double>(free_bytes) * s_.memtest_fraction);
     DeviceMemory region;
@@ -128,7 +128,7 @@ class DeviceMemoryTest {
       throw RuntimeFailure("could not allocate device memory for the pattern test");
     DeviceMemory log_memory(sizeof(MemoryErrorLog));
     const cudaStream_t st = stream_->get();
-    check_cuda(cudaMemsetAsync(log_memory.get(), 0, sizeof(MemoryErrorLog), st), "cudaMemsetAsync");
+    COMMCERT_CHECK_CUDA(cudaMemsetAsync(log_memory.get(), 0, sizeof(MemoryErrorLog), st));
     const std::uint64_t words = bytes / 8;
     MemoryIntegrity integrity;
     integrity.bytes_tested = words * 8;
@@ -137,14 +137,13 @@ class DeviceMemoryTest {
       enqueue_pattern_fill(region.get(), words, pattern, s_.seed, gpu_.sm_count, st);
       enqueue_pattern_verify(region.get(), words, pattern, s_.seed, log_memory.as<MemoryErrorLog>(),
                              gpu_.sm_count, st);
-      check_cuda(cudaGetLastError(), "pattern kernels");
+      COMMCERT_CHECK_CUDA(cudaGetLastError());
       drain(st, deadline(), fmt::format("pattern test ({})", memory_pattern_name(pattern)));
       integrity.patterns.emplace_back(memory_pattern_name(pattern));
       ++steps_done_;
     }
     MemoryErrorLog log{};
-    check_cuda(cudaMemcpy(&log, log_memory.get(), sizeof(log), cudaMemcpyDeviceToHost),
-               "cudaMemcpy(log)");
+    COMMCERT_CHECK_CUDA(cudaMemcpy(&log, log_memory.get(), sizeof(log), cudaMemcpyDeviceToHost));
     integrity.errors = log.count;
     const auto kept = std::min<unsigned long long>(log.count, kMemoryErrorSlots);
     for (unsigned long long i = 0; i < kept; ++i) {
@@ -260,7 +259,7 @@ MembwRun measure_device_memory(const MembwSettings& s, const std::vector<GpuDesc
 HostTransfer measure_host_transfer(const MembwSettings& s, const GpuDescription& gpu) {
   HostTransfer result;
   result.numa_node = pci_numa_node(s.sysfs_root, gpu.identity.pci_bus_id);
-  check_cuda(cudaSetDevice(gpu.cuda_device), "cudaSetDevice");
+  COMMCERT_CHECK_CUDA(cudaSetDevice(gpu.cuda_device));
   // Pages of a pinned buffer are placed by the allocating thread's NUMA policy: allocate (and
   // copy) from the GPU's own node, as nvbandwidth does.
   NumaBinding binding(s.sysfs_root, result.numa_node);
@@ -272,16 +271,14 @@ HostTransfer measure_host_transfer(const MembwSettings& s, const GpuDescription&
   const double b = static_cast<double>(bytes);
   const auto h2d =
       time_samples(stream.get(), 2, s.host_iterations, deadline, "host-to-device copy", [&] {
-        check_cuda(
-            cudaMemcpyAsync(device.get(), host.get(), bytes, cudaMemcpyHostToDevice, stream.get()),
-            "cudaMemcpyAsync(H2D)");
+        COMMCERT_CHECK_CUDA(
+            cudaMemcpyAsync(device.get(), host.get(), bytes, cudaMemcpyHostToDevice, stream.get()));
       });
   result.h2d_bytes_per_s = median_bandwidth(h2d, b);
   const auto d2h =
       time_samples(stream.get(), 2, s.host_iterations, deadline, "device-to-host copy", [&] {
-        check_cuda(
-            cudaMemcpyAsync(host.get(), device.get(), bytes, cudaMemcpyDeviceToHost, stream.get()),
-            "cudaMemcpyAsync(D2H)");
+        COMMCERT_CHECK_CUDA(
+            cudaMemcpyAsync(host.get(), device.get(), bytes, cudaMemcpyDeviceToHost, stream.get()));
       });
   result.d2h_bytes_per_s = median_bandwidth(d2h, b);
   result.pinned = true;

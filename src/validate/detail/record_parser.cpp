@@ -7,6 +7,7 @@
 #include "records/health.hpp"
 #include "records/link.hpp"
 #include "records/membw.hpp"
+#include "records/stage.hpp"
 #include "validate/detail/record_common.hpp"
 
 namespace commcert::detail {
@@ -68,7 +69,7 @@ LineOutcome RecordParser::parse(const char* line, std::size_t length, std::size_
       parse_health(*impl_, object, ref);
     } else if (kind_text == LinkRecord::kKind) {
       parse_link(*impl_, object, ref);
-    } else if (kind_text == "run") {
+    } else if (kind_text == RunRecord::kKind) {
       parse_run(*impl_, object, ref);
     } else {
       return LineOutcome::kUnknownKind;

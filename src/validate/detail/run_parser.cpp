@@ -1,11 +1,12 @@
+#include "records/stage.hpp"
 #include "validate/detail/record_common.hpp"
 
 namespace commcert::detail {
 namespace {
 
-// kind "run" is written by the stage session and the sweep (cli/stage_session.cpp,
-// cli/sweep_command.cpp); these are the names of the rank map the validator reads.
-constexpr const char* kRanks = "ranks";
+// kind "run" is defined in records/stage.hpp (RunRecord); these are the names inside each entry
+// of its rank map (core/rank_identity.cpp writes them) that the validator reads.
+constexpr const char* kRanks = RunRecord::kRanks;
 constexpr const char* kRank = "rank";
 constexpr const char* kNode = "node";
 

@@ -1,5 +1,44 @@
 #include "validate/rules/rules.hpp"
 
+// Each factory is defined in its rule's file; the declarations stand here, beside the table.
+namespace commcert::rules {
+
+// Fail closed.
+std::unique_ptr<Rule> make_required_evidence_rule();
+std::unique_ptr<Rule> make_input_integrity_rule();
+// Correctness and liveness.
+std::unique_ptr<Rule> make_collective_wrong_data_rule();
+std::unique_ptr<Rule> make_collective_timeout_rule();
+std::unique_ptr<Rule> make_burn_correctness_rule();
+std::unique_ptr<Rule> make_membw_integrity_rule();
+std::unique_ptr<Rule> make_health_stage_fail_rule();
+// Hardware state.
+std::unique_ptr<Rule> make_gpu_lost_rule();
+std::unique_ptr<Rule> make_gpu_ecc_rule();
+std::unique_ptr<Rule> make_row_remap_rule();
+std::unique_ptr<Rule> make_retired_pages_rule();
+std::unique_ptr<Rule> make_pcie_link_rule();
+std::unique_ptr<Rule> make_nvlink_rule();
+std::unique_ptr<Rule> make_xid_rule();
+std::unique_ptr<Rule> make_throttle_rule();
+std::unique_ptr<Rule> make_ib_port_rule();
+std::unique_ptr<Rule> make_node_inventory_rule();
+// Performance: absolute, relative to the baseline, relative to the fleet.
+std::unique_ptr<Rule> make_floor_rule();
+std::unique_ptr<Rule> make_ceiling_rule();
+std::unique_ptr<Rule> make_equality_rule();
+std::unique_ptr<Rule> make_regression_rule();
+std::unique_ptr<Rule> make_warn_band_rule();
+std::unique_ptr<Rule> make_fleet_outlier_rule();
+std::unique_ptr<Rule> make_straggler_rule();
+// Localization: pairwise rounds name the node or link behind a cluster-wide shortfall.
+std::unique_ptr<Rule> make_pair_localization_rule();
+// Link tests between nodes (links stage).
+std::unique_ptr<Rule> make_link_rule();
+std::unique_ptr<Rule> make_link_counter_rule();
+
+}  // namespace commcert::rules
+
 namespace commcert {
 
 std::vector<std::unique_ptr<Rule>> make_rules() {
@@ -38,6 +77,18 @@ std::vector<std::unique_ptr<Rule>> make_rules() {
   for (const Factory factory : kRules)
     rules.push_back(factory());
   return rules;
+}
+
+std::span<const GpuCountLimit> declared_gpu_count_limits() {
+  static const std::vector<GpuCountLimit> kDeclared = [] {
+    std::vector<GpuCountLimit> declared;
+    for (const auto& rule : make_rules()) {
+      const auto limits = rule->gpu_limits();
+      declared.insert(declared.end(), limits.begin(), limits.end());
+    }
+    return declared;
+  }();
+  return kDeclared;
 }
 
 }  // namespace commcert

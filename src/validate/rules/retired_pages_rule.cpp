@@ -6,14 +6,19 @@ namespace {
 
 // Pre-Ampere GPUs retire pages; DCGM fails at 63 retired pages, and a pending retirement is
 // applied by the next reset.
+constexpr GpuCountLimit kMaxRetiredPages{"max_retired_pages",
+                                         62};  // DCGM: >= 63 retired pages fail
+constexpr GpuCountLimit kLimits[] = {kMaxRetiredPages};
+
 class RetiredPagesRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.retired_pages"; }
   std::string_view summary() const override {
     return "too many retired pages isolate the GPU; a pending retirement needs a reset";
   }
+  std::span<const GpuCountLimit> gpu_limits() const override { return kLimits; }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
-    const auto max = context.baseline.gpu_health.max_retired_pages;
+    const auto max = context.baseline.gpu_health.count(kMaxRetiredPages);
     for (const auto& r : context.evidence.gpu_health) {
       if (r.status != RecordStatus::kOk) continue;
       const std::int64_t total =

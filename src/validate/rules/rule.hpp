@@ -24,7 +24,7 @@ struct JudgeContext {
   const PairLocalization& pairs;          // pairwise localization, computed once per judgement
 };
 
-// One way of judging evidence: a class in its own file under rules/ and one line in the table
+// One way of judging evidence: a class in its own file under rules/ and its factory in the table
 // of rules/registry.cpp.
 class Rule {
  public:
@@ -32,6 +32,9 @@ class Rule {
   [[nodiscard]] virtual std::string_view id() const = 0;  // stable, e.g. "rule.floor"
   [[nodiscard]] virtual std::string_view summary() const = 0;
   virtual void judge(const JudgeContext& context, std::vector<Finding>& out) const = 0;
+  // The checks.health.gpu limits this rule reads (GpuHealthLimits::count); baselines accept,
+  // default and write them because the rule declares them here.
+  [[nodiscard]] virtual std::span<const GpuCountLimit> gpu_limits() const { return {}; }
 };
 
 // Every rule, in the order they run (the order does not change verdicts, only reason order).
