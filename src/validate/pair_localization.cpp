@@ -151,6 +151,13 @@ class SeriesJudge {
         // A lone slow pair: the path between the two, confirmed when both passed a re-test.
         const auto theirs = retests.find(partner);
         const Retest& their = theirs == retests.end() ? none : theirs->second;
+        // Unless one of the two passed with nobody (a run of two nodes): nothing then shows it
+        // is good, and blaming the path would certify it on no evidence. Fail closed.
+        if (!passed_with_anyone(node, retest) || !passed_with_anyone(partner, their)) {
+          out_.verdicts.push_back(base(PairVerdictKind::kUnresolved, node));
+          unretested.push_back({LocalizationKind::kSuspectNode, name(node), "", 1, 0});
+          continue;
+        }
         if (retest.any && their.any) {
           link(node, partner, *unexplained.front(),
                fmt::format("{} passed with {}, {} passed with {}", name(node),
@@ -211,6 +218,13 @@ class SeriesJudge {
       }
     }
     return out;
+  }
+
+  // Whether `node` was measured fast with some partner: in a round-robin pair or a re-test.
+  bool passed_with_anyone(NodeId node, const Retest& retest) const {
+    const auto failing = failing_.find(node);
+    const int failed = failing == failing_.end() ? 0 : static_cast<int>(failing->second.size());
+    return partners_.at(node) > failed || !retest.passed_with.empty();
   }
 
   // The re-tests of `node` against partners that passed every round-robin pair.
