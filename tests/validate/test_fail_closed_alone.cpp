@@ -167,5 +167,25 @@ TEST(FailClosedAlone, ARecordOfANewerSchemaIsNeverGuessedAt) {
   EXPECT_EQ(judged_alone(newer, baseline), NodeState::kInconclusive);
 }
 
+TEST(FailClosedAlone, ALostLineOfARunWithoutRankMapReachesTheNodesItsGroupsName) {
+  // run1 (rank map n0, n1) certifies both. run2 has no run record: its participants are the
+  // nodes its records name, group_nodes included, so a line of run2 that cannot be read may be
+  // about n1 and must hold n1 back, though n1 wrote nothing in run2.
+  Json run2 = fixtures::collective(std::uint64_t{1} << 30, 400, "cluster", "n0", {}, "run2");
+  run2["group_nodes"] = {"n0", "n1"};
+  run2["nranks"] = 2;
+  run2["nodes"] = 2;
+  Json lost = run2;
+  lost["bytes"] = "many";  // JSON, but not a record: lost input of run2
+  Json run1 = fixtures::collective(std::uint64_t{1} << 30, 400, "cluster", "n0");
+  run1["nranks"] = 2;
+  run1["nodes"] = 2;
+  const std::vector<Json> fleet = {fixtures::run_record({"n0", "n1"}, "run1"), run1, run2};
+  EXPECT_EQ(state_of(fleet, "n1"), NodeState::kCertified);
+  std::vector<Json> with_lost = fleet;
+  with_lost.push_back(lost);
+  EXPECT_EQ(state_of(with_lost, "n1"), NodeState::kInconclusive);
+}
+
 }  // namespace
 }  // namespace commcert

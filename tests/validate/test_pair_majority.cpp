@@ -14,13 +14,14 @@ namespace {
 
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
-Json pair_record(const std::string& a, const std::string& b, double busbw_gb) {
+Json pair_record(const std::string& a, const std::string& b, double busbw_gb, bool listed = false) {
   Json c = fixtures::collective(kGiB, busbw_gb, "pairs", a);
   c["nranks"] = 2;
   c["nodes"] = 2;
   c["group_nodes"] = {a, b};
   c["round"] = 0;
   c["group"] = 0;
+  if (listed) c["pair_list"] = true;  // a re-test (sweep --pair-list)
   return c;
 }
 
@@ -103,6 +104,50 @@ TEST(PairMajority, ARunOfTwoWhoseOnePairIsSlowCertifiesNeitherNode) {
   EXPECT_FALSE(fixtures::has_code(n1, "localization.suspect_link"));
   EXPECT_TRUE(fixtures::has_code(n1, "perf.unattributed"))
       << ::testing::PrintToString(fixtures::codes(n1));
+}
+
+// A 6-node run whose cluster allreduce missed its floor, with the pairs `slow` at 12 GB/s and
+// the others at 48, plus `extra` records (re-tests, second placements). Returns the verdict.
+FleetVerdict judge_six(const std::vector<std::pair<std::string, std::string>>& slow,
+                       const std::vector<Json>& extra) {
+  const std::vector<std::string> names = {"n0", "n1", "n2", "n3", "n4", "n5"};
+  std::vector<Json> records = {fixtures::run_record(names), fixtures::collective(kGiB, 60.0)};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    for (std::size_t j = i + 1; j < names.size(); ++j) {
+      bool is_slow = false;
+      for (const auto& [a, b] : slow)
+        is_slow = is_slow || (a == names[i] && b == names[j]) || (a == names[j] && b == names[i]);
+      records.push_back(pair_record(names[i], names[j], is_slow ? 12.0 : 48.0));
+    }
+  }
+  records.insert(records.end(), extra.begin(), extra.end());
+  const Baseline b = fixtures::baseline_of(
+      "required: [collective.allreduce]\nfleet: {enabled: false}\nchecks:\n"
+      "  collective.allreduce:\n    min_bytes: 1G\n    busbw_gb_per_s:\n"
+      "      cluster: {floor: 100}\n");
+  return fixtures::certify(fixtures::evidence_of(records), b);
+}
+
+TEST(PairFigures, EachPairIsJudgedAtItsBetterPlacement) {
+  // n1-n4 measured twice: slow in one placement, fast in the other. The pair passes, so the
+  // pairs find nothing and the shortfall stays unattributed: every node inconclusive.
+  const FleetVerdict verdict = judge_six({{"n1", "n4"}}, {pair_record("n1", "n4", 48.0)});
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kInconclusive).size(), 6u);
+  EXPECT_FALSE(fixtures::has_code(fixtures::node(verdict, "n1"), "localization.suspect_link"));
+}
+
+TEST(PairFigures, EveryConfirmedLinkOfARunIsReported) {
+  // Two lone slow pairs, n1-n4 and n2-n5, each node fast again with known-good n0 or n3: two
+  // suspect links, each a warning on both of its nodes, none left out.
+  const FleetVerdict verdict =
+      judge_six({{"n1", "n4"}, {"n2", "n5"}},
+                {pair_record("n1", "n0", 47.5, true), pair_record("n4", "n3", 47.5, true),
+                 pair_record("n2", "n0", 47.5, true), pair_record("n5", "n3", 47.5, true)});
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kCertified).size(), 6u);
+  for (const char* node : {"n1", "n2", "n4", "n5"}) {
+    EXPECT_TRUE(fixtures::has_code(fixtures::node(verdict, node), "localization.suspect_link"))
+        << node;
+  }
 }
 
 }  // namespace
