@@ -88,5 +88,61 @@ TEST(ReasonFigures, AFailedHealthRecordSaysWhereAndWhy) {
       << message;
 }
 
+TEST(ReasonFigures, ADownPortStillReportsItsCounters) {
+  // The technician needs both: the port is down, and it went down 7 times (limit 4).
+  Json port = fixtures::record("health", "n0");
+  port["component"] = "ib_port";
+  port["device"] = "mlx5_0";
+  port["port"] = 1;
+  port["state"] = "DOWN";
+  port["phys_state"] = "Polling";
+  port["rate_gbps"] = 400;
+  port["link_layer"] = "InfiniBand";
+  port["counters"] = {{"symbol_error", 0}, {"link_downed", 7}};
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.ib]\nnode: {ib_ports: 1}\nchecks:\n"
+      "  health.ib: {fail_counters: {link_downed: 4}}\n");
+  const FleetVerdict verdict = fixtures::certify(fixtures::evidence_of({port}), b);
+  const NodeVerdict& node = fixtures::node(verdict, "n0");
+  EXPECT_TRUE(fixtures::has_code(node, "health.ib_port_down"));
+  EXPECT_TRUE(fixtures::has_code(node, "health.ib_counter"))
+      << ::testing::PrintToString(fixtures::codes(node));
+}
+
+TEST(ReasonFigures, AMembwReasonSaysWhichCheckFailedAndPointsAtItsRecord) {
+  const Baseline b = fixtures::baseline_of("required: [membw]\nnode: {gpus: 1}\n");
+  Json failed = fixtures::membw("n0", 0, 2000);
+  failed["status"] = "fail";
+  failed["reason"] = "copy kernel did not finish";
+  Json reasons = reasons_of(fixtures::certify(fixtures::evidence_of({failed}), b), "n0");
+  ASSERT_FALSE(reasons.empty());
+  EXPECT_EQ(reasons[0]["code"], "stage.fail");
+  const std::string message = reasons[0]["message"];
+  EXPECT_TRUE(message.ends_with("membw reported a failure: copy kernel did not finish")) << message;
+  ASSERT_EQ(reasons[0]["evidence"].size(), 1u);
+  EXPECT_EQ(reasons[0]["evidence"][0]["line"], 1);
+
+  Json corrupt = fixtures::membw("n0", 0, 2000);
+  corrupt["status"] = "fail";
+  corrupt["integrity"]["errors"] = 5;
+  reasons = reasons_of(fixtures::certify(fixtures::evidence_of({corrupt}), b), "n0");
+  ASSERT_FALSE(reasons.empty());
+  EXPECT_EQ(reasons[0]["code"], "membw.integrity");
+  EXPECT_EQ(reasons[0]["measured"], 5.0);
+  ASSERT_EQ(reasons[0]["evidence"].size(), 1u);
+  EXPECT_EQ(reasons[0]["evidence"][0]["line"], 1);
+}
+
+TEST(ReasonFigures, AnUnknownPcieGenerationOrWidthIsNotADegradedLink) {
+  // NVML could not read the current link: nothing to judge, not a degraded link.
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
+  for (const char* field : {"gen_current", "width_current"}) {
+    Json gpu = fixtures::gpu_health("n0", 0);
+    gpu["pcie"][field] = nullptr;
+    const FleetVerdict verdict = fixtures::certify(fixtures::evidence_of({gpu}), b);
+    EXPECT_EQ(fixtures::node(verdict, "n0").state, NodeState::kCertified) << field;
+  }
+}
+
 }  // namespace
 }  // namespace commcert
