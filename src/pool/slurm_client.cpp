@@ -15,11 +15,11 @@ namespace commcert {
 
 std::map<std::string, SlurmNodeStatus> query_slurm_nodes(double timeout_seconds) {
   if (auto missing = missing_slurm_conf(std::getenv("SLURM_CONF"))) {
-    throw RuntimeFailure(std::move(*missing));
+    throw RuntimeFailure(*missing);
   }
   const auto result = run_process(show_nodes_command(), timeout_seconds);
   if (auto failure = show_nodes_failure(result, timeout_seconds)) {
-    throw RuntimeFailure(std::move(*failure));
+    throw RuntimeFailure(*failure);
   }
   return parse_scontrol_nodes(result.output);
 }
