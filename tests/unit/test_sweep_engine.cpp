@@ -408,6 +408,18 @@ TEST(SweepEngine, ACiExactlyAtTheTargetStopsOneJustAboveItMeasuresAnotherBatch) 
     EXPECT_EQ(m.iteration_seconds.size(), 10U);
     EXPECT_EQ(m.adaptive->stopped_by, "ci");
   }
+  {
+    // One step above the reached CI: the first batch is enough.
+    ScriptedCommunicator communicator(2);
+    communicator.seconds = alternating;
+    auto options = small_sweep();
+    options.target_ci_percent = std::nextafter(reached, 100.0);
+    options.size_budget_seconds = 1e9;
+    const auto run = run_engine(options, communicator);
+    const Measurement& m = run.observer.rows.at(0).out_of_place;
+    EXPECT_EQ(m.iteration_seconds.size(), 5U);
+    EXPECT_EQ(m.adaptive->stopped_by, "ci");
+  }
 }
 
 TEST(SweepEngine, TheSizeBudgetStopsWhenSpentExactlyAndNotBefore) {

@@ -74,5 +74,118 @@ TEST(FailClosedAlone, ARecordFromAnotherRunIsNoEvidenceForANodeOutsideThatRun) {
   EXPECT_EQ(state_of({run1, run2, cluster("run2")}, "n1"), NodeState::kCertified);
 }
 
+// --- Exclusions of other kinds of evidence ------------------------------------------------------
+// Each: the record alone with the exclusion lifted certifies n0; the excluded record alone
+// leaves it inconclusive.
+
+NodeState judged_alone(const Json& record, const std::string& baseline) {
+  const FleetVerdict v =
+      fixtures::certify(fixtures::evidence_of({record}), fixtures::baseline_of(baseline));
+  return fixtures::node(v, "n0").state;
+}
+
+TEST(FailClosedAlone, PairsAreLocalizationEvidenceNotCollectiveEvidence) {
+  // A pair's figure (sweep --scope pairs) localizes a shortfall; it does not show the node
+  // passes the collective check.
+  const auto scoped = [](const std::string& scope) {
+    return only_record([&](Json& r) {
+      r["scope"] = scope;
+      r["group_nodes"] = {"n0"};
+    });
+  };
+  EXPECT_EQ(state_of({scoped("node")}), NodeState::kCertified);
+  EXPECT_EQ(state_of({scoped("pairs")}), NodeState::kInconclusive);
+  EXPECT_EQ(state_of({scoped("rack")}), NodeState::kInconclusive);  // a scope not judged
+}
+
+TEST(FailClosedAlone, AScopeTheBaselineDoesNotBoundIsNoEvidence) {
+  // The node-scope record alone, against a baseline that bounds only the cluster scope.
+  const std::string cluster_only =
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+      "    busbw_gb_per_s:\n      cluster: {floor: 100}\n";
+  const std::string both = cluster_only + "      node: {floor: 100}\n";
+  const Json record = only_record([](Json&) {});
+  EXPECT_EQ(judged_alone(record, both), NodeState::kCertified);
+  EXPECT_EQ(judged_alone(record, cluster_only), NodeState::kInconclusive);
+}
+
+TEST(FailClosedAlone, AGpuHealthRecordThatIsNotOkIsNoEvidence) {
+  const std::string baseline = "required: [health.gpu]\nnode: {gpus: 1}\n";
+  EXPECT_EQ(judged_alone(fixtures::gpu_health("n0", 0), baseline), NodeState::kCertified);
+  for (const char* status : {"skipped", "error", "timeout"}) {
+    Json r = fixtures::gpu_health("n0", 0);
+    r["status"] = status;
+    r["reason"] = std::string("health said ") + status;
+    EXPECT_EQ(judged_alone(r, baseline), NodeState::kInconclusive) << status;
+  }
+}
+
+TEST(FailClosedAlone, ABurnThatDidNotMeasureIsNoEvidence) {
+  const std::string baseline = "required: [burn]\nnode: {gpus: 1}\n";
+  EXPECT_EQ(judged_alone(fixtures::burn("n0", 0, 700), baseline), NodeState::kCertified);
+  for (const char* status : {"skipped", "error", "timeout"}) {
+    EXPECT_EQ(judged_alone(fixtures::record("burn", "n0", status, 0), baseline),
+              NodeState::kInconclusive)
+        << status;
+  }
+}
+
+TEST(FailClosedAlone, EvidenceForAGpuTheSkuDoesNotHaveIsNotEvidenceForOneItHas) {
+  // node.gpus 1: GPU 0 is required; a record of GPU 1 alone leaves GPU 0 without evidence.
+  const std::string baseline = "required: [health.gpu]\nnode: {gpus: 1}\n";
+  EXPECT_EQ(judged_alone(fixtures::gpu_health("n0", 0), baseline), NodeState::kCertified);
+  EXPECT_EQ(judged_alone(fixtures::gpu_health("n0", 1), baseline), NodeState::kInconclusive);
+}
+
+TEST(FailClosedAlone, APortOfALinkLayerNotJudgedIsNoEvidence) {
+  // health.ib judges InfiniBand ports only; the node's one port is Ethernet (front end).
+  const std::string baseline =
+      "required: [health.ib]\nnode: {ib_ports: 1}\nchecks:\n"
+      "  health.ib: {link_layers: [InfiniBand]}\n";
+  const auto port = [](const std::string& link_layer) {
+    Json r = fixtures::record("health", "n0");
+    r["component"] = "ib_port";
+    r["device"] = "mlx5_0";
+    r["port"] = 1;
+    r["state"] = "ACTIVE";
+    r["phys_state"] = "LinkUp";
+    r["rate_gbps"] = 400;
+    r["link_layer"] = link_layer;
+    r["counters"] = {{"symbol_error", 0}, {"link_downed", 0}};
+    return r;
+  };
+  EXPECT_EQ(judged_alone(port("InfiniBand"), baseline), NodeState::kCertified);
+  EXPECT_EQ(judged_alone(port("Ethernet"), baseline), NodeState::kInconclusive);
+}
+
+TEST(FailClosedAlone, ARecordOfANewerSchemaIsNeverGuessedAt) {
+  // A per-node record, so the lost line is still attributed to n0 by its host.
+  const std::string baseline = "required: [health.gpu]\nnode: {gpus: 1}\n";
+  Json newer = fixtures::gpu_health("n0", 0);
+  EXPECT_EQ(judged_alone(newer, baseline), NodeState::kCertified);
+  newer["schema"] = 2;
+  EXPECT_EQ(judged_alone(newer, baseline), NodeState::kInconclusive);
+}
+
+TEST(FailClosedAlone, ALostLineOfARunWithoutRankMapReachesTheNodesItsGroupsName) {
+  // run1 (rank map n0, n1) certifies both. run2 has no run record: its participants are the
+  // nodes its records name, group_nodes included, so a line of run2 that cannot be read may be
+  // about n1 and must hold n1 back, though n1 wrote nothing in run2.
+  Json run2 = fixtures::collective(std::uint64_t{1} << 30, 400, "cluster", "n0", {}, "run2");
+  run2["group_nodes"] = {"n0", "n1"};
+  run2["nranks"] = 2;
+  run2["nodes"] = 2;
+  Json lost = run2;
+  lost["bytes"] = "many";  // JSON, but not a record: lost input of run2
+  Json run1 = fixtures::collective(std::uint64_t{1} << 30, 400, "cluster", "n0");
+  run1["nranks"] = 2;
+  run1["nodes"] = 2;
+  const std::vector<Json> fleet = {fixtures::run_record({"n0", "n1"}, "run1"), run1, run2};
+  EXPECT_EQ(state_of(fleet, "n1"), NodeState::kCertified);
+  std::vector<Json> with_lost = fleet;
+  with_lost.push_back(lost);
+  EXPECT_EQ(state_of(with_lost, "n1"), NodeState::kInconclusive);
+}
+
 }  // namespace
 }  // namespace commcert

@@ -1,0 +1,148 @@
+// What a reason carries besides its code, as verdict.json shows it (docs/validator.md,
+// "verdict.json"): the figures a technician acts on and the link or hosts it is about.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace commcert {
+namespace {
+
+// The reasons of `node` in verdict.json.
+Json reasons_of(const FleetVerdict& verdict, const std::string& node) {
+  const Json json = to_json(verdict);
+  for (const auto& n : json["nodes"]) {
+    if (n["node"] == node) return n["reasons"];
+  }
+  ADD_FAILURE() << node << " not in the verdict";
+  return Json::array();
+}
+
+TEST(ReasonFigures, ATimeoutReasonCarriesTheTimeoutInSeconds) {
+  Json t = fixtures::record("collective", "n0", "timeout");
+  t["backend"] = "mpi";
+  t["scope"] = "cluster";
+  t["operation"] = "allreduce float sum 64 KiB out-of-place";
+  t["timeout_s"] = 30;
+  t["nranks"] = 3;
+  t["not_arrived"] = {{{"rank", 1}, {"host", "n1"}}};
+  t["attributed"] = true;
+  t["rank_states"] = Json::array();
+  const Baseline b = fixtures::baseline_of("required: [collective.allreduce]\n");
+  const FleetVerdict v =
+      fixtures::certify(fixtures::evidence_of({fixtures::run_record({"n0", "n1", "n2"}), t}), b);
+  const Json reasons = reasons_of(v, "n1");
+  ASSERT_FALSE(reasons.empty());
+  EXPECT_EQ(reasons[0]["code"], "collective.not_arrived");
+  EXPECT_EQ(reasons[0]["measured"], 30.0);
+  EXPECT_EQ(reasons[0]["unit"], "s");
+}
+
+TEST(ReasonFigures, ASharedFigureBelowTheFloorNamesItsHostsAndNoPort) {
+  // A cluster figure below its floor blames nobody: its reason's link is the hosts sharing it,
+  // {type: "hosts", hosts}, with no port or link number.
+  Json shared = fixtures::collective(std::uint64_t{1} << 30, 90, "cluster", "n0");
+  shared["nranks"] = 2;
+  shared["nodes"] = 2;
+  const Baseline b = fixtures::baseline_of(
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+      "    busbw_gb_per_s:\n      cluster: {floor: 100}\n");
+  const FleetVerdict v =
+      fixtures::certify(fixtures::evidence_of({fixtures::run_record({"n0", "n1"}), shared}), b);
+  for (const std::string node : {"n0", "n1"}) {
+    const Json reasons = reasons_of(v, node);
+    ASSERT_EQ(reasons.size(), 1u) << reasons.dump();
+    EXPECT_EQ(reasons[0]["code"], "perf.unattributed");
+    EXPECT_EQ(reasons[0]["link"], Json({{"type", "hosts"}, {"hosts", {"n0", "n1"}}}));
+  }
+}
+
+TEST(ReasonFigures, AnEccReasonCarriesTheCountTheLimitAndTheGpu) {
+  Json gpu = fixtures::gpu_health("n0", 0);
+  gpu["ecc"]["volatile"]["uncorrected"] = 4;
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu: {max_uncorrectable_ecc: "
+      "3}\n");
+  const Json reasons = reasons_of(fixtures::certify(fixtures::evidence_of({gpu}), b), "n0");
+  ASSERT_EQ(reasons.size(), 1u) << reasons.dump();
+  EXPECT_EQ(reasons[0]["code"], "health.ecc_uncorrectable");
+  EXPECT_EQ(reasons[0]["measured"], 4.0);
+  EXPECT_EQ(reasons[0]["limit"], 3.0);
+  EXPECT_EQ(reasons[0]["unit"], "errors");
+  EXPECT_EQ(reasons[0]["gpu"]["index"], 0);
+}
+
+TEST(ReasonFigures, AFailedHealthRecordSaysWhereAndWhy) {
+  Json gpu = fixtures::gpu_health("n0", 0);
+  gpu["status"] = "fail";
+  gpu["reason"] = "NVML: GPU requires reset";
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
+  const Json reasons = reasons_of(fixtures::certify(fixtures::evidence_of({gpu}), b), "n0");
+  ASSERT_FALSE(reasons.empty());
+  EXPECT_EQ(reasons[0]["code"], "stage.fail");
+  const std::string message = reasons[0]["message"];
+  EXPECT_EQ(message.rfind("gpu 0", 0), 0u) << message;
+  EXPECT_TRUE(message.ends_with("health.gpu reported a failure: NVML: GPU requires reset"))
+      << message;
+}
+
+TEST(ReasonFigures, ADownPortStillReportsItsCounters) {
+  // The technician needs both: the port is down, and it went down 7 times (limit 4).
+  Json port = fixtures::record("health", "n0");
+  port["component"] = "ib_port";
+  port["device"] = "mlx5_0";
+  port["port"] = 1;
+  port["state"] = "DOWN";
+  port["phys_state"] = "Polling";
+  port["rate_gbps"] = 400;
+  port["link_layer"] = "InfiniBand";
+  port["counters"] = {{"symbol_error", 0}, {"link_downed", 7}};
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.ib]\nnode: {ib_ports: 1}\nchecks:\n"
+      "  health.ib: {fail_counters: {link_downed: 4}}\n");
+  const FleetVerdict verdict = fixtures::certify(fixtures::evidence_of({port}), b);
+  const NodeVerdict& node = fixtures::node(verdict, "n0");
+  EXPECT_TRUE(fixtures::has_code(node, "health.ib_port_down"));
+  EXPECT_TRUE(fixtures::has_code(node, "health.ib_counter"))
+      << ::testing::PrintToString(fixtures::codes(node));
+}
+
+TEST(ReasonFigures, AMembwReasonSaysWhichCheckFailedAndPointsAtItsRecord) {
+  const Baseline b = fixtures::baseline_of("required: [membw]\nnode: {gpus: 1}\n");
+  Json failed = fixtures::membw("n0", 0, 2000);
+  failed["status"] = "fail";
+  failed["reason"] = "copy kernel did not finish";
+  Json reasons = reasons_of(fixtures::certify(fixtures::evidence_of({failed}), b), "n0");
+  ASSERT_FALSE(reasons.empty());
+  EXPECT_EQ(reasons[0]["code"], "stage.fail");
+  const std::string message = reasons[0]["message"];
+  EXPECT_TRUE(message.ends_with("membw reported a failure: copy kernel did not finish")) << message;
+  ASSERT_EQ(reasons[0]["evidence"].size(), 1u);
+  EXPECT_EQ(reasons[0]["evidence"][0]["line"], 1);
+
+  Json corrupt = fixtures::membw("n0", 0, 2000);
+  corrupt["status"] = "fail";
+  corrupt["integrity"]["errors"] = 5;
+  reasons = reasons_of(fixtures::certify(fixtures::evidence_of({corrupt}), b), "n0");
+  ASSERT_FALSE(reasons.empty());
+  EXPECT_EQ(reasons[0]["code"], "membw.integrity");
+  EXPECT_EQ(reasons[0]["measured"], 5.0);
+  ASSERT_EQ(reasons[0]["evidence"].size(), 1u);
+  EXPECT_EQ(reasons[0]["evidence"][0]["line"], 1);
+}
+
+TEST(ReasonFigures, AnUnknownPcieGenerationOrWidthIsNotADegradedLink) {
+  // NVML could not read the current link: nothing to judge, not a degraded link.
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
+  for (const char* field : {"gen_current", "width_current"}) {
+    Json gpu = fixtures::gpu_health("n0", 0);
+    gpu["pcie"][field] = nullptr;
+    const FleetVerdict verdict = fixtures::certify(fixtures::evidence_of({gpu}), b);
+    EXPECT_EQ(fixtures::node(verdict, "n0").state, NodeState::kCertified) << field;
+  }
+}
+
+}  // namespace
+}  // namespace commcert
