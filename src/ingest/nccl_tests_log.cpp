@@ -49,6 +49,16 @@ std::optional<std::int64_t> parse_integer(std::string_view token) {
   return value;
 }
 
+// A count written in the log, or nullopt when it does not fit an int (a corrupted line must be
+// reported, not end the program with std::out_of_range).
+std::optional<int> parse_count(std::string_view digits) {
+  int value = 0;
+  const auto* end = digits.data() + digits.size();
+  const auto [ptr, error] = std::from_chars(digits.data(), end, value);
+  if (error != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
 bool starts_with_digit(std::string_view text) {
   return !text.empty() && text[0] >= '0' && text[0] <= '9';
 }
@@ -243,19 +253,32 @@ class Parser {
       run_->program = m[1].str();
     } else if (search(kParameters)) {
       if (!run_ || run_->iterations || started_table()) new_run(number);
-      read_parameters(text);
+      read_parameters(text, number);
     } else if (search(kDevice)) {
+      const auto rank = parse_count(m[1].str());
+      const auto pid = parse_count(m[2].str());
+      const auto index = parse_count(m[4].str());
+      if (!rank || !pid || !index) {
+        log_.unreadable.push_back(
+            {number, "a device line whose rank, pid or device is out of range"});
+        return;
+      }
       NcclTestsDevice device;
-      device.rank = std::stoi(m[1].str());
-      device.pid = std::stoi(m[2].str());
+      device.rank = *rank;
+      device.pid = *pid;
       device.host = m[3].str();
-      device.device = std::stoi(m[4].str());
+      device.device = *index;
       device.pci_bus_id = m[5].str();
       device.name = std::string(trim(m[6].str()));
       device.line = number;
       current(number).devices.push_back(std::move(device));
     } else if (search(kOutOfBounds)) {
-      current(number).out_of_bounds = std::stoll(m[1].str());
+      const auto wrong = parse_integer(m[1].str());
+      if (!wrong) {
+        log_.unreadable.push_back({number, "the out-of-bounds count is out of range"});
+      } else {
+        current(number).out_of_bounds = *wrong;
+      }
     } else if (search(kAverage)) {
       const auto value = parse_number(m[1].str());
       if (!value) {
@@ -276,7 +299,7 @@ class Parser {
     }
   }
 
-  void read_parameters(std::string_view text) {
+  void read_parameters(std::string_view text, std::size_t number) {
     static const std::regex kIters(R"((^|\s)iters:\s*(\d+))");
     static const std::regex kWarmup(R"(warmup iters:\s*(\d+))");
     static const std::regex kValidation(R"(validation:\s*(\d+))");
@@ -286,9 +309,17 @@ class Parser {
     std::string timed = std::regex_replace(copy, std::regex("warmup iters:"), "warmup_iters:");
     timed = std::regex_replace(timed, std::regex("agg iters:"), "agg_iters:");
     std::smatch sm;
-    if (std::regex_search(timed, sm, kIters)) run_->iterations = std::stoi(sm[2].str());
-    if (std::regex_search(copy, sm, kWarmup)) run_->warmup_iterations = std::stoi(sm[1].str());
-    if (std::regex_search(copy, sm, kValidation)) run_->validation = std::stoi(sm[1].str());
+    const auto count = [&](std::optional<int>& field, const std::string& digits, const char* what) {
+      field = parse_count(digits);
+      if (!field) log_.unreadable.push_back({number, fmt::format("{} is out of range", what)});
+    };
+    if (std::regex_search(timed, sm, kIters)) count(run_->iterations, sm[2].str(), "iters");
+    if (std::regex_search(copy, sm, kWarmup)) {
+      count(run_->warmup_iterations, sm[1].str(), "warmup iters");
+    }
+    if (std::regex_search(copy, sm, kValidation)) {
+      count(run_->validation, sm[1].str(), "validation");
+    }
     (void)m;
   }
 

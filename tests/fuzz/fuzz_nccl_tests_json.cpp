@@ -1,5 +1,5 @@
 // libFuzzer target: any bytes as nccl-tests -J JSON, read and turned into records
-// (scripts/fuzz-ingest).
+// (scripts/fuzz).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

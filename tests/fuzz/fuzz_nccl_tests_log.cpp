@@ -1,5 +1,5 @@
 // libFuzzer target: any bytes as an nccl-tests text log, read and turned into records
-// (scripts/fuzz-ingest). The parser must never crash, hang or read out of bounds, whatever it is
+// (scripts/fuzz). The parser must never crash, hang or read out of bounds, whatever it is
 // given; what it cannot read it lists.
 #include <cstddef>
 #include <cstdint>

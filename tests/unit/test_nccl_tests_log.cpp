@@ -345,5 +345,40 @@ TEST(NcclTestsJsonTest, ACutOffFileIsUnreadableAsAWhole) {
   ASSERT_EQ(log.unreadable.size(), 1u);
 }
 
+// Found by scripts/fuzz: a count too large for an int ended the program with std::out_of_range.
+// It is now an unreadable line; a test whose iterations cannot be read has none (and is refused).
+TEST(NcclTestsLogTest, CountsBeyondAnIntAreUnreadableLinesNotACrash) {
+  const std::string text = fixture("allreduce_2nodes_v2.19.log");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string changed = text;
+    const auto at = changed.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return changed.replace(at, from.size(), to);
+  };
+  const NcclTestsLog largest = parse_nccl_tests_log(with(" iters: 20 ", " iters: 2147483647 "));
+  EXPECT_TRUE(largest.unreadable.empty());
+  ASSERT_EQ(largest.runs.size(), 1u);
+  EXPECT_EQ(largest.runs[0].iterations, 2147483647);
+
+  const NcclTestsLog beyond = parse_nccl_tests_log(with(" iters: 20 ", " iters: 2147483648 "));
+  ASSERT_EQ(beyond.unreadable.size(), 1u);
+  EXPECT_EQ(beyond.unreadable[0].line, 3u);
+  EXPECT_NE(beyond.unreadable[0].why.find("iters is out of range"), std::string::npos);
+  ASSERT_EQ(beyond.runs.size(), 1u);
+  EXPECT_FALSE(beyond.runs[0].iterations);
+
+  const NcclTestsLog warmup =
+      parse_nccl_tests_log(with("warmup iters: 1 ", "warmup iters: 44444444444444444444444444 "));
+  ASSERT_EQ(warmup.unreadable.size(), 1u);
+  EXPECT_NE(warmup.unreadable[0].why.find("warmup iters"), std::string::npos);
+  EXPECT_EQ(warmup.runs[0].iterations, 20);
+
+  const NcclTestsLog device =
+      parse_nccl_tests_log(with("Rank  0 Group", "Rank  99999999999 Group"));
+  ASSERT_EQ(device.unreadable.size(), 1u);
+  EXPECT_EQ(device.unreadable[0].line, 6u);
+  EXPECT_NE(device.unreadable[0].why.find("device line"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace commcert
