@@ -179,6 +179,18 @@ class RunJudge {
         if (!candidates.count(key.first) && !candidates.count(key.second)) plan_pair(key);
         continue;
       }
+      if (!passed_with_anyone(key.first) || !passed_with_anyone(key.second)) {
+        // Nothing shows an end is good (a run of two nodes): calling the pair a link would
+        // explain the shortfall away and certify both ends on no evidence. Fail closed.
+        for (const NodeId node : {key.first, key.second}) {
+          if (!unresolved.insert(node).second) continue;
+          PairVerdict v = base(PairVerdictKind::kUnresolved, node, unexplained_of(node));
+          v.retest = "passed with no partner: nothing shows either end of its slow pair is good";
+          out_.verdicts.push_back(std::move(v));
+          plan_with_good(node);
+        }
+        continue;
+      }
       add_link(key);
     }
     if (found_cause_) {
@@ -234,6 +246,13 @@ class RunJudge {
   bool passed_again(const NodePair& pair) const {
     const auto found = retested_.find(pair);
     return found != retested_.end() && !any_slow(found->second);
+  }
+
+  // Fast with some partner: in a round-robin pair, or in a re-test against a known-good node.
+  bool passed_with_anyone(NodeId node) const {
+    const auto failing = failing_.find(node);
+    const std::size_t failed = failing == failing_.end() ? 0 : failing->second.size();
+    return static_cast<std::size_t>(partners_.at(node)) > failed || cleared_.count(node) > 0;
   }
 
   bool is_noise(const NodePair& pair) {

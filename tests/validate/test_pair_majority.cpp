@@ -1,7 +1,8 @@
 // The pairwise rule at its boundary (docs/localization.md): a node whose pairs fail with more
-// than half of its partners, and at least two, is a bad node; exactly half, or one partner, is
-// not. Judged through the whole certify pipeline (records in, node states out), so the table
-// holds whatever the pair rule's internals become.
+// than half of its partners, and at least two, is a bad-node candidate, quarantined once it is
+// slow again with known-good partners (re-test before blame); exactly half, or one partner, is
+// not a candidate. Judged through the whole certify pipeline (records in, node states out), so the
+// table holds whatever the pair rule's internals become.
 #include <string>
 #include <vector>
 
@@ -32,8 +33,10 @@ std::string name(int i) {
 // A run of `nodes` nodes whose cluster allreduce (60 GB/s) missed its floor (100), and every pair
 // measured once: the last node's pairs with the first `slow_partners` nodes run at 21 GB/s, every
 // other pair at 48 (the limit is 20 % below the upper quartile, 38.4, or `pairs` of the baseline).
-// Returns the last node's verdict.
-NodeVerdict judge_pairs(int nodes, int slow_partners, const std::string& pairs = "") {
+// With `retested_slow`, the last node was re-tested (sweep --pair-list) against two partners,
+// those it passed with first, and was slow again (21). Returns the last node's verdict.
+NodeVerdict judge_pairs(int nodes, int slow_partners, const std::string& pairs = "",
+                        bool retested_slow = false) {
   std::vector<std::string> names;
   for (int i = 0; i < nodes; ++i)
     names.push_back(name(i));
@@ -44,6 +47,15 @@ NodeVerdict judge_pairs(int nodes, int slow_partners, const std::string& pairs =
       const bool slow = j == last && i < slow_partners;
       records.push_back(pair_record(name(i), name(j), slow ? 21.0 : 48.0));
     }
+  }
+  if (retested_slow) {
+    std::vector<int> partners;
+    for (int i = slow_partners; i < last; ++i)
+      partners.push_back(i);
+    for (int i = 0; i < slow_partners; ++i)
+      partners.push_back(i);
+    for (std::size_t k = 0; k < partners.size() && k < 2; ++k)
+      records.push_back(pair_record(name(last), name(partners[k]), 21.0, true));
   }
   const Baseline b = fixtures::baseline_of(
       "required: [collective.allreduce]\nfleet: {enabled: false}\nchecks:\n"
@@ -57,13 +69,14 @@ struct Row {
   int slow_partners;
   NodeState state;
   std::string code;  // the pair rule's reason the node must carry
+  bool retested_slow = false;
 };
 
 void expect_rows(const std::vector<Row>& rows, const std::string& pairs = "") {
   for (const Row& row : rows) {
     SCOPED_TRACE("slow with " + std::to_string(row.slow_partners) + " of " +
                  std::to_string(row.nodes - 1) + " partners");
-    const NodeVerdict node = judge_pairs(row.nodes, row.slow_partners, pairs);
+    const NodeVerdict node = judge_pairs(row.nodes, row.slow_partners, pairs, row.retested_slow);
     EXPECT_EQ(node.state, row.state)
         << to_string(node.state) << "; codes: " << ::testing::PrintToString(fixtures::codes(node));
     EXPECT_TRUE(fixtures::has_code(node, row.code))
@@ -72,17 +85,21 @@ void expect_rows(const std::vector<Row>& rows, const std::string& pairs = "") {
 }
 
 TEST(PairMajority, MoreThanHalfOfAnEvenNumberOfPartnersIsABadNode) {
-  // 4 partners: 2 is half (a suspect until re-tested), 3 is more than half.
+  // 4 partners: 2 is half (a suspect until re-tested), 3 is more than half; a candidate is
+  // quarantined only when slow again in its re-tests, never on the rounds alone.
   expect_rows({{5, 1, NodeState::kCertified, "localization.suspect_link"},
                {5, 2, NodeState::kInconclusive, "localization.unresolved"},
-               {5, 3, NodeState::kQuarantined, "localization.bad_node"},
-               {5, 4, NodeState::kQuarantined, "localization.bad_node"}});
+               {5, 3, NodeState::kInconclusive, "localization.unresolved"},
+               {5, 3, NodeState::kQuarantined, "localization.bad_node", true},
+               {5, 4, NodeState::kInconclusive, "localization.unresolved"},
+               {5, 4, NodeState::kQuarantined, "localization.bad_node", true}});
 }
 
 TEST(PairMajority, MoreThanHalfOfAnOddNumberOfPartnersIsABadNode) {
   // 5 partners: 2 is under half, 3 over it.
   expect_rows({{6, 2, NodeState::kInconclusive, "localization.unresolved"},
-               {6, 3, NodeState::kQuarantined, "localization.bad_node"}});
+               {6, 3, NodeState::kInconclusive, "localization.unresolved"},
+               {6, 3, NodeState::kQuarantined, "localization.bad_node", true}});
 }
 
 TEST(PairMajority, ABadNodeNeedsAtLeastTwoFailingPartners) {
@@ -91,7 +108,7 @@ TEST(PairMajority, ABadNodeNeedsAtLeastTwoFailingPartners) {
   // of 2 partners is.
   const std::string absolute_floor = "    pairs: {floor_gb_per_s: 40}\n";
   expect_rows({{2, 1, NodeState::kInconclusive, "localization.unresolved"},
-               {3, 2, NodeState::kQuarantined, "localization.bad_node"}},
+               {3, 2, NodeState::kQuarantined, "localization.bad_node", true}},
               absolute_floor);
 }
 
