@@ -71,7 +71,8 @@ std::vector<std::filesystem::path> run_directories(const std::string& input) {
 
 // The references every named run agrees on; runs judged against different baselines or suites
 // leave the choice to the user rather than one being picked for them.
-RunReferences run_references(const std::vector<std::string>& inputs) {
+RunReferences run_references(const std::vector<std::string>& inputs, bool baseline_given,
+                             bool suite_given) {
   std::optional<RunReferences> agreed;
   for (const auto& input : inputs) {
     for (const auto& run_dir : run_directories(input)) {
@@ -81,13 +82,13 @@ RunReferences run_references(const std::vector<std::string>& inputs) {
         agreed = found;
         continue;
       }
-      if (agreed->baseline != found->baseline) {
+      if (!baseline_given && agreed->baseline != found->baseline) {
         throw UsageError(fmt::format(
             "--baseline: the runs named used different baselines ({} in {}, {} before it); pass "
             "--baseline",
             found->baseline.value_or("none"), run_dir.string(), agreed->baseline.value_or("none")));
       }
-      if (agreed->suite != found->suite) {
+      if (!suite_given && agreed->suite != found->suite) {
         throw UsageError(fmt::format(
             "--suite: the runs named used different suites ({} in {}, {} before it); pass --suite",
             found->suite.value_or("none"), run_dir.string(), agreed->suite.value_or("none")));
@@ -121,7 +122,8 @@ void ReportCommand::configure(CLI::App& app) {
 int ReportCommand::run(Invocation& /*invocation*/) {
   const std::vector<VerdictOutput> outputs =
       plan_verdict_outputs(flags_.report.format, flags_.report.reports, "md");
-  const RunReferences references = run_references(flags_.inputs);
+  const RunReferences references =
+      run_references(flags_.inputs, flags_.baseline.has_value(), flags_.suite.has_value());
   const std::optional<std::string> baseline_ref =
       flags_.baseline ? flags_.baseline : references.baseline;
   if (!baseline_ref) {

@@ -163,6 +163,26 @@ std::vector<JudgedBusbw> judged_figures(const Evidence& evidence, const Baseline
   return judged;
 }
 
+void mark_verdict(const Evidence& evidence, const PairVerdict& verdict, PairMatrix& matrix) {
+  const std::string& node = evidence.node_name(verdict.node);
+  switch (verdict.kind) {
+    case PairVerdictKind::kBadNode:
+      matrix.bad_nodes.push_back(node);
+      break;
+    case PairVerdictKind::kUnresolved:
+      matrix.unresolved_nodes.push_back(node);
+      break;
+    case PairVerdictKind::kSuspectLink: {
+      const std::string& other = evidence.node_name(verdict.other);
+      for (auto& cell : matrix.cells) {
+        if ((cell.a == node && cell.b == other) || (cell.a == other && cell.b == node))
+          cell.suspect_link = true;
+      }
+      break;
+    }
+  }
+}
+
 std::vector<PairMatrix> pair_matrices(const Evidence& evidence, const Baseline& baseline) {
   const PairLocalization localization = localize_pairs(evidence, baseline);
   std::vector<PairMatrix> matrices;
@@ -191,25 +211,13 @@ std::vector<PairMatrix> pair_matrices(const Evidence& evidence, const Baseline& 
     std::sort(matrix.nodes.begin(), matrix.nodes.end(), natural_less);
     matrices.push_back(std::move(matrix));
   }
+  // One diagnosis per run: a verdict marks every matrix of its run, not only the collective
+  // that showed it first.
   for (const PairVerdict& verdict : localization.verdicts) {
     if (verdict.series >= matrices.size()) continue;
-    PairMatrix& matrix = matrices[verdict.series];
-    const std::string& node = evidence.node_name(verdict.node);
-    switch (verdict.kind) {
-      case PairVerdictKind::kBadNode:
-        matrix.bad_nodes.push_back(node);
-        break;
-      case PairVerdictKind::kUnresolved:
-        matrix.unresolved_nodes.push_back(node);
-        break;
-      case PairVerdictKind::kSuspectLink: {
-        const std::string& other = evidence.node_name(verdict.other);
-        for (auto& cell : matrix.cells) {
-          if ((cell.a == node && cell.b == other) || (cell.a == other && cell.b == node))
-            cell.suspect_link = true;
-        }
-        break;
-      }
+    const auto run = localization.series[verdict.series].run;
+    for (std::size_t index = 0; index < matrices.size(); ++index) {
+      if (localization.series[index].run == run) mark_verdict(evidence, verdict, matrices[index]);
     }
   }
   return matrices;
