@@ -304,6 +304,11 @@ class IngestDcgm(unittest.TestCase):
         self.assertIn("diag_r3_all_pass.json: a DCGM diagnostic does not name the node", proc.stderr)
         self.assertIn("--node", proc.stderr)
         self.assertFalse((self.tmp / "out").exists())
+        # A name that is not a valid node name is refused like any other.
+        proc, run_dir = self.ingest("diag_r3_all_pass.json", run_id="bad", nodes=("-x;y",))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--node", proc.stderr)
+        self.assertFalse(run_dir.exists())
 
     def test_a_cut_off_or_damaged_file_is_one_line_with_its_position(self):
         truncated = (DCGM_FIXTURES / "diag_truncated.json").read_text()
