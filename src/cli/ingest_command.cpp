@@ -6,10 +6,12 @@
 
 #include "core/bounded_input.hpp"
 #include "core/errors.hpp"
+#include "core/node_identity.hpp"
 #include "core/printable.hpp"
 #include "core/record.hpp"
 #include "core/records_file.hpp"
 #include "core/run_directory.hpp"
+#include "ingest/dcgm_diag.hpp"
 #include "ingest/nccl_tests_json.hpp"
 #include "ingest/nccl_tests_log.hpp"
 #include "ingest/nccl_tests_records.hpp"
@@ -28,9 +30,29 @@ struct LogOutcome {
   std::string path;
   IngestedLog ingested;
   NcclTestsLog parsed;
+  // A DCGM diagnostic (dcgmi diag -j) instead of an nccl-tests log.
+  std::optional<DcgmRecords> dcgm;
+  DcgmDiag dcgm_parsed;
+  std::string node;
 };
 
+Json dcgm_file_summary(const LogOutcome& outcome) {
+  return {{"path", outcome.path},
+          {"source", "dcgm"},
+          {"node", outcome.node},
+          {"driver_version", outcome.dcgm_parsed.driver_version.value_or("")},
+          {"dcgm_version", outcome.dcgm_parsed.dcgm_version.value_or("")},
+          {"gpus", outcome.dcgm->gpus},
+          {"unreadable", outcome.dcgm_parsed.unreadable},
+          {"not_judged", outcome.dcgm->not_judged}};
+}
+
+// One line per element that could not be read or judged (the first kLinesShown); returns how
+// many there were.
+std::size_t report_dcgm_problems(const LogOutcome& outcome);
+
 Json file_summary(const LogOutcome& outcome) {
+  if (outcome.dcgm) return dcgm_file_summary(outcome);
   Json unreadable = Json::array();
   for (const auto& line : outcome.parsed.unreadable)
     unreadable.push_back({{"line", line.line}, {"why", line.why}});
@@ -47,6 +69,7 @@ Json file_summary(const LogOutcome& outcome) {
 
 // One warning line per unreadable line, the first kLinesShown of each log; returns how many.
 std::size_t report_problems(const LogOutcome& outcome) {
+  if (outcome.dcgm) return report_dcgm_problems(outcome);
   std::vector<UnreadableLine> problems = outcome.parsed.unreadable;
   problems.insert(problems.end(), outcome.ingested.refused.begin(), outcome.ingested.refused.end());
   std::sort(problems.begin(), problems.end(),
@@ -70,11 +93,61 @@ std::size_t report_problems(const LogOutcome& outcome) {
   return problems.size();
 }
 
+std::size_t report_dcgm_problems(const LogOutcome& outcome) {
+  std::vector<std::string> problems = outcome.dcgm_parsed.unreadable;
+  for (const auto& test : outcome.dcgm->not_judged)
+    problems.push_back("not judged: " + test);
+  for (std::size_t i = 0; i < problems.size() && i < kLinesShown; ++i)
+    fmt::print(stderr, "commcert ingest: {}: {}\n", printable(outcome.path),
+               printable(problems[i]));
+  if (problems.size() > kLinesShown) {
+    fmt::print(stderr, "commcert ingest: {}: {} more (meta.json lists all)\n",
+               printable(outcome.path), problems.size() - kLinesShown);
+  }
+  return problems.size();
+}
+
+// "nccl-tests", "dcgm", or both comma-separated, for meta.json.
+std::string sources_of(const std::vector<LogOutcome>& outcomes) {
+  const bool dcgm = std::any_of(outcomes.begin(), outcomes.end(),
+                                [](const LogOutcome& o) { return o.dcgm.has_value(); });
+  const bool nccl = std::any_of(outcomes.begin(), outcomes.end(),
+                                [](const LogOutcome& o) { return !o.dcgm.has_value(); });
+  return nccl && dcgm ? "nccl-tests,dcgm" : dcgm ? "dcgm" : "nccl-tests";
+}
+
+// DCGM's JSON names no host: the i-th DCGM file ran on the i-th --node. A file that is not a
+// whole diagnostic is a usage error naming where it breaks (nothing is written).
+void read_dcgm(LogOutcome& outcome, std::string_view text, const std::string& run_id,
+               const std::vector<std::string>& nodes, std::size_t index) {
+  outcome.dcgm_parsed = parse_dcgm_diag(text);
+  if (const auto& error = outcome.dcgm_parsed.error) {
+    const DcgmDiag& d = outcome.dcgm_parsed;
+    throw UsageError(d.error_line > 0 ? fmt::format("{}:{}:{}: {}", printable(outcome.path),
+                                                    d.error_line, d.error_column, *error)
+                                      : fmt::format("{}: {}", printable(outcome.path), *error));
+  }
+  if (index >= nodes.size()) {
+    throw UsageError(fmt::format(
+        "{}: a DCGM diagnostic does not name the node it ran on: give --node NAME (once per DCGM "
+        "file, in order)",
+        printable(outcome.path)));
+  }
+  outcome.node = nodes[index];
+  validate_node_name(outcome.node, "--node");
+  outcome.dcgm = dcgm_diag_records(outcome.dcgm_parsed, {run_id, outcome.node});
+}
+
+bool wrote_records(const LogOutcome& outcome) {
+  return outcome.dcgm ? !outcome.dcgm->records.empty() : outcome.ingested.tests > 0;
+}
+
 }  // namespace
 
 void IngestCommand::configure(CLI::App& app) {
   app.add_option("logs", flags_.logs,
-                 "nccl-tests output files: stdout of all_reduce_perf etc., or its -J JSON")
+                 "nccl-tests output files (stdout of all_reduce_perf etc., or its -J JSON) or "
+                 "DCGM diagnostics (dcgmi diag -j)")
       ->required();
   app.add_option("--out", flags_.out, "Results root; the run goes to <out>/<run-id>/")
       ->envname("COMMCERT_OUT")
@@ -83,6 +156,9 @@ void IngestCommand::configure(CLI::App& app) {
   app.add_option("--collective", flags_.collective,
                  "Collective of tests whose log does not name it (nccl-tests before 2.17.4), "
                  "e.g. allreduce or all_reduce_perf");
+  app.add_option("--node", flags_.nodes,
+                 "Node a DCGM diagnostic ran on (its JSON does not say): once per DCGM file, in "
+                 "the order the files are given");
 }
 
 int IngestCommand::run(Invocation& invocation) {
@@ -92,11 +168,17 @@ int IngestCommand::run(Invocation& invocation) {
 
   // Every log is read before anything is written: a bad path leaves no half run behind.
   std::vector<LogOutcome> outcomes;
+  std::size_t dcgm_files = 0;
   bool run_record_written = false;  // one rank map per run: the first test's
   for (const auto& path : flags_.logs) {
     LogOutcome outcome;
     outcome.path = path;
     const std::string text = read_bounded_file(path, kMaxLogBytes, "nccl-tests log");
+    if (looks_like_dcgm_diag(text)) {
+      read_dcgm(outcome, text, run_id, flags_.nodes, dcgm_files++);
+      outcomes.push_back(std::move(outcome));
+      continue;
+    }
     outcome.parsed =
         looks_like_json(text) ? parse_nccl_tests_json(text) : parse_nccl_tests_log(text);
     IngestOptions options{run_id, path, flags_.collective};
@@ -104,25 +186,37 @@ int IngestCommand::run(Invocation& invocation) {
     run_record_written = run_record_written || outcome.ingested.tests > 0;
     outcomes.push_back(std::move(outcome));
   }
+  if (flags_.nodes.size() > dcgm_files) {
+    throw UsageError(fmt::format("--node given {} time(s) for {} DCGM diagnostic file(s)",
+                                 flags_.nodes.size(), dcgm_files));
+  }
   std::size_t problems = 0;
   std::size_t measurements = 0;
   std::size_t errors = 0;
+  std::size_t dcgm_gpus = 0;
   bool cut_off = false;
   std::vector<std::string> nodes;
   for (const auto& outcome : outcomes) {
     problems += report_problems(outcome);
     measurements += outcome.ingested.measurements;
     errors += outcome.ingested.error_records;
+    if (outcome.dcgm) {
+      dcgm_gpus += outcome.dcgm->records.size();
+      if (!outcome.dcgm->records.empty() &&
+          std::find(nodes.begin(), nodes.end(), outcome.node) == nodes.end())
+        nodes.push_back(outcome.node);
+    }
     cut_off = cut_off || !outcome.ingested.unconcluded.empty();
     for (const auto& node : outcome.ingested.nodes) {
       if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
     }
   }
-  const bool any_record = std::any_of(outcomes.begin(), outcomes.end(),
-                                      [](const LogOutcome& o) { return o.ingested.tests > 0; });
+  const bool any_record = std::any_of(outcomes.begin(), outcomes.end(), wrote_records);
   if (!any_record) {
-    throw UsageError(fmt::format("{}: no nccl-tests result could be read (nothing written)",
-                                 printable(flags_.logs.front())));
+    throw UsageError(
+        fmt::format("{}: no nccl-tests result could be read, nor a DCGM GPU result "
+                    "(nothing written)",
+                    printable(flags_.logs.front())));
   }
 
   const fs::path directory = fs::path(flags_.out) / run_id;
@@ -136,6 +230,10 @@ int IngestCommand::run(Invocation& invocation) {
     for (const auto& outcome : outcomes) {
       for (const auto& record : outcome.ingested.records)
         records.append(record);
+      if (outcome.dcgm) {
+        for (const auto& record : outcome.dcgm->records)
+          records.append(record);
+      }
     }
   }
   Json files = Json::array();
@@ -146,7 +244,7 @@ int IngestCommand::run(Invocation& invocation) {
   const Json meta = {{"schema", kRecordSchemaVersion},
                      {"run_id", run_id},
                      {"command", "ingest"},
-                     {"source", "nccl-tests"},
+                     {"source", sources_of(outcomes)},
                      {"argv", invocation.arguments},
                      {"status", cut_off ? "running" : "ok"},
                      {"exit_code", nullptr},
@@ -157,6 +255,7 @@ int IngestCommand::run(Invocation& invocation) {
   write_json_file_atomically(created / "meta.json", meta);
   fmt::print("ingested {} measurement(s) and {} error record(s) on {} node(s) into {}\n",
              measurements, errors, nodes.size(), created.string());
+  if (dcgm_gpus > 0) fmt::print("read {} GPU result(s) from DCGM diagnostics\n", dcgm_gpus);
   return problems > 0 || cut_off ? to_int(ExitCode::kFailed) : to_int(ExitCode::kOk);
 }
 

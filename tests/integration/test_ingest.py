@@ -1,5 +1,6 @@
 """`commcert ingest` on the nccl-tests fixtures (tests/fixtures/nccl_tests, written from the
-published output format): records that satisfy the record schema, exit statuses, one line per
+published output format) and the DCGM diagnostics (tests/fixtures/dcgm, written from the layout of
+`dcgmi diag -j`): records that satisfy the record schema, exit statuses, one line per
 unreadable line, and `certify` judging what was read in - failing closed where the log cannot
 prove something (unchecked data, a cut-off run, a crash)."""
 
@@ -15,6 +16,18 @@ from commcert_testing import SOURCE_DIR, read_records, validate_records
 
 BIN = os.environ["COMMCERT_BIN"]
 FIXTURES = SOURCE_DIR / "tests" / "fixtures" / "nccl_tests"
+DCGM_FIXTURES = SOURCE_DIR / "tests" / "fixtures" / "dcgm"
+
+# A node of {gpus} GPUs whose only required check is health.gpu: what a DCGM diagnostic speaks to.
+DCGM_BASELINE = """schema: 1
+sku: dcgm-test
+node:
+  gpus: {gpus}
+  ib_ports: 0
+required: [health.gpu]
+fleet:
+  enabled: false
+"""
 
 # The fixtures' two nodes reach 88-90 GB/s all-reduce busbw at 64 MiB: a floor of 80 passes them,
 # 95 does not.
@@ -205,6 +218,132 @@ class Ingest(unittest.TestCase):
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 2)
         self.assertIn("nope.log", proc.stderr)
+
+
+class IngestDcgm(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="commcert-ingest-dcgm-"))
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+
+    def ingest(self, *names, run_id="dcgm", nodes=("gpu-node-07",)):
+        paths = [str(DCGM_FIXTURES / name) for name in names]
+        extra = [arg for node in nodes for arg in ("--node", node)]
+        proc = subprocess.run([BIN, "ingest", *paths, "--out", str(self.tmp), "--run-id", run_id,
+                               *extra], capture_output=True, text=True, timeout=60)
+        return proc, self.tmp / run_id
+
+    def certify(self, run_dir, gpus=2):
+        baseline = self.tmp / f"baseline-{gpus}.yaml"
+        baseline.write_text(DCGM_BASELINE.format(gpus=gpus))
+        proc = subprocess.run([BIN, "certify", str(run_dir), "--baseline", str(baseline),
+                               "--format", "json"], capture_output=True, text=True, timeout=60)
+        verdict = json.loads((run_dir / "verdict.json").read_text())
+        return proc, {n["node"]: n for n in verdict["nodes"]}
+
+    def test_every_readable_diagnostic_becomes_records_the_schema_accepts(self):
+        expected = {
+            "diag_r3_all_pass.json": 0,
+            "diag_r3_gpu1_memory_fail.json": 0,
+            "diag_r3_skip_warn.json": 0,
+            "diag_old_uppercase.json": 0,
+            "diag_new_key_unjudged_test.json": 1,  # NVBandwidth: not judged
+        }
+        for name, status in expected.items():
+            proc, run_dir = self.ingest(name, run_id=name.replace(".json", ""))
+            self.assertEqual(proc.returncode, status, (name, proc.stdout, proc.stderr))
+            self.assertIn("read 2 GPU result(s) from DCGM diagnostics", proc.stdout)
+            records = read_records(run_dir / "records.jsonl")
+            validate_records(self, records)
+            self.assertEqual({(r["kind"], r["component"], r["source"], r["host"]) for r in records},
+                             {("health", "gpu", "dcgm", "gpu-node-07")}, name)
+            meta = json.loads((run_dir / "meta.json").read_text())
+            self.assertEqual(meta["source"], "dcgm")
+            self.assertEqual(meta["nodes"], ["gpu-node-07"])
+            self.assertIn("Denylist", meta["ingest"]["files"][0]["gpus"]["1"])
+
+    def test_all_pass_is_health_evidence_that_certifies(self):
+        proc, run_dir = self.ingest("diag_r3_all_pass.json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        certify, nodes = self.certify(run_dir)
+        self.assertEqual(certify.returncode, 0, certify.stdout + certify.stderr)
+        self.assertEqual(nodes["gpu-node-07"]["state"], "certified")
+
+    def test_a_gpu_the_diagnostic_did_not_cover_has_no_evidence(self):
+        # The baseline expects 4 GPUs; DCGM tested 2: GPUs 2 and 3 have no evidence.
+        _, run_dir = self.ingest("diag_r3_all_pass.json")
+        certify, nodes = self.certify(run_dir, gpus=4)
+        self.assertNotEqual(certify.returncode, 0)
+        node = nodes["gpu-node-07"]
+        self.assertEqual(node["state"], "inconclusive")
+        self.assertIn("gpu 2, 3", node["first_reason"]["message"])
+
+    def test_one_gpu_failing_quarantines_the_node_naming_the_gpu_and_test(self):
+        proc, run_dir = self.ingest("diag_r3_gpu1_memory_fail.json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        certify, nodes = self.certify(run_dir)
+        self.assertNotEqual(certify.returncode, 0)
+        node = nodes["gpu-node-07"]
+        self.assertEqual(node["state"], "quarantined")
+        message = node["first_reason"]["message"]
+        self.assertIn("gpu 1", message)
+        self.assertIn("DCGM Memory failed", message)
+        self.assertIn("memory mismatch", message)
+
+    def test_skip_and_warn_certify_nothing_and_blame_nothing(self):
+        _, run_dir = self.ingest("diag_r3_skip_warn.json")
+        certify, nodes = self.certify(run_dir)
+        self.assertNotEqual(certify.returncode, 0)
+        self.assertEqual(nodes["gpu-node-07"]["state"], "inconclusive", nodes)
+
+    def test_without_node_it_is_one_usage_line_and_nothing_written(self):
+        proc = subprocess.run([BIN, "ingest", str(DCGM_FIXTURES / "diag_r3_all_pass.json"),
+                               "--out", str(self.tmp / "out")],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertIn("diag_r3_all_pass.json: a DCGM diagnostic does not name the node", proc.stderr)
+        self.assertIn("--node", proc.stderr)
+        self.assertFalse((self.tmp / "out").exists())
+        # A name that is not a valid node name is refused like any other.
+        proc, run_dir = self.ingest("diag_r3_all_pass.json", run_id="bad", nodes=("-x;y",))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--node", proc.stderr)
+        self.assertFalse(run_dir.exists())
+
+    def test_a_cut_off_or_damaged_file_is_one_line_with_its_position(self):
+        truncated = (DCGM_FIXTURES / "diag_truncated.json").read_text()
+        # The parser gives up past the last character: the last line, one column beyond its end.
+        last_line = truncated.count("\n") + 1
+        last_column = len(truncated.split("\n")[-1]) + 1
+        for name, where in (("diag_truncated.json", f":{last_line}:{last_column}:"),
+                            ("diag_garbage.json", ":5:5:")):
+            proc, run_dir = self.ingest(name, run_id=name)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+            self.assertIn(f"{name}{where} not whole JSON", proc.stderr)
+            self.assertFalse(run_dir.exists())
+
+    def test_dcgm_and_nccl_tests_make_one_run(self):
+        proc, run_dir = self.ingest("diag_r3_gpu1_memory_fail.json", "diag_r3_all_pass.json",
+                                    nodes=("gpu-a01", "gpu-a02"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        paths = [str(FIXTURES / "allreduce_2nodes_v2.19.log"),
+                 str(DCGM_FIXTURES / "diag_r3_gpu1_memory_fail.json"),
+                 str(DCGM_FIXTURES / "diag_r3_all_pass.json")]
+        proc = subprocess.run([BIN, "ingest", *paths, "--out", str(self.tmp), "--run-id", "mixed",
+                               "--node", "gpu-a01", "--node", "gpu-a02"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        records = read_records(self.tmp / "mixed" / "records.jsonl")
+        validate_records(self, records)
+        failed = [r for r in records if r["kind"] == "health" and r["status"] == "fail"]
+        self.assertEqual([(r["host"], r["gpu"]["index"]) for r in failed], [("gpu-a01", 1)])
+        meta = json.loads((self.tmp / "mixed" / "meta.json").read_text())
+        self.assertEqual(meta["source"], "nccl-tests,dcgm")
+        # A --node more than there are DCGM files is a usage error.
+        proc, _ = self.ingest("diag_r3_all_pass.json", run_id="extra", nodes=("a", "b"))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--node given 2 time(s) for 1 DCGM diagnostic file(s)", proc.stderr)
 
 
 if __name__ == "__main__":
