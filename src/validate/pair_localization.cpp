@@ -224,6 +224,7 @@ class RunJudge {
   }
   std::string figures_of(const std::vector<Measure>& measures) const {
     std::vector<std::string> parts;
+    parts.reserve(measures.size());
     for (const auto& m : measures) {
       parts.push_back(
           fmt::format("{} {} GB/s", collective_of(m), format_figure(m.figure->busbw_gb_per_s)));
