@@ -12,6 +12,7 @@
 #include "comm/cuda_errors.hpp"
 #include "comm/nccl_features.hpp"
 #include "comm/watchdog.hpp"
+#include "core/clock.hpp"
 #include "core/errors.hpp"
 #include "kernels/pattern_device.hpp"
 
@@ -809,7 +810,10 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
       for (std::size_t i = 0; i < iterations; ++i)
         enqueue_checked_iteration(plan, i, launched, watched);
       wait_for_iterations(iterations, launched, watched);
-      return collect(plan, iterations, false);
+      watched.end();
+      auto results = collect(plan, iterations, false);
+      measure_back_to_back(plan, results);
+      return results;
     }
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
@@ -840,7 +844,73 @@ std::vector<RankLoopResult> NcclCommunicator::run(const LoopPlan& plan) {
   }
   COMMCERT_CHECK_CUDA(cudaGetLastError());
   wait_for_iterations(iterations, launched, watched);
-  return collect(plan, iterations, true);
+  watched.end();
+  auto results = collect(plan, iterations, true);
+  measure_back_to_back(plan, results);
+  return results;
+}
+
+void NcclCommunicator::measure_back_to_back(const LoopPlan& plan,
+                                            std::vector<RankLoopResult>& results) {
+  // Injected faults act between an operation's events, so their runs keep the windows' span.
+  if (!plan.timed || (plan.faults && !plan.faults->empty()) || plan.iterations <= 0) return;
+  const auto iterations = static_cast<std::size_t>(plan.iterations);
+  // The same operations just took this long with their windows: the watchdog's deadline is
+  // restarted for twice that, then runs out as for any operation.
+  double windows_seconds = 0;
+  for (const RankLoopResult& result : results) {
+    double sum = 0;
+    for (const double seconds : result.operation_seconds)
+      sum += seconds;
+    windows_seconds = std::max(windows_seconds, sum);
+  }
+  const auto allowance = Deadline::after_seconds(2 * windows_seconds + 1);
+  barrier();
+  WatchedBatch watched(watchdog_);
+  for (Slot& slot : slots_) {
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
+    COMMCERT_CHECK_CUDA(cudaEventRecord(slot.events[0].get(), slot.stream.get()));
+    watched.begin(slot.watchdog_slot);
+  }
+  // nccl-tests' loop: one group per operation, the same buffers every time.
+  for (std::size_t i = 0; i < iterations; ++i) {
+    COMMCERT_CHECK_NCCL(ncclGroupStart());
+    for (Slot& slot : slots_) {
+      COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
+      enqueue_collective(slot, plan.pattern, plan.in_place, 0);
+    }
+    COMMCERT_CHECK_NCCL(ncclGroupEnd());
+  }
+  for (Slot& slot : slots_) {
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slot.device));
+    COMMCERT_CHECK_CUDA(cudaEventRecord(slot.events[1].get(), slot.stream.get()));
+  }
+  for (Slot& slot : slots_) {
+    while (true) {
+      honour_abort_request();
+      const cudaError_t state = cudaEventQuery(slot.events[1].get());
+      if (state != cudaErrorNotReady) {
+        COMMCERT_CHECK_CUDA(state);
+        break;
+      }
+      ncclResult_t async_error = ncclSuccess;
+      COMMCERT_CHECK_NCCL(ncclCommGetAsyncError(slot.comm.get(), &async_error), slot.comm.get());
+      COMMCERT_CHECK_NCCL(async_error, slot.comm.get());
+      if (!allowance.expired()) {
+        for (const Slot& other : slots_)
+          watched.refresh(other.watchdog_slot);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    float milliseconds = 0;
+    COMMCERT_CHECK_CUDA(cudaSetDevice(slots_[s].device));
+    COMMCERT_CHECK_CUDA(
+        cudaEventElapsedTime(&milliseconds, slots_[s].events[0].get(), slots_[s].events[1].get()));
+    results[s].back_to_back_seconds = static_cast<double>(milliseconds) * 1e-3;
+  }
+  watched.end();
 }
 
 std::vector<RankLoopResult> NcclCommunicator::run_graph(const LoopPlan& plan) {

@@ -117,6 +117,11 @@ class NcclCommunicator final : public Communicator {
   std::vector<RankLoopResult> collect(const LoopPlan& plan, std::size_t iterations,
                                       bool back_to_back);
   std::vector<RankLoopResult> run_graph(const LoopPlan& plan);
+  // nccl-tests' measurement of a batch: the same operations again, back to back, with events
+  // only at the ends; sets each result's back_to_back_seconds. The windows' event pairs cost
+  // 2-3 us per operation between two NCCL kernels even where the GPU is the bottleneck
+  // (docs/measurement.md), so the figure a user compares with nccl-tests is taken without them.
+  void measure_back_to_back(const LoopPlan& plan, std::vector<RankLoopResult>& results);
   // Aborts and throws AbortedOnRequest when another thread asked for it; called where the
   // driving thread polls.
   void honour_abort_request();

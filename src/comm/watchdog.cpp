@@ -121,8 +121,16 @@ void Watchdog::begin(int slot) {
 void Watchdog::await_absent(int slot) {
   auto& state = slots_[static_cast<std::size_t>(slot)];
   if (state.awaited_absent.load(std::memory_order_acquire)) return;
-  state.deadline_ns.store(now_ns() + static_cast<std::int64_t>(timeout_seconds_ * 1e9),
+  // The slot may still be marked inside the operations it queued before it stopped (a hang in
+  // the middle of a batch): it is absent from the next one, and must be reported as such, not
+  // as a rank waiting inside an operation (on one GPU that would blame the interconnect).
+  const std::int64_t now = now_ns();
+  state.deadline_ns.store(now + static_cast<std::int64_t>(timeout_seconds_ * 1e9),
                           std::memory_order_relaxed);
+  if (state.inside.load(std::memory_order_acquire)) {
+    state.last_change_ns.store(now, std::memory_order_relaxed);
+    state.inside.store(false, std::memory_order_release);
+  }
   state.awaited_absent.store(true, std::memory_order_release);
 }
 
@@ -250,7 +258,10 @@ void WatchedBatch::refresh(int slot) {
 }
 
 void WatchedBatch::await_absent(int slot) {
-  if (watchdog_) watchdog_->await_absent(slot);
+  if (!watchdog_) return;
+  // No longer ended with the batch: ending it would stop the wait for it.
+  begun_.erase(std::remove(begun_.begin(), begun_.end(), slot), begun_.end());
+  watchdog_->await_absent(slot);
 }
 
 void WatchedBatch::end(int slot) {

@@ -108,20 +108,29 @@ TEST(NcclBackend, CheckedBatchRunsBackToBackLikeNcclTests) {
   SKIP_WITHOUT_GPU();
   SingleProcessControlPlane control;
   NcclCommunicator communicator(control, {0});
-  for (const bool in_place : {false, true}) {
+  // In place twice: the back-to-back pass after the first batch leaves the receive buffer
+  // compounded, and the next checked batch must still start from its pristine image.
+  for (const bool in_place : {false, true, true}) {
     LoopPlan plan;
-    plan.pattern = {CollectiveKind::kAllReduce, DataType::kFloat, ReduceOp::kSum, 1, 0, 1 << 18, 9};
+    plan.pattern = {CollectiveKind::kAllReduce, DataType::kFloat, ReduceOp::kSum, 1, 0, 1 << 20, 9};
     plan.in_place = in_place;
     plan.iterations = 20;
-    communicator.reserve_buffers(std::uint64_t{1} << 20);  // one slice's worth: the buffer grows
+    communicator.reserve_buffers(std::uint64_t{4} << 20);  // one slice's worth: the buffer grows
     const auto results = communicator.run(plan);
     ASSERT_EQ(results.size(), 1U);
     EXPECT_EQ(results[0].wrong_elements, 0U) << in_place;
     ASSERT_TRUE(results[0].back_to_back_seconds.has_value()) << in_place;
     const auto& windows = results[0].operation_seconds;
+    ASSERT_EQ(windows.size(), 20U);
     const double sum = std::accumulate(windows.begin(), windows.end(), 0.0);
-    // The span holds every window and the gaps between them (event resolution ~0.5 us).
-    EXPECT_GE(*results[0].back_to_back_seconds, sum * 0.99 - 1e-6) << in_place;
+    // Measured again without an event pair around each operation, as nccl-tests does: never
+    // slower than the windows (on an H200, 4 MiB: 6.4 us an operation against 8.9 us), and
+    // out of place the one rank still copies 4 MiB per operation, so the span is not empty.
+    EXPECT_LE(*results[0].back_to_back_seconds, sum * 1.1 + 2e-6) << in_place;
+    EXPECT_GT(*results[0].back_to_back_seconds, 0) << in_place;
+    if (!in_place) {
+      EXPECT_GE(*results[0].back_to_back_seconds, sum * 0.4);
+    }
   }
   LoopPlan blocking;
   blocking.pattern = {CollectiveKind::kAllReduce, DataType::kFloat, ReduceOp::kSum, 1, 0, 4096, 9};

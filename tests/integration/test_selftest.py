@@ -149,6 +149,40 @@ class ReportWriterTest(TemporaryDirectory):
         self.assertIn("| 0.895 | BELOW TARGET |", report)
         self.assertIn("allreduce 1 MiB out-of-place at 0.90× nccl-tests", report)
 
+    def test_one_rank_in_place_rows_are_shown_not_judged(self):
+        # One GPU: an in-place collective moves no data, and nccl-tests times only NCCL's host call
+        # (seen on an H200: 0.4 µs against our 0.5 µs). Out of place the one rank still copies.
+        out = self.scenario()
+        records = out / "results" / "sweep" / "records.jsonl"
+        lines = []
+        for line in records.read_text().splitlines():
+            record = json.loads(line)
+            if record.get("kind") == "collective":
+                record["nranks"] = 1
+            lines.append(json.dumps(record))
+        records.write_text("\n".join(lines) + "\n")
+        table = out / "nccl-tests" / "all_reduce_perf.txt"
+        rows = []
+        for line in table.read_text().splitlines():
+            fields = line.split()
+            if fields and fields[0].isdigit():  # theirs 10 times faster in place only
+                fields[11] = f"{float(fields[11]) * 10:.2f}"
+                line = " ".join(fields)
+            rows.append(line)
+        table.write_text("\n".join(rows) + "\n")
+        completed, report = self.write_report(out)
+        self.assertEqual(completed.returncode, 0, completed.stdout)
+        self.assertEqual(step_rows(report)["nccl-tests"], "PASS")
+        self.assertRegex(report, r"\| allreduce \| 1 MiB \| in \|[^\n]*\| shown \|")
+        self.assertRegex(report, r"\| allreduce \| 1 MiB \| out \|[^\n]*\| PASS \|")
+
+        # The same figures with two ranks are judged, and fail.
+        lines = [line.replace('"nranks": 1', '"nranks": 2') for line in records.read_text().splitlines()]
+        records.write_text("\n".join(lines) + "\n")
+        completed, report = self.write_report(out)
+        self.assertEqual(completed.returncode, 1, completed.stdout)
+        self.assertIn("allreduce 1 MiB in-place at 0.", report)
+
     def test_a_truncated_record_is_reported_not_dropped(self):
         out = self.scenario()
         with open(out / "results" / "membw" / "records.jsonl", "a") as f:

@@ -344,6 +344,43 @@ TEST_F(WatchdogDeathTest, AJobWhoseOnlyRankNeverArrivesEndsNamingIt) {
       ::testing::ExitedWithCode(4), "culprits=\\[0;\\] states=\\[0:1:out;\\] reports=1");
 }
 
+TEST_F(WatchdogDeathTest, ARankThatStopsInTheMiddleOfABatchIsNamedAbsentNotWaitingInside) {
+  // The NCCL backend queues a batch; an injected hang stops the rank before one of its later
+  // operations, while the earlier ones are still marked begun. The timeout must name the rank
+  // as absent: reported "inside", a one-GPU job blamed the interconnect (seen on an H200).
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0}, {0}, 0.2, print_report);
+        WatchedBatch batch(&watchdog);
+        batch.begin(0);
+        batch.begin(0);
+        batch.await_absent(0);
+        wait_for_the_watchdog();
+        std::fprintf(stderr, "the watchdog did not fire\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "culprits=\\[0;\\] states=\\[0:2:out;\\] reports=1");
+}
+
+TEST_F(WatchdogDeathTest, AnAbsentRankStaysAwaitedWhenItsBatchEnds) {
+  // Leaving the batch's scope must not stop the wait for the rank it awaits.
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0}, {0}, 0.2, print_report);
+        {
+          WatchedBatch batch(&watchdog);
+          batch.begin(0);
+          batch.await_absent(0);
+        }
+        wait_for_the_watchdog();
+        std::fprintf(stderr, "the watchdog did not fire\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "culprits=\\[0;\\]");
+}
+
 // The RAII brackets: a throw out of a watched operation ends it (the slot is outside, so the
 // report blames it once it stays away), and the other slot's queued operations stay watched.
 TEST_F(WatchdogDeathTest, AThrowOutOfAWatchedSlotEndsItsOperation) {
