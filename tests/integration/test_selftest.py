@@ -183,6 +183,22 @@ class ReportWriterTest(TemporaryDirectory):
         self.assertEqual(completed.returncode, 1, completed.stdout)
         self.assertIn("allreduce 1 MiB in-place at 0.", report)
 
+    def test_the_real_h200_run_is_judged_as_it_was_on_the_machine(self):
+        # The first real GPU run (one H200): the writer must keep reading what the bundle wrote.
+        out = self.tmp / "out"
+        shutil.copytree(FIXTURES / "h200-2026-11-26", out)
+        completed, report = self.write_report(out)
+        self.assertEqual(completed.returncode, 1, completed.stdout)
+        rows = step_rows(report)
+        self.assertEqual(rows.pop("membw"), "FAIL")
+        self.assertEqual(set(rows.values()), {"PASS"}, rows)
+        self.assertIn("GPU 0 copy at 0.945× cudaMemcpy (target 0.95)", report)
+        self.assertIn("NVIDIA H200", report)
+        # One rank: in-place rows are shown, out-of-place rows from 1 MiB judged.
+        self.assertRegex(report, r"\| reduce \| 4 MiB \| in \|[^\n]*\| 0\.321 \| shown \|")
+        self.assertRegex(report, r"\| broadcast \| 256 MiB \| out \|[^\n]*\| PASS \|")
+        self.assertIn("not_arrived rank 0 (vm), attributed true", report)
+
     def test_a_truncated_record_is_reported_not_dropped(self):
         out = self.scenario()
         with open(out / "results" / "membw" / "records.jsonl", "a") as f:
