@@ -82,6 +82,7 @@ BurnMeasurement burn_measurement(const BurnSettings& settings, const BurnOutcome
   m.peer_mismatch = peers.mismatch;
   m.peer_gpus = peers.peers;
   m.telemetry = outcome.telemetry;
+  m.timeline = outcome.timeline;
   m.checked_results = outcome.checked_results;
   m.window_s = settings.window_s;
   m.datasheet_peak_tflops = datasheet_peak_tflops;

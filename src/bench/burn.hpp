@@ -52,10 +52,12 @@ struct BurnOutcome {
   double duration_s = 0;
   std::uint64_t iterations = 0;
   std::vector<double> window_tflops;
+  std::vector<double> window_end_s;  // when each window ended, since the burn started
   std::uint64_t miscompares = 0;
   std::uint64_t checked_results = 0;
   std::optional<std::uint64_t> fingerprint;  // of the first result, for peer comparison
   Json telemetry = nullptr;
+  Json timeline = nullptr;  // health/telemetry_timeline.hpp
 };
 
 // What a GPU that ran the burn puts in its record (records/burn.hpp).

@@ -19,6 +19,7 @@
 #include "core/units.hpp"
 #include "health/nvml_library.hpp"
 #include "health/telemetry.hpp"
+#include "health/telemetry_timeline.hpp"
 
 namespace commcert {
 namespace {
@@ -55,6 +56,11 @@ class BurnTelemetry {
   [[nodiscard]] Json json(std::size_t gpu) const {
     if (!sampler_ || slot_of_gpu_[gpu] < 0) return nullptr;
     return telemetry_json(sampler_->series(static_cast<std::size_t>(slot_of_gpu_[gpu])));
+  }
+  // The GPU's samples over time; none without NVML (the timeline then has TFLOP/s alone).
+  [[nodiscard]] std::vector<TelemetrySample> samples(std::size_t gpu) const {
+    if (!sampler_ || slot_of_gpu_[gpu] < 0) return {};
+    return sampler_->series(static_cast<std::size_t>(slot_of_gpu_[gpu])).samples;
   }
 
  private:
@@ -184,8 +190,12 @@ int BurnCommand::run(Invocation& invocation) {
       run = run_burn(settings, plan.gpus, hooks);
     }
     telemetry->stop();
-    for (std::size_t i = 0; i < run.outcomes.size(); ++i)
-      run.outcomes[i].telemetry = telemetry->json(i);
+    for (std::size_t i = 0; i < run.outcomes.size(); ++i) {
+      auto& outcome = run.outcomes[i];
+      outcome.telemetry = telemetry->json(i);
+      outcome.timeline = telemetry_timeline_json(telemetry->samples(i), outcome.window_end_s,
+                                                 outcome.window_tflops);
+    }
     std::string summary;
     for (const auto& outcome : run.outcomes) {
       summary += fmt::format("{}GPU {}: {}", summary.empty() ? "" : ", ", outcome.gpu.index,

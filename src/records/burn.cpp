@@ -32,6 +32,7 @@ Json to_json(const BurnRecord& record) {
   out[F::kCheckedResults] = m.checked_results;
   out[F::kWindowS] = m.window_s;
   out[F::kDatasheetPeakTflops] = or_null(m.datasheet_peak_tflops);
+  out[F::kTimeline] = m.timeline;
   return out;
 }
 

@@ -46,6 +46,7 @@ struct BurnMeasurement {
   static constexpr const char* kPeerMismatch = "peer_mismatch";
   static constexpr const char* kPeerGpus = "peer_gpus";
   static constexpr const char* kTelemetry = "telemetry";
+  static constexpr const char* kTimeline = "timeline";
   static constexpr const char* kCheckedResults = "checked_results";
   static constexpr const char* kWindowS = "window_s";
   static constexpr const char* kDatasheetPeakTflops = "datasheet_peak_tflops";
@@ -59,6 +60,8 @@ struct BurnMeasurement {
   std::optional<bool> peer_mismatch;  // nullopt: no same-model peer to compare with
   int peer_gpus = 0;
   Json telemetry = nullptr;  // as health/telemetry.cpp renders it; null without NVML
+  // As health/telemetry_timeline.cpp renders it; absent from records written before it existed.
+  Json timeline = nullptr;
   std::uint64_t checked_results = 0;
   double window_s = 0;
   std::optional<double> datasheet_peak_tflops;

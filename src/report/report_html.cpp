@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "report/burn_timeline_html.hpp"
 #include "report/markup.hpp"
 #include "report/report_svg.hpp"
 #include "report/verdict_reporter.hpp"
@@ -54,6 +55,7 @@ svg circle.curve{fill:#8a94a6}
 svg .curve.flagged{stroke:#d62728;stroke-width:3}svg circle.curve.flagged{fill:#d62728}
 svg .median{fill:none;stroke:#1f4e96;stroke-width:2;stroke-dasharray:6 3}
 svg .band{fill:#9ec3f0;fill-opacity:.45;stroke:none}
+svg .strip{fill:#f58518}
 svg .floor{stroke:#d62728;stroke-dasharray:4 4}svg .judged{stroke:#333;stroke-dasharray:2 3}
 svg .legend text{fill:#333}svg .bar.series0{fill:#4c78a8}svg .bar.series1{fill:#72b7b2}
 svg .bar.series2{fill:#f58518}svg .bar-group.flagged .bar{stroke:#d62728;stroke-width:2}
@@ -286,15 +288,16 @@ std::string burn_section(const RunDetails& run) {
         range(gpu.sm_clock_mhz), range(gpu.power_w), format_number(gpu.power_limit_w, 0),
         range(gpu.temperature_c), e(throttle.empty() ? "none" : throttle), e(gpu.reason));
   }
-  return "<section id=\"burn\"><h2>Burn per GPU</h2>\n<p class=\"muted\">Burn records keep a "
-         "summary of each GPU's sampling windows and NVML telemetry (minimum / median / maximum), "
-         "not every sample: the chart and table show those summaries.</p>\n<figure>" +
+  return "<section id=\"burn\"><h2>Burn per GPU</h2>\n<p class=\"muted\">The chart and table "
+         "summarise each GPU's measurement windows and NVML telemetry (minimum / median / "
+         "maximum); where the records have a timeline, the figures below show them over "
+         "time.</p>\n<figure>" +
          render_svg(chart) +
          "</figure>\n<table id=\"burn-table\"><thead><tr><th>node</th><th>gpu</th><th>model</th>"
          "<th>kernel</th><th>status</th><th>TFLOP/s min / median / max</th><th>datasheet "
          "TFLOP/s</th><th>SM clock MHz</th><th>power W (median / max)</th><th>temperature °C "
          "(median / max)</th><th>throttle</th><th>reason</th></tr></thead><tbody>\n" +
-         rows + "</tbody></table></section>\n";
+         rows + "</tbody></table>\n" + burn_timeline_figures(run.burns) + "</section>\n";
 }
 
 std::string membw_section(const RunDetails& run) {

@@ -82,6 +82,57 @@ std::string legend_entry(std::size_t index, const std::string& css_class, const 
                      y, escape_markup(label));
 }
 
+// The lines of a plot, flagged ones last; legend entries continue from `legend`.
+template <typename XPixel>
+std::string plot_lines(const LinePlot& plot, const XPixel& x_pixel, const YAxis& axis,
+                       std::size_t legend = 0) {
+  std::string out;
+  // Flagged lines last, so they are drawn over the healthy ones.
+  std::vector<const PlotLine*> order;
+  for (const auto& line : plot.lines)
+    order.push_back(&line);
+  std::stable_partition(order.begin(), order.end(), [](const PlotLine* line) {
+    return line->css_class.find("flagged") == std::string::npos;
+  });
+  for (const PlotLine* line : order) {
+    std::string points;
+    for (const auto& p : line->points)
+      points += fmt::format("{}{:.1f},{:.1f}", points.empty() ? "" : " ", x_pixel(p.x),
+                            y_pixel(p.y, axis));
+    const std::string node =
+        line->node.empty() ? "" : fmt::format(" data-node=\"{}\"", escape_markup(line->node));
+    out += fmt::format("<polyline class=\"{}\"{} points=\"{}\"><title>{}</title></polyline>\n",
+                       line->css_class, node, points, escape_markup(line->label));
+    if (line->points.size() == 1) {
+      out += fmt::format("<circle class=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"/>\n",
+                         line->css_class, x_pixel(line->points[0].x),
+                         y_pixel(line->points[0].y, axis));
+    }
+    // The legend names the flagged lines and the median; healthy nodes are the grey mass.
+    if (line->css_class != "curve" && legend < 12)
+      out += legend_entry(legend++, line->css_class, line->label, false);
+  }
+  return out;
+}
+
+// x ticks from 0 s at a readable step, and the axis label.
+std::string seconds_axis_svg(double x_max) {
+  std::string out;
+  const double step = nice_step(x_max / 6);
+  for (double t = 0; t <= x_max * (1 + 1e-9); t += step) {
+    const double x = kLeft + kPlotWidth * t / x_max;
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>"
+        "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n",
+        x, kTop, x, kTop + kPlotHeight, x, kTop + kPlotHeight + 16, t);
+  }
+  out += fmt::format(
+      "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">seconds "
+      "since the burn started</text>\n",
+      kLeft + kPlotWidth / 2, kHeight - 8);
+  return out;
+}
+
 }  // namespace
 
 std::string render_svg(const LinePlot& plot) {
@@ -98,17 +149,26 @@ std::string render_svg(const LinePlot& plot) {
   for (const auto& b : plot.band)
     y_max = std::max(y_max, b.high);
   if (plot.floor_y) y_max = std::max(y_max, *plot.floor_y);
-  if (!(x_min > 0)) x_min = 1;
+  if (plot.x_in_seconds) {
+    x_min = 0;
+    if (!(x_max > 0)) x_max = 1;
+  }
+  if (!(x_min > 0) && !plot.x_in_seconds) x_min = 1;
   if (!(x_max >= x_min)) x_max = x_min;
-  const double log_min = std::log2(x_min);
+  const double log_min = std::log2(std::max(x_min, 1e-300));
   const double log_span = std::max(std::log2(x_max) - log_min, 1.0);
   const auto x_pixel = [&](double x) {
+    if (plot.x_in_seconds) return kLeft + kPlotWidth * std::clamp(x / x_max, 0.0, 1.0);
     return kLeft + kPlotWidth * (std::log2(std::max(x, x_min)) - log_min) / log_span;
   };
   const YAxis axis = y_axis(y_max);
 
   std::string out = frame(plot.title, plot.attributes);
   out += y_axis_svg(axis, plot.y_scale, plot.y_label);
+  if (plot.x_in_seconds) {
+    out += seconds_axis_svg(x_max);
+    return out + plot_lines(plot, x_pixel, axis) + "</svg>\n";
+  }
   // x ticks at powers of two, at most nine of them.
   const int first = static_cast<int>(std::ceil(log_min - 1e-9));
   const int last = static_cast<int>(std::floor(std::log2(x_max) + 1e-9));
@@ -154,31 +214,7 @@ std::string render_svg(const LinePlot& plot) {
         kTop, x, kTop + kPlotHeight);
     out += legend_entry(legend++, "judged", plot.marker_label, false);
   }
-  // Flagged lines last, so they are drawn over the healthy ones.
-  std::vector<const PlotLine*> order;
-  for (const auto& line : plot.lines)
-    order.push_back(&line);
-  std::stable_partition(order.begin(), order.end(), [](const PlotLine* line) {
-    return line->css_class.find("flagged") == std::string::npos;
-  });
-  for (const PlotLine* line : order) {
-    std::string points;
-    for (const auto& p : line->points)
-      points += fmt::format("{}{:.1f},{:.1f}", points.empty() ? "" : " ", x_pixel(p.x),
-                            y_pixel(p.y, axis));
-    const std::string node =
-        line->node.empty() ? "" : fmt::format(" data-node=\"{}\"", escape_markup(line->node));
-    out += fmt::format("<polyline class=\"{}\"{} points=\"{}\"><title>{}</title></polyline>\n",
-                       line->css_class, node, points, escape_markup(line->label));
-    if (line->points.size() == 1) {
-      out += fmt::format("<circle class=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"/>\n",
-                         line->css_class, x_pixel(line->points[0].x),
-                         y_pixel(line->points[0].y, axis));
-    }
-    // The legend names the flagged lines and the median; healthy nodes are the grey mass.
-    if (line->css_class != "curve" && legend < 12)
-      out += legend_entry(legend++, line->css_class, line->label, false);
-  }
+  out += plot_lines(plot, x_pixel, axis, legend);
   return out + "</svg>\n";
 }
 

@@ -29,7 +29,8 @@ struct PlotBandPoint {
   double high = 0;
 };
 
-// y against x, x on a base-2 logarithmic axis labelled as byte sizes.
+// y against x: x on a base-2 logarithmic axis labelled as byte sizes, or (x_in_seconds) on a
+// linear axis from 0 labelled in seconds.
 struct LinePlot {
   std::string title;
   std::string y_label;
@@ -40,6 +41,7 @@ struct LinePlot {
   std::string marker_label;
   std::optional<double> floor_y;  // a horizontal dashed line (the baseline's floor)
   std::string attributes;         // extra attributes on <svg>, already escaped
+  bool x_in_seconds = false;
 };
 
 struct BarGroup {
@@ -60,7 +62,28 @@ struct BarChart {
   std::string attributes;
 };
 
+// Rows of labelled spans along a time axis from 0 (e.g. when each GPU was throttled, and why).
+struct StripSpan {
+  double from_s = 0;
+  double to_s = 0;
+  std::string label;  // hover title
+};
+
+struct StripRow {
+  std::string label;
+  std::string node;  // data-node attribute; empty: none
+  std::vector<StripSpan> spans;
+};
+
+struct StripChart {
+  std::string title;
+  double end_s = 0;
+  std::vector<StripRow> rows;
+  std::string attributes;
+};
+
 [[nodiscard]] std::string render_svg(const LinePlot& plot);
+[[nodiscard]] std::string render_svg(const StripChart& chart);
 [[nodiscard]] std::string render_svg(const BarChart& chart);
 
 }  // namespace commcert

@@ -264,6 +264,43 @@ MinMedianMax min_median_max(const Json& object) {
   return {number_at(object, "min"), number_at(object, "median"), number_at(object, "max")};
 }
 
+std::vector<std::optional<double>> numbers_in(const Json& column) {
+  std::vector<std::optional<double>> out;
+  if (!column.is_array()) return out;
+  for (const auto& value : column)
+    out.push_back(value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt);
+  return out;
+}
+
+// A column shorter than t_s (a truncated or hand-made record) is padded with nulls, so the
+// columns always line up with the times.
+std::optional<BurnTimeline> burn_timeline(const Json& timeline) {
+  const Json& times = object_at(timeline, "t_s");
+  if (!times.is_array() || times.empty()) return std::nullopt;
+  BurnTimeline out;
+  for (const auto& t : times)
+    out.t_s.push_back(t.is_number() ? t.get<double>() : 0.0);
+  const auto column = [&](const char* name) {
+    auto values = numbers_in(object_at(timeline, name));
+    values.resize(out.t_s.size());
+    return values;
+  };
+  out.tflops = column("tflops");
+  out.sm_clock_mhz = column("sm_clock_mhz");
+  out.power_w = column("power_w");
+  out.temperature_c = column("temperature_c");
+  const Json& throttle = object_at(timeline, "throttle");
+  for (std::size_t i = 0; i < out.t_s.size(); ++i) {
+    std::vector<std::string> reasons;
+    if (throttle.is_array() && i < throttle.size() && throttle[i].is_array()) {
+      for (const auto& reason : throttle[i])
+        if (reason.is_string()) reasons.push_back(reason.get<std::string>());
+    }
+    out.throttle.push_back(std::move(reasons));
+  }
+  return out;
+}
+
 template <typename Row>
 void sort_by_node_and_gpu(std::vector<Row>& rows) {
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
@@ -318,6 +355,7 @@ void per_gpu_records(const Evidence& evidence, RunDetails& details) {
     row.power_limit_w = number_at(telemetry, "power_limit_w");
     for (const auto& throttle : burn.throttle)
       row.throttle_s.emplace_back(std::string(evidence.text(throttle.reason)), throttle.seconds);
+    row.timeline = burn_timeline(object_at(record, BurnMeasurement::kTimeline));
     details.burns.push_back(std::move(row));
   }
   for (const auto& membw : evidence.membws) {

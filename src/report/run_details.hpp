@@ -83,6 +83,13 @@ struct MinMedianMax {
   std::optional<double> min, median, max;
 };
 
+// A burn record's `timeline` (docs/records.md): one entry per point in each column.
+struct BurnTimeline {
+  std::vector<double> t_s;
+  std::vector<std::optional<double>> tflops, sm_clock_mhz, power_w, temperature_c;
+  std::vector<std::vector<std::string>> throttle;
+};
+
 struct BurnGpu {
   std::string node;
   int gpu = -1;
@@ -99,6 +106,7 @@ struct BurnGpu {
   MinMedianMax sm_clock_mhz, mem_clock_mhz, power_w, temperature_c;  // power, temp: no min
   std::optional<double> power_limit_w;
   std::vector<std::pair<std::string, double>> throttle_s;  // reason -> seconds
+  std::optional<BurnTimeline> timeline;  // absent in records written before it existed
 };
 
 struct MembwGpu {

@@ -5,6 +5,7 @@
 #include "bench/membw.hpp"
 #include "health/node_health.hpp"
 #include "health/telemetry.hpp"
+#include "health/telemetry_timeline.hpp"
 #include "links/link_measurement.hpp"
 
 namespace commcert::test_support {
@@ -122,9 +123,12 @@ Json burn_record(const std::string& run_id, int gpu, std::uint64_t miscompares) 
   outcome.duration_s = 60.02;
   outcome.iterations = 31250;
   outcome.window_tflops = {702.5, 711.0, 709.8, 706.1};
+  outcome.window_end_s = {15.0, 30.0, 45.0, 60.0};
   outcome.miscompares = miscompares;
   outcome.checked_results = 61;
   outcome.telemetry = telemetry_json(burn_telemetry());
+  outcome.timeline =
+      telemetry_timeline_json(burn_telemetry().samples, outcome.window_end_s, outcome.window_tflops);
   const PeerVerdict peers{miscompares > 0, 1};
   BurnRecord record;
   record.origin = origin_on(run_id, "node0", gpu);

@@ -139,7 +139,10 @@ class DeviceBurn {
       double gemm_seconds = 0;
       for (std::size_t k = 0; k < spans.size(); ++k)
         gemm_seconds += elapsed_seconds(span_starts[slot][k], span_stops[slot][k]);
-      if (auto rate = tflops(flops_per_window, gemm_seconds)) out_.window_tflops.push_back(*rate);
+      if (auto rate = tflops(flops_per_window, gemm_seconds)) {
+        out_.window_tflops.push_back(*rate);
+        out_.window_end_s.push_back(seconds_between(started, SteadyClock::now()));
+      }
       out_.iterations += launches_per_window_;
       out_.duration_s = seconds_between(started, SteadyClock::now());
     };
