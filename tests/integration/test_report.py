@@ -108,7 +108,8 @@ class Reports(unittest.TestCase):
         os.makedirs(cls.reports)
         command = [BIN, "report", cls.hostile_dir,
                    os.path.join(FIXTURES, "records", "v1", "burn.jsonl"),
-                   os.path.join(FIXTURES, "records", "v1", "membw.jsonl"), "--format", "json"]
+                   os.path.join(FIXTURES, "records", "v1", "membw.jsonl"),
+                   os.path.join(FIXTURES, "records", "h200", "burn-timeline.jsonl"), "--format", "json"]
         for name, file in FORMATS.items():
             command += ["--report", f"{name}={os.path.join(cls.reports, file)}"]
         cls.report_proc = run_command(command)
@@ -162,7 +163,8 @@ class Reports(unittest.TestCase):
         dom = Dom(self.chromium("--dump-dom", url=f"file://{path}#state=quarantined").stdout)
         rows = dom.find("tr", cls="node-row")
         names = [cell["text"] for cell in dom.find("td", cls="node")]
-        self.assertEqual(sorted(names), sorted(["node0", "node1", "node2", HOSTILE]))
+        # h200node: the committed H200 burn record, a node of its own in the report.
+        self.assertEqual(sorted(names), sorted(["node0", "node1", "node2", HOSTILE, "h200node"]))
         shown = {name for row, name in zip(rows, names) if "hidden" not in row["attrs"]}
         self.assertEqual(shown, quarantined)
         # The hostile name is text in a cell, never an element; nothing could have run alert().
@@ -177,9 +179,11 @@ class Reports(unittest.TestCase):
                          [("allgather", "cluster"), ("allgather", "node"),
                           ("allreduce", "cluster"), ("allreduce", "node")])
         curves = {c["attrs"].get("data-node") for c in dom.find("polyline", cls="curve")}
-        self.assertEqual(curves - {None}, {"node0", "node1", "node2", HOSTILE})
+        # (h200node has only burn evidence: its curves are the burn timeline's, checked below.)
+        self.assertEqual(curves - {None, "h200node"}, {"node0", "node1", "node2", HOSTILE})
         flagged = {c["attrs"].get("data-node") for c in dom.find("polyline", cls="flagged")}
-        self.assertEqual(flagged - {None}, flagged_nodes)  # None: a cluster curve
+        # None: a cluster curve. h200node's collective reason is missing evidence: no curve.
+        self.assertEqual(flagged - {None}, flagged_nodes - {"h200node"})
         self.assertEqual(len(dom.find("path", cls="band")), 2)
         # The pairwise matrices: 4 nodes, 12 cells each, a bad node's row and column marked.
         tables = dom.find("table", cls="heatmap")
@@ -194,6 +198,17 @@ class Reports(unittest.TestCase):
         self.assertEqual(len(dom.find("svg", cls="burn")), 1)
         self.assertEqual(len(dom.find("svg", cls="membw")), 1)
         self.assertTrue(dom.find("tr", cls="burn-row"))
+        # The real H200 burn's timeline: TFLOP/s, clock, power and temperature over time, and the
+        # power cap it ran at the whole time as a throttle strip. The v1 records have no timeline.
+        timelines = dom.find("svg", cls="burn-timeline")
+        self.assertEqual(len(timelines), 4)
+        lines = [p for p in dom.find("polyline") if p["attrs"].get("data-node") == "h200node"]
+        self.assertEqual(len(lines), 4)
+        strips = dom.find("svg", cls="burn-throttle")
+        self.assertEqual(len(strips), 1)
+        rows = dom.find("g", cls="strip-row")
+        self.assertEqual([r["attrs"].get("data-node") for r in rows], ["h200node"])
+        self.assertIn("sw_power_cap", [t["text"] for t in dom.find("title")])  # a span's hover title
         commands = [e["text"] for e in dom.find("code") if " sweep " in e["text"]]
         self.assertTrue(any("--scope node" in c for c in commands), commands)
         self.assertTrue(any("--scope pairs" in c for c in commands), commands)
