@@ -146,6 +146,11 @@ class NetnsCluster:
             "--mca", "plm_rsh_agent", self.agent, "--mca", "plm_rsh_no_tree_spawn", "1",
             "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "eth0",
             "--mca", "oob_tcp_if_include", "eth0", "--mca", "pml", "ob1",
+            # The hosts share this machine's cores: a rank that spins waiting for a message takes
+            # the CPU its partner (or the kernel delivering the bytes) needs. Spinning, healthy
+            # pairs stalled for 20-40 ms per operation on a loaded 2-core machine and healthy
+            # hosts were quarantined in 9 of 10 runs; yielding, 0 of 12 (docs/localization.md).
+            "--mca", "mpi_yield_when_idle", "1",
             *mpirun_args, *command])
 
     # ---- faults -------------------------------------------------------------------------------
