@@ -8,7 +8,10 @@
 
 #include "core/bounded_input.hpp"
 #include "core/errors.hpp"
+#include "cli/history_options.hpp"
 #include "core/json.hpp"
+#include "history/history_db.hpp"
+#include "history/node_trend.hpp"
 #include "report/verdict_outputs.hpp"
 #include "validate/baseline.hpp"
 #include "validate/catalog.hpp"
@@ -98,6 +101,36 @@ RunReferences run_references(const std::vector<std::string>& inputs, bool baseli
   return agreed.value_or(RunReferences{});
 }
 
+// The HTML report shows this many nodes' trends at most: the troubled ones first.
+constexpr std::size_t kMaxTrendNodes = 64;
+constexpr std::size_t kTrendRuns = 8;
+
+void add_trends(const std::string& path, const FleetVerdict& verdict, RunDetails& details) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw UsageError(fmt::format("--history: no history database at {} (commcert history add "
+                                 "RUN... makes one)",
+                                 path));
+  }
+  const HistoryDb history(path);
+  std::vector<const NodeVerdict*> nodes;
+  for (const auto& node : verdict.nodes)
+    nodes.push_back(&node);
+  const auto rank = [](NodeState state) {
+    return state == NodeState::kQuarantined ? 0 : state == NodeState::kInconclusive ? 1 : 2;
+  };
+  std::stable_sort(nodes.begin(), nodes.end(), [&](const NodeVerdict* a, const NodeVerdict* b) {
+    return rank(a->state) < rank(b->state);
+  });
+  for (const NodeVerdict* node : nodes) {
+    if (details.trends.size() == kMaxTrendNodes) {
+      ++details.trends_left_out;
+      continue;
+    }
+    details.trends.push_back(node_trend(node->node, history.node_history(node->node), kTrendRuns));
+  }
+}
+
 }  // namespace
 
 void ReportCommand::configure(CLI::App& app) {
@@ -117,6 +150,9 @@ void ReportCommand::configure(CLI::App& app) {
   add_report_options(app, flags_.report, "md");
   app.add_flag("--allow-partial", flags_.allow_partial,
                "Judge runs that never finished instead of holding their nodes inconclusive");
+  add_history_option(app, flags_.history,
+                     "History database (commcert history): the HTML report shows each node's "
+                     "trend in its latest runs");
 }
 
 int ReportCommand::run(Invocation& /*invocation*/) {
@@ -142,7 +178,10 @@ int ReportCommand::run(Invocation& /*invocation*/) {
   const FleetVerdict verdict =
       judge(inputs.evidence, baseline, suite ? &*suite : nullptr, std::move(inputs.notes));
   std::optional<RunDetails> details;
-  if (outputs_read_run(outputs)) details = collect_run_details(inputs.evidence, baseline, verdict);
+  if (outputs_read_run(outputs)) {
+    details = collect_run_details(inputs.evidence, baseline, verdict);
+    if (flags_.history) add_trends(*flags_.history, verdict, *details);
+  }
   const bool reported =
       write_reports(Report(verdict, details ? &*details : nullptr), outputs, "commcert report");
   return reported ? 0 : to_int(ExitCode::kError);

@@ -31,6 +31,7 @@ class ReportCommand final : public Command {
     std::optional<std::string> suite;
     ReportFlags report;
     bool allow_partial = false;
+    std::optional<std::string> history;
   };
   Flags flags_;
 };

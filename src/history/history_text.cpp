@@ -8,6 +8,7 @@
 
 #include "core/printable.hpp"
 #include "core/units.hpp"
+#include "history/node_trend.hpp"
 
 namespace commcert {
 namespace {
@@ -108,51 +109,26 @@ std::string render_trend(const std::string& node, const std::vector<NodeRun>& ru
                          std::size_t last_runs) {
   if (runs.empty())
     return fmt::format("{}: no run in the history names this node\n", printable(node));
-  const std::size_t first = runs.size() > last_runs ? runs.size() - last_runs : 0;
+  const NodeTrend trend = node_trend(node, runs, last_runs);
   std::string out = fmt::format("{}: {} run(s) in the history, showing the last {}\n",
-                                printable(node), runs.size(), runs.size() - first);
-  for (std::size_t i = first; i < runs.size(); ++i) {
-    const auto& run = runs[i];
-    out += fmt::format("  [{}] {} {:<40} {}\n", i - first + 1, run.run.started,
-                       printable(run.run.run_id), run.state.empty() ? "(no verdict)" : run.state);
+                                printable(node), trend.runs_stored, trend.runs.size());
+  for (std::size_t i = 0; i < trend.runs.size(); ++i) {
+    const auto& run = trend.runs[i];
+    out += fmt::format("  [{}] {} {:<40} {}\n", i + 1, run.run.started, printable(run.run.run_id),
+                       run.state.empty() ? "(no verdict)" : run.state);
   }
   // One line per figure: its value in each shown run ("-" where the run lacks it).
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const RunFigure*>> series;
-  for (std::size_t i = first; i < runs.size(); ++i) {
-    for (const auto& sample : runs[i].metrics) {
-      auto [it, inserted] = series.try_emplace(sample.key());
-      if (inserted) {
-        order.push_back(sample.key());
-        it->second.assign(runs.size() - first, nullptr);
-      }
-      it->second[i - first] = &sample;
-    }
-  }
   std::size_t width = 0;
-  for (const auto& key : order) {
-    const auto& values = series[key];
-    const RunFigure* any = *std::find_if(values.begin(), values.end(),
-                                         [](const RunFigure* s) { return s != nullptr; });
-    width = std::max(width, describe_figure(*any).size());
-  }
-  for (const auto& key : order) {
-    const auto& values = series[key];
-    const RunFigure* any = *std::find_if(values.begin(), values.end(),
-                                         [](const RunFigure* s) { return s != nullptr; });
+  for (const auto& row : trend.rows)
+    width = std::max(width, describe_figure(row.figure).size());
+  for (const auto& row : trend.rows) {
     std::string cells;
-    for (const RunFigure* sample : values)
-      cells += fmt::format(" {:>14}", sample ? format_metric_value(sample->metric, sample->value)
-                                             : std::string("-"));
-    const RunFigure* oldest = *std::find_if(values.begin(), values.end(),
-                                            [](const RunFigure* s) { return s != nullptr; });
-    const RunFigure* newest = *std::find_if(values.rbegin(), values.rend(),
-                                            [](const RunFigure* s) { return s != nullptr; });
+    for (const auto& value : row.values)
+      cells += fmt::format(" {:>14}", value ? format_metric_value(row.figure.metric, *value)
+                                            : std::string("-"));
     const std::string change =
-        oldest != newest && oldest->value > 0
-            ? fmt::format("  {:+.1f}%", (newest->value - oldest->value) * 100.0 / oldest->value)
-            : std::string();
-    out += fmt::format("  {:<{}}{}{}\n", describe_figure(*any), width, cells, change);
+        row.change_pct ? fmt::format("  {:+.1f}%", *row.change_pct) : std::string();
+    out += fmt::format("  {:<{}}{}{}\n", describe_figure(row.figure), width, cells, change);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include "core/units.hpp"
 #include "report/burn_timeline_html.hpp"
+#include "report/history_html.hpp"
 #include "report/markup.hpp"
 #include "report/report_svg.hpp"
 #include "report/verdict_reporter.hpp"
@@ -56,6 +57,7 @@ svg .curve.flagged{stroke:#d62728;stroke-width:3}svg circle.curve.flagged{fill:#
 svg .median{fill:none;stroke:#1f4e96;stroke-width:2;stroke-dasharray:6 3}
 svg .band{fill:#9ec3f0;fill-opacity:.45;stroke:none}
 svg .strip{fill:#f58518}
+table.trend td.change.worse{color:#d62728;font-weight:600}
 svg .floor{stroke:#d62728;stroke-dasharray:4 4}svg .judged{stroke:#333;stroke-dasharray:2 3}
 svg .legend text{fill:#333}svg .bar.series0{fill:#4c78a8}svg .bar.series1{fill:#72b7b2}
 svg .bar.series2{fill:#f58518}svg .bar-group.flagged .bar{stroke:#d62728;stroke-width:2}
@@ -416,7 +418,8 @@ class HtmlReporter final : public VerdictReporter {
     body +=
         "<nav><a href=\"#verdict-section\">verdict</a><a href=\"#collectives\">busbw</a><a "
         "href=\"#pairs\">pairs</a><a href=\"#burn\">burn</a><a href=\"#membw\">membw</a><a "
-        "href=\"#health\">health</a><a href=\"#meta\">runs</a></nav>\n";
+        "href=\"#health\">health</a><a href=\"#history\">history</a><a href=\"#meta\">runs</a>"
+        "</nav>\n";
     body += verdict_section(v);
     if (report.run) {
       body += collectives_section(*report.run);
@@ -425,6 +428,7 @@ class HtmlReporter final : public VerdictReporter {
       body += membw_section(*report.run);
     }
     body += health_section(v);
+    if (report.run) body += history_section(*report.run);
     body += meta_section(v, report.run);
     return fmt::format(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

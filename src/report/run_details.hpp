@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "history/node_trend.hpp"
 #include "validate/baseline.hpp"
 #include "validate/evidence.hpp"
 #include "validate/verdict.hpp"
@@ -152,6 +153,10 @@ struct RunDetails {
   std::vector<PairMatrix> pairs;
   std::vector<BurnGpu> burns;    // node (natural order), then GPU
   std::vector<MembwGpu> membws;  // node (natural order), then GPU
+  // From `report --history DB`: the trend of the verdict's nodes (docs/reports.md); empty
+  // without a history.
+  std::vector<NodeTrend> trends;
+  std::size_t trends_left_out = 0;  // nodes beyond the cap on how many trends a page shows
 };
 
 // Reads what the verdict does not hold from the evidence and, for burn and membw records and

@@ -5,6 +5,7 @@ node2's regression first and exit 1; `history show` prints node2's trend; severa
 to one database at once leave every run in it exactly once."""
 
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -111,6 +112,31 @@ class HistoryAndCompare(unittest.TestCase):
         self.assertIn("first", proc.stdout)
         self.assertIn("second", proc.stdout)
         self.assertRegex(proc.stdout, r"allreduce 1 MiB \w+_bytes_per_s .*GB/s .*GB/s +-\d")
+
+    def test_the_html_report_shows_each_nodes_trend(self):
+        html = os.path.join(self.tmp, "trend.html")
+        proc = self.commcert("report", self.second, "--history", self.db, "--report",
+                             f"html={html}")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(html, encoding="utf-8") as f:
+            page = f.read()
+        self.assertIn('<section id="history">', page)
+        # Every node of the verdict has a table with both runs; node2's own allreduce fell in
+        # the second (a negative change, marked worse).
+        tables = dict(re.findall(r'<table class="trend" data-node="([^"]+)">(.*?)</table>', page,
+                                 re.S))
+        self.assertEqual(sorted(tables), ["node0", "node1", "node2", "node3"])
+        node2 = tables["node2"]
+        self.assertEqual(re.findall(r'<th title="([^"]+)">', node2), ["first", "second"])
+        self.assertRegex(node2, r'allreduce 1 MiB[^<]*</td>(<td>[^<]*GB/s</td>){2}'
+                                r'<td class="change worse">-\d')
+
+    def test_report_with_a_missing_history_is_a_usage_error(self):
+        proc = self.commcert("report", self.second, "--history", "/nonexistent/h.db", "--format",
+                             "html")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--history: no history database at /nonexistent/h.db", proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
 
     def test_adding_a_run_again_is_a_no_op(self):
         proc = self.commcert("history", "add", self.first, "--history", self.db)
