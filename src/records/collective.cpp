@@ -33,6 +33,7 @@ void add_result(Json& out, const CollectiveResult& r) {
                             {IterationTimes::kP50S, it.p50_s},  {IterationTimes::kP99S, it.p99_s},
                             {IterationTimes::kMaxS, it.max_s},  {IterationTimes::kMeanS, it.mean_s},
                             {IterationTimes::kCv, it.cv}};
+  if (!it.samples_s.empty()) out[F::kIterationTime][IterationTimes::kSamplesS] = it.samples_s;
   out[F::kWrongElements] = or_null(r.wrong_elements);
   Json wrong_ranks = Json::array();
   for (const auto& w : r.wrong_ranks) {

@@ -45,6 +45,9 @@ struct IterationTimes {
   static constexpr const char* kMaxS = "max_s";
   static constexpr const char* kMeanS = "mean_s";
   static constexpr const char* kCv = "cv";
+  static constexpr const char* kSamplesS = "samples_s";
+  // At most this many samples are written; beyond it, every k-th (evenly over the run).
+  static constexpr std::size_t kMaxSamples = 1000;
   std::size_t count = 0;
   double min_s = 0;
   double p50_s = 0;
@@ -52,6 +55,7 @@ struct IterationTimes {
   double max_s = 0;
   double mean_s = 0;
   double cv = 0;
+  std::vector<double> samples_s;  // each timed iteration's slowest rank, in order
 };
 
 struct WrongRankEntry {

@@ -180,6 +180,25 @@ TEST(CollectiveRecord, BackToBackTimeIsTheFigureAndSaysSo) {
   EXPECT_EQ(timing.at("enum"), Json::array({"back_to_back", "windows"}));
 }
 
+TEST(CollectiveRecord, IterationSamplesAreWrittenInOrderAndThinnedEvenlyPastTheCap) {
+  // `compare` tests with the samples themselves when a record has them.
+  const auto ranks = rank_map();
+  Measurement m = allreduce_measurement();
+  Json r = collective_record(context_for(ranks), m);
+  EXPECT_EQ(r.at("iteration_time").at("samples_s"), Json::array({4e-3, 2e-3, 3e-3, 5e-3, 1e-3}));
+  // 1000 samples are kept whole; 1001 keep every second one (501), the first included.
+  for (const std::size_t count : {std::size_t{1000}, std::size_t{1001}}) {
+    m.iteration_seconds.assign(count, 1e-3);
+    for (std::size_t i = 0; i < count; ++i)
+      m.iteration_seconds[i] = 1e-3 + 1e-9 * static_cast<double>(i);
+    r = collective_record(context_for(ranks), m);
+    const Json& samples = r.at("iteration_time").at("samples_s");
+    EXPECT_EQ(samples.size(), count == 1000 ? 1000U : 501U) << count;
+    EXPECT_DOUBLE_EQ(samples.front().get<double>(), 1e-3) << count;
+    EXPECT_EQ(r.at("iteration_time").at("count"), count);
+  }
+}
+
 TEST(CollectiveRecord, RootedCollectivesRecordTheRootAndNoReduction) {
   const auto ranks = rank_map();
   Measurement m = allreduce_measurement();

@@ -321,7 +321,7 @@ CollectiveRecord node_scope_allgather() {
   m.rank_time_s = {2.4e-4, 2.5e-4, 2.6e-4, 1.0e-4};
   m.rank_time = {1.0e-4, 2.0e-4, 2.6e-4};
   m.straggler = {11, "nodeC", 1.0e-4, 0.5e-4};
-  m.iteration_time = {40, 1e-4, 2e-4, 3e-4, 3.1e-4, 2.1e-4, 0.2};
+  m.iteration_time = {40, 1e-4, 2e-4, 3e-4, 3.1e-4, 2.1e-4, 0.2, {2e-4, 1e-4, 3.1e-4}};
   m.wrong_elements = 17;
   m.wrong_ranks = {{9, "nodeC", 12, 2}, {10, "nodeC", 5, 1}};
   m.adaptive = AdaptiveStop{2.0, 1.5, "ci"};
