@@ -133,6 +133,13 @@ class BisectionInRun(unittest.TestCase):
         self.assertNotIn("bisecting", proc.stderr)
 
 
+    def test_plan_says_bisection_adds_rounds(self):
+        proc = subprocess.run([BIN, "run", self.suite, "--plan"], capture_output=True, text=True,
+                              timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("bisection adds up to about 2 log2 N rounds for N nodes", proc.stdout)
+
+
 class GroupsInSweep(CommcertTestCase):
     def test_groups_run_at_once_and_nodes_in_no_group_idle(self):
         result = self.sweep(["allreduce", "-b", "16K", "-e", "16K", "-n", "2", "-q",
