@@ -4,9 +4,9 @@
 re-tested with two known-good nodes before it is quarantined (docs/localization.md).
 
 The suite judges against a copy of cpu-mpi-ci, judging allreduce from 256 KiB, whose
-cluster-scope floor (0.02 GB/s) a 100 ms
-injected delay falls far below (a 256 KiB allreduce then makes under 0.003 GB/s) and a healthy
-group on a loaded 2-core box clears several times over (0.1-0.5 GB/s at 256 KiB)."""
+cluster-scope and pairs floor (0.004 GB/s) a 400 ms injected delay falls far below (a 256 KiB
+allreduce then makes under 0.0007 GB/s) and a healthy group clears several times over (0.1-0.5
+GB/s at 256 KiB on a quiet 2-core box, 0.02 while a sanitizer build runs beside it)."""
 
 import json
 import os
@@ -22,7 +22,7 @@ BIN = os.environ["COMMCERT_BIN"]
 SOURCE = os.environ["COMMCERT_SOURCE_DIR"]
 CI_BASELINE = os.path.join(SOURCE, "suites", "baselines", "cpu-mpi-ci.yaml")
 MPIRUN = shutil.which("mpirun") or "mpirun"
-DELAY_US = 100000
+DELAY_US = 400000
 
 SUITE = """schema: 1
 name: bisect
@@ -30,7 +30,7 @@ baseline: floor.yaml
 stages:
   - name: cluster
     run: sweep
-    args: [allreduce, --backend, mpi, -b, 256K, -e, 256K, -n, 3, -w, 1, -T, 30s, --scope, cluster]
+    args: [allreduce, --backend, mpi, -b, 256K, -e, 256K, -n, 2, -w, 1, -T, 30s, --scope, cluster]
     budget: 60s
     localize: bisect
 """
@@ -39,10 +39,15 @@ stages:
 def write_floor_baseline(path):
     with open(CI_BASELINE) as f:
         text = f.read()
-    text, count = re.subn(r"(      cluster:\n        floor: )0\.001", r"\g<1>0.02", text)
+    text, count = re.subn(r"(      cluster:\n        floor: )0\.001", r"\g<1>0.004", text)
     assert count == 2, "cpu-mpi-ci.yaml changed shape: update this test"
     text, count = re.subn(r"min_bytes: 1M       # CI sweeps", "min_bytes: 256K     # CI sweeps", text)
     assert count == 1, "cpu-mpi-ci.yaml changed shape: update this test"
+    # Pairs (the fallback) judged by the same absolute floor, as test_run_mpi does: healthy pairs
+    # of one round on a loaded 2-core box spread over more than a factor of ten.
+    text, count = re.subn(r"max_deficit_pct: 80",
+                          "max_deficit_pct: 99\n      floor_gb_per_s: 0.004", text)
+    assert count == 3, "cpu-mpi-ci.yaml changed shape: update this test"
     with open(path, "w") as f:
         f.write(text)
 
@@ -88,7 +93,7 @@ class BisectionInRun(unittest.TestCase):
         # Blamed after failing with two different known-good nodes, with the figures.
         match = re.search(r"again with known-good (node\d) and (node\d) \(with node\d: allreduce "
                           r"[0-9.]+ GB/s; with node\d: allreduce [0-9.]+ GB/s; groups need "
-                          r"0\.02 GB/s\)", reason["message"])
+                          r"0\.004 GB/s\)", reason["message"])
         self.assertIsNotNone(match, reason["message"])
         self.assertNotEqual(match.group(1), match.group(2))
         self.assertNotIn(bad, match.groups())
@@ -124,6 +129,21 @@ class BisectionInRun(unittest.TestCase):
 
     def test_a_slow_node_among_eight_is_quarantined_alone(self):
         self.assert_slow_node_found(8, 5, max_rounds=3 + 2)
+
+    def test_a_slow_link_is_handed_to_the_pairs_and_blames_neither_node(self):
+        # node1 and node3 sit in different halves: each half passes alone.
+        proc = self.run_suite(4, fault=f"linkdelay:1:3:{DELAY_US}")
+        self.assertEqual(proc.returncode, 0, proc.stdout[-3000:] + proc.stderr[-3000:])
+        self.assertEqual(self.states(), {f"node{i}": "certified" for i in range(4)})
+        log = self.load("suite.json")
+        [bisection] = log["localization"]
+        self.assertFalse(bisection["conclusive"])
+        self.assertEqual(bisection["rounds"], 1)
+        self.assertIn("node0,node1 and node2,node3 each pass alone", bisection["summary"])
+        self.assertIn("the bisection did not settle it: the pairs decide", proc.stderr)
+        names = [s["name"] for s in log["stages"]]
+        self.assertEqual(names[:3], ["cluster", "cluster-bisect1", "cluster-pairs"])
+        self.assertIn("suspect link node1<->node3", proc.stdout)
 
     def test_a_healthy_run_bisects_nothing_and_quarantines_nobody(self):
         proc = self.run_suite(4)
