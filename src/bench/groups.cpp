@@ -235,6 +235,7 @@ std::vector<GroupRound> plan_rounds(Scope scope, const std::vector<RankIdentity>
         }
         // Node identities in first-rank order, as the other scopes record them.
         std::vector<std::pair<int, std::string>> by_rank;
+        by_rank.reserve(members.size());
         for (const auto& node : members)
           by_rank.emplace_back(ranks_of_node[node].front(), node);
         std::sort(by_rank.begin(), by_rank.end());

@@ -78,6 +78,7 @@ std::string RunBisection::summary(const Evidence& evidence) const {
   std::vector<std::string> rounds;
   for (const auto& round : result.history) {
     std::vector<std::string> outcomes;
+    outcomes.reserve(round.size());
     for (const auto& outcome : round) {
       outcomes.push_back(
           fmt::format("{} {}", names_of(nodes, outcome.nodes), outcome.passed ? "pass" : "slow"));
