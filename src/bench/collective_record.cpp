@@ -32,7 +32,9 @@ CollectiveRecord identity_of(const CollectiveRecordContext& context, const Measu
   record.nranks = m.nranks;
   record.nodes = m.group_nodes.size();
   record.scope = m.scope;
-  if (m.scope == CollectiveRecord::kScopePairs) record.round = m.round;
+  if (m.scope == CollectiveRecord::kScopePairs || m.scope == CollectiveRecord::kScopeGroups) {
+    record.round = m.round;
+  }
   record.pair_list = m.pair_list;
   record.group = m.group;
   record.group_nodes = m.group_nodes;

@@ -1,7 +1,9 @@
 #include "bench/groups.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,8 @@ std::string_view name_of(Scope scope) {
       return "node";
     case Scope::kPairs:
       return "pairs";
+    case Scope::kGroups:
+      return "groups";
     case Scope::kCluster:
       break;
   }
@@ -25,7 +29,9 @@ Scope parse_scope(std::string_view text, std::string_view flag) {
   if (text == "cluster") return Scope::kCluster;
   if (text == "node") return Scope::kNode;
   if (text == "pairs") return Scope::kPairs;
-  throw UsageError(fmt::format("{}: unknown scope '{}' (cluster, node or pairs)", flag, text));
+  if (text == "groups") return Scope::kGroups;
+  throw UsageError(
+      fmt::format("{}: unknown scope '{}' (cluster, node, pairs or groups)", flag, text));
 }
 
 std::vector<std::vector<std::pair<int, int>>> round_robin_pairs(int count) {
@@ -73,6 +79,82 @@ std::vector<NodePair> parse_pair_list(std::string_view text, std::string_view fl
 
 namespace {
 
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+}
+
+// Splits `text` at any of `separators`, keeping empty pieces (they are errors to report).
+std::vector<std::string_view> split_any(std::string_view text, std::string_view separators) {
+  std::vector<std::string_view> pieces;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find_first_of(separators, start);
+    pieces.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return pieces;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> parse_node_groups(std::string_view text,
+                                                        std::string_view flag) {
+  // Each group with where it was written: "group 2", or "groups.txt:3".
+  std::vector<std::pair<std::string, std::string_view>> entries;
+  std::string file_text;
+  if (text.starts_with('@')) {
+    const std::string path(text.substr(1));
+    std::ifstream in(path);
+    if (!in) throw UsageError(fmt::format("{}: cannot read the group file '{}'", flag, path));
+    std::ostringstream all;
+    all << in.rdbuf();
+    file_text = all.str();
+    std::vector<std::pair<int, std::string_view>> lines;
+    int number = 0;
+    for (std::string_view line : split_any(file_text, "\n")) {
+      ++number;
+      line = trim(line.substr(0, line.find('#')));
+      if (line.empty()) continue;  // blank lines and comments separate nothing
+      for (const auto group : split_any(line, ";")) {
+        entries.emplace_back(fmt::format("{}:{}", path, number), group);
+      }
+    }
+    if (entries.empty()) throw UsageError(fmt::format("{}: '{}' names no group", flag, path));
+  } else {
+    int number = 0;
+    for (const auto group : split_any(text, ";")) {
+      entries.emplace_back(fmt::format("group {}", ++number), group);
+    }
+  }
+  std::vector<std::vector<std::string>> groups;
+  std::map<std::string, std::string> placed;  // node -> where its group was written
+  for (const auto& [where, entry] : entries) {
+    if (trim(entry).empty()) throw UsageError(fmt::format("{}: {} is empty", flag, where));
+    std::vector<std::string> members;
+    for (const auto piece : split_any(entry, ",")) {
+      if (trim(piece).empty()) {
+        throw UsageError(fmt::format("{}: {} has an empty node name in '{}'", flag, where, entry));
+      }
+      for (const auto node : split_any(trim(piece), " \t")) {
+        if (node.empty()) continue;  // a run of blanks
+        const auto [it, fresh] = placed.try_emplace(std::string(node), where);
+        if (!fresh) {
+          throw UsageError(
+              fmt::format("{}: node '{}' is in {} and in {}: groups of a round must be disjoint",
+                          flag, node, it->second, where));
+        }
+        members.emplace_back(node);
+      }
+    }
+    groups.push_back(std::move(members));
+  }
+  return groups;
+}
+
+namespace {
+
 // Listed pairs into rounds: each pair goes to the first round where neither node is busy yet.
 std::vector<std::vector<std::pair<int, int>>> pack_listed_pairs(
     const std::vector<NodePair>& pair_list, const std::vector<std::string>& nodes) {
@@ -106,7 +188,8 @@ std::vector<std::vector<std::pair<int, int>>> pack_listed_pairs(
 }  // namespace
 
 std::vector<GroupRound> plan_rounds(Scope scope, const std::vector<RankIdentity>& ranks,
-                                    PairRanks pair_ranks, const std::vector<NodePair>& pair_list) {
+                                    PairRanks pair_ranks, const std::vector<NodePair>& pair_list,
+                                    const NodeGroups& node_groups) {
   const auto nodes = distinct_nodes(ranks);
   std::map<std::string, std::vector<int>> ranks_of_node;
   for (const auto& rank : ranks)
@@ -138,6 +221,29 @@ std::vector<GroupRound> plan_rounds(Scope scope, const std::vector<RankIdentity>
       for (const auto& node : nodes)
         groups.push_back({ranks_of_node[node], {node}});
       return {make_round(0, groups)};
+    }
+    case Scope::kGroups: {
+      std::vector<RankGroup> groups;
+      for (const auto& members : node_groups.groups) {
+        RankGroup group{{}, {}};
+        for (const auto& node : members) {
+          const auto found = ranks_of_node.find(node);
+          if (found == ranks_of_node.end()) {
+            throw UsageError(fmt::format("--groups: no rank runs on node '{}' in this job", node));
+          }
+          group.ranks.insert(group.ranks.end(), found->second.begin(), found->second.end());
+        }
+        // Node identities in first-rank order, as the other scopes record them.
+        std::vector<std::pair<int, std::string>> by_rank;
+        by_rank.reserve(members.size());
+        for (const auto& node : members)
+          by_rank.emplace_back(ranks_of_node[node].front(), node);
+        std::sort(by_rank.begin(), by_rank.end());
+        for (auto& [rank, node] : by_rank)
+          group.nodes.push_back(std::move(node));
+        groups.push_back(std::move(group));
+      }
+      return {make_round(node_groups.round, groups)};
     }
     case Scope::kPairs:
       break;

@@ -13,8 +13,11 @@ namespace commcert {
 //   cluster: every rank in one communicator;
 //   node:    one communicator per node (NVLink/PCIe inside a node);
 //   pairs:   node pairs, in N-1 rounds by the circle method (all pairs of a round at once, a bye
-//            when N is odd), so every pair of nodes is measured exactly once.
-enum class Scope { kCluster, kNode, kPairs };
+//            when N is odd), so every pair of nodes is measured exactly once;
+//   groups:  disjoint groups of nodes named by the caller (`sweep --groups`), all at once, every
+//            rank of a node in its node's group; nodes in no group sit the round out
+//            (bisection, docs/localization.md).
+enum class Scope { kCluster, kNode, kPairs, kGroups };
 
 [[nodiscard]] std::string_view name_of(Scope scope);
 [[nodiscard]] Scope parse_scope(std::string_view text, std::string_view flag);
@@ -27,6 +30,19 @@ using NodePair = std::pair<std::string, std::string>;
 
 // "a:b,c:d" -> {a, b}, {c, d}. Throws UsageError naming `flag`.
 [[nodiscard]] std::vector<NodePair> parse_pair_list(std::string_view text, std::string_view flag);
+
+// Disjoint groups of node identities measured at once (`sweep --groups`), and the round number
+// their records carry (a caller that runs one round per sweep numbers them).
+struct NodeGroups {
+  std::vector<std::vector<std::string>> groups;
+  int round = 0;
+};
+
+// "a,b;c,d,e" -> {a, b}, {c, d, e}; "@FILE" reads the groups from a file, one per line (or ';'),
+// nodes separated by ',' or blanks, '#' starts a comment. An empty group, an empty node name or
+// a node in two groups is a UsageError naming `flag` (and the file and line).
+[[nodiscard]] std::vector<std::vector<std::string>> parse_node_groups(std::string_view text,
+                                                                      std::string_view flag);
 
 // One collective communicator of a round.
 struct RankGroup {
@@ -44,11 +60,13 @@ struct GroupRound {
 
 // Rounds for `scope`, identical on every process (a pure function of the rank map). With a
 // `pair_list` the pairs scope measures only those pairs, packed into as few rounds of disjoint
-// pairs as a greedy pass finds; a node the job does not have is a UsageError.
+// pairs as a greedy pass finds; the groups scope is one round of `node_groups`. A node the job
+// does not have is a UsageError.
 [[nodiscard]] std::vector<GroupRound> plan_rounds(Scope scope,
                                                   const std::vector<RankIdentity>& ranks,
                                                   PairRanks pair_ranks = PairRanks::kOne,
-                                                  const std::vector<NodePair>& pair_list = {});
+                                                  const std::vector<NodePair>& pair_list = {},
+                                                  const NodeGroups& node_groups = {});
 
 // The circle-method schedule: for `count` items, rounds of disjoint pairs (indices) covering
 // every pair exactly once; count-1 rounds for even counts, count rounds (one bye each) for odd.

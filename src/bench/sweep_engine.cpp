@@ -414,7 +414,8 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
 SweepOutcome SweepEngine::run() {
   const auto sizes = sweep_sizes(options_);
   const auto all_points = points();
-  const auto rounds = plan_rounds(options_.scope, ranks_, options_.pair_ranks, options_.pair_list);
+  const auto rounds = plan_rounds(options_.scope, ranks_, options_.pair_ranks, options_.pair_list,
+                                  options_.node_groups);
   const std::uint64_t cap = agreed_buffer_cap();
   const bool reporting = control_.process_index() == 0;
 
@@ -445,6 +446,10 @@ SweepOutcome SweepEngine::run() {
         active = split.get();
       }
       if (active) active->reserve_buffers(largest_buffer_bytes(all_points, sizes, round, cap));
+      if (options_.scope == Scope::kGroups && observer_) {
+        observer_->note(
+            fmt::format("groups round {}: {} group(s)", round.round + 1, round.groups.size()));
+      }
       if (options_.scope == Scope::kPairs && observer_) {
         observer_->note(fmt::format("pairs round {} of {}: {} pair(s)", round.round + 1,
                                     rounds.size(), round.groups.size()));

@@ -41,6 +41,8 @@ struct SweepOptions {
   PairRanks pair_ranks = PairRanks::kOne;
   // Pairs scope: these node pairs instead of every pair (a localization re-test).
   std::vector<NodePair> pair_list;
+  // Groups scope: these disjoint node groups at once, recorded as round `node_groups.round`.
+  NodeGroups node_groups;
 };
 
 }  // namespace commcert

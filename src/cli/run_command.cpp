@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "core/records_file.hpp"
 #include "core/run_output.hpp"
 #include "core/units.hpp"
+#include "validate/bisect_localization.hpp"
 #include "validate/catalog.hpp"
 #include "validate/inputs.hpp"
 #include "validate/pair_localization.hpp"
@@ -83,6 +85,13 @@ class SuiteLog {
     } else {
       stages.push_back(std::move(entry));
     }
+    write_locked();
+  }
+  // What a localization did, for the record of the run (rounds, groups, outcome).
+  void localization(Json entry) {
+    std::lock_guard lock(mutex_);
+    if (!doc_.contains("localization")) doc_["localization"] = Json::array();
+    doc_["localization"].push_back(std::move(entry));
     write_locked();
   }
   void finish(std::string status, int exit_code) {
@@ -198,6 +207,30 @@ class SuiteRunner {
     return group_.control().broadcast_from_root(answer);
   }
 
+  // Bisection after a cluster-scope shortfall (docs/localization.md): process 0 replays the
+  // run's group records through the validator's bisection and names the next round of groups;
+  // every process runs that round as a sweep stage, until the bisection has finished. Returns
+  // true when it settled the shortfall (every culprit confirmed, the rest verified), false when
+  // the pairs scope must decide.
+  bool bisect(const SuiteStage& sweep, std::size_t index, std::size_t count,
+              double remaining_budget_s) {
+    int measured = -1;  // the last round run
+    while (true) {
+      const std::string next = next_bisection_step(measured);
+      if (next == "conclusive") return true;
+      if (!next.starts_with("round ")) return false;
+      const std::size_t space = next.find(' ', 6);
+      const int round = std::stoi(next.substr(6, space - 6));
+      const std::string groups = next.substr(space + 1);
+      const SuiteStage stage = bisection_stage_of(sweep, groups, round);
+      if (reporting()) {
+        fmt::print(stderr, "commcert run: bisection round {}: {}\n", round + 1, groups);
+      }
+      (void)run_stage(stage, index, count, remaining_budget_s + stage.budget_s);
+      measured = round;
+    }
+  }
+
   // After a sweep of every pair: a suspect is re-tested against a node that passed every pair,
   // and a slow pair is measured once more, before anything is blamed (docs/localization.md). A
   // second pass measures again the slow pairs of a node the first pass cleared.
@@ -218,6 +251,57 @@ class SuiteRunner {
       }
       (void)run_stage(retest, index, count, remaining_budget_s + retest.budget_s);
     }
+  }
+
+  // "round R a,b;c,d" (measure it next), "conclusive" or "inconclusive", the same on every
+  // process. A round that was run and still is the next one gave no figures: stop there.
+  std::string next_bisection_step(int measured) {
+    std::string answer = "inconclusive";
+    if (reporting()) {
+      try {
+        const LoadedInputs inputs = load_own_run();
+        const Evidence& evidence = inputs.evidence;
+        const auto run = std::find_if(evidence.runs.begin(), evidence.runs.end(), [&](auto& r) {
+          return evidence.text(r.run_id) == output_.run_id();
+        });
+        if (run == evidence.runs.end()) throw std::runtime_error("the run has no records yet");
+        const RunBisection bisection = replay_bisection(
+            evidence, baseline_, static_cast<std::uint32_t>(run - evidence.runs.begin()));
+        const int n = static_cast<int>(bisection.nodes.size());
+        const int max_rounds = 4 * static_cast<int>(std::ceil(std::log2(std::max(n, 2)))) + 8;
+        const int next = bisection.result.rounds;
+        if (!bisection.problem.empty() || n < 2) {
+          // Nothing to bisect; the summary says why.
+        } else if (!bisection.result.finished() && next > measured && next < max_rounds) {
+          answer = fmt::format("round {} {}", next, bisection.pending_spec());
+        } else if (bisection.result.finished() && bisection.result.conclusive()) {
+          answer = "conclusive";
+        }
+        if (!answer.starts_with("round ")) {
+          const std::string summary = bisection.summary(evidence);
+          fmt::print(stderr, "commcert run: {}\n", summary);
+          Json groups = Json::array();
+          for (const auto& round : bisection.result.history) {
+            Json outcomes = Json::array();
+            for (const auto& outcome : round) {
+              std::vector<std::string> names;
+              for (const int node : outcome.nodes)
+                names.push_back(bisection.nodes.at(static_cast<std::size_t>(node)));
+              outcomes.push_back({{"nodes", names}, {"passed", outcome.passed}});
+            }
+            groups.push_back(std::move(outcomes));
+          }
+          log_.localization({{"method", "bisect"},
+                             {"rounds", bisection.result.rounds},
+                             {"groups", std::move(groups)},
+                             {"conclusive", answer == "conclusive"},
+                             {"summary", summary}});
+        }
+      } catch (const std::exception& error) {
+        fmt::print(stderr, "commcert run: cannot bisect: {}\n", error.what());
+      }
+    }
+    return group_.control().broadcast_from_root(answer);
   }
 
   // Judges the whole run on process 0; every process returns the verdict's exit status.
@@ -345,6 +429,13 @@ void print_plan(const Suite& suite, const Baseline& baseline,
   fmt::print("required checks: {}\n", fmt::join(required_checks(suite, baseline), ", "));
   fmt::print("at most {} (budgets, with localization where a stage has it)\n",
              format_duration(total));
+  if (std::any_of(plan.begin(), plan.end(), [](const PlannedStage& planned) {
+        return !planned.skipped && planned.stage.localize == "bisect";
+      })) {
+    fmt::print(
+        "bisection adds up to about 2 log2 N rounds for N nodes, each within its stage's "
+        "budget\n");
+  }
 }
 
 }  // namespace
@@ -413,6 +504,18 @@ int RunCommand::run(Invocation& invocation) {
     worst = worse(worst, status);
     if (status == to_int(ExitCode::kUsage)) break;  // a stage refused its arguments: stop here
     if (planned.stage.localize && runner.needs_localization()) {
+      if (*planned.stage.localize == "bisect") {
+        if (runner.reporting()) {
+          fmt::print(stderr,
+                     "commcert run: '{}' fell short without naming a node: bisecting the nodes "
+                     "in disjoint groups (about 2 log2 N rounds)\n",
+                     printable(planned.stage.name));
+        }
+        if (runner.bisect(planned.stage, i, plan.size(), remaining)) continue;
+        if (runner.reporting()) {
+          fmt::print(stderr, "commcert run: the bisection did not settle it: the pairs decide\n");
+        }
+      }
       const SuiteStage pairs = pairs_stage_of(planned.stage);
       if (runner.reporting()) {
         fmt::print(stderr,

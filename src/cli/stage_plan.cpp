@@ -70,8 +70,13 @@ std::vector<PlannedStage> plan_stages(const Suite& suite, const Baseline& baseli
     PlannedStage planned{stage, stage_argv(stage, shared, "planned"), false, {}};
     (void)parse_stage(stage, planned.argv);  // every stage's flags, before anything runs
     if (stage.localize) {
+      // Bisection falls back to the pairs scope: both must take the stage's flags.
       const SuiteStage pairs = pairs_stage_of(stage);
       (void)parse_stage(pairs, stage_argv(pairs, shared, "planned"));
+      if (*stage.localize == "bisect") {
+        const SuiteStage groups = bisection_stage_of(stage, "a,b;c,d", 0);
+        (void)parse_stage(groups, stage_argv(groups, shared, "planned"));
+      }
     }
     if (stage.needs_gpu && baseline.gpus_per_node == 0) {
       planned.skipped = true;
@@ -82,23 +87,39 @@ std::vector<PlannedStage> plan_stages(const Suite& suite, const Baseline& baseli
   return plan;
 }
 
-SuiteStage pairs_stage_of(const SuiteStage& sweep) {
-  SuiteStage pairs = sweep;
-  pairs.name = sweep.name + "-pairs";
-  pairs.localize.reset();
-  pairs.required = false;  // judged by localization, not by coverage
+namespace {
+
+// The sweep stage in another scope, judged by localization rather than by coverage.
+SuiteStage rescoped(const SuiteStage& sweep, std::string name, const std::string& scope) {
+  SuiteStage out = sweep;
+  out.name = std::move(name);
+  out.localize.reset();
+  out.required = false;
   bool replaced = false;
-  for (std::size_t i = 0; i < pairs.args.size(); ++i) {
-    if (pairs.args[i] == "--scope" && i + 1 < pairs.args.size()) {
-      pairs.args[i + 1] = "pairs";
+  for (std::size_t i = 0; i < out.args.size(); ++i) {
+    if (out.args[i] == "--scope" && i + 1 < out.args.size()) {
+      out.args[i + 1] = scope;
       replaced = true;
-    } else if (pairs.args[i].starts_with("--scope=")) {
-      pairs.args[i] = "--scope=pairs";
+    } else if (out.args[i].starts_with("--scope=")) {
+      out.args[i] = "--scope=" + scope;
       replaced = true;
     }
   }
-  if (!replaced) pairs.args.insert(pairs.args.end(), {"--scope", "pairs"});
-  return pairs;
+  if (!replaced) out.args.insert(out.args.end(), {"--scope", scope});
+  return out;
+}
+
+}  // namespace
+
+SuiteStage pairs_stage_of(const SuiteStage& sweep) {
+  return rescoped(sweep, sweep.name + "-pairs", "pairs");
+}
+
+SuiteStage bisection_stage_of(const SuiteStage& sweep, const std::string& groups, int round) {
+  SuiteStage stage = rescoped(sweep, fmt::format("{}-bisect{}", sweep.name, round + 1), "groups");
+  stage.args.insert(stage.args.end(),
+                    {"--groups", groups, "--groups-round", std::to_string(round)});
+  return stage;
 }
 
 bool measures_all_pairs(const SuiteStage& stage) {

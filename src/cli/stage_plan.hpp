@@ -47,6 +47,11 @@ struct ParsedStage {
 // The same sweep in the pairs scope: the localization step after a cluster-scope shortfall.
 [[nodiscard]] SuiteStage pairs_stage_of(const SuiteStage& sweep);
 
+// Round `round` (from 0) of a bisection of a sweep stage: the same sweep on the node groups
+// `groups` ("a,b;c,d", sweep --groups), stage NAME-bisectN.
+[[nodiscard]] SuiteStage bisection_stage_of(const SuiteStage& sweep, const std::string& groups,
+                                            int round);
+
 // A sweep of every node pair (scope pairs, no --pair-list): its suspects are re-tested before
 // any is blamed, whether the suite asked for it or localization did.
 [[nodiscard]] bool measures_all_pairs(const SuiteStage& stage);

@@ -202,6 +202,15 @@ void SweepCommand::configure(CLI::App& app) {
                  "Ranks per node in a pair: one (the node's first) or all")
       ->check(CLI::IsMember({"one", "all"}))
       ->capture_default_str();
+  app.add_option("--groups", flags_.groups,
+                 "Groups scope: these disjoint node groups at once, every rank of a node in its "
+                 "node's group (NODE,NODE[;NODE,NODE...], or @FILE with a group per line); nodes "
+                 "in no group sit it out");
+  app.add_option("--groups-round", flags_.groups_round,
+                 "The round number the --groups records carry (a caller running one round per "
+                 "sweep)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   add_stage_options(app, stage_);
 }
 
@@ -239,6 +248,19 @@ SweepOptions SweepCommand::resolve_options() const {
     o.scope = Scope::kPairs;
     o.pair_list = parse_pair_list(flags_.pair_list, "--pair-list");
   }
+  if (!flags_.groups.empty()) {
+    if (!flags_.pair_list.empty()) {
+      throw UsageError("--groups: measures node groups, --pair-list node pairs: use one of them");
+    }
+    if (scope_option_->count() > 0 && o.scope != Scope::kGroups) {
+      throw UsageError(
+          "--groups: it measures node groups: it needs --scope groups (or no --scope)");
+    }
+    o.scope = Scope::kGroups;
+    o.node_groups = {parse_node_groups(flags_.groups, "--groups"), flags_.groups_round};
+  } else if (o.scope == Scope::kGroups) {
+    throw UsageError("--scope groups: name the groups with --groups");
+  }
   (void)sweep_sizes(o);  // reject an empty or unbounded size range before anything starts
   if (o.graph_launches > 0 && flags_.backend == "mpi") {
     throw UsageError("-G/--cudagraph needs the nccl backend");
@@ -271,7 +293,8 @@ Json SweepCommand::parameters_json(const SweepOptions& options) const {
           {"seed", options.seed},
           {"scope", name_of(options.scope)},
           {"pair_ranks", flags_.pair_ranks},
-          {"pair_list", flags_.pair_list.empty() ? Json(nullptr) : Json(flags_.pair_list)}};
+          {"pair_list", flags_.pair_list.empty() ? Json(nullptr) : Json(flags_.pair_list)},
+          {"groups", flags_.groups.empty() ? Json(nullptr) : Json(options.node_groups.groups)}};
 }
 
 int SweepCommand::run(Invocation& invocation) {
@@ -329,8 +352,9 @@ int SweepCommand::run(Invocation& invocation) {
       // The rounds are planned here as well as in the engine so that a --pair-list node no rank
       // runs on is a usage error (exit 2, nothing written), found by every process alike, not
       // a run failure after the results directory exists.
-      if (!options.pair_list.empty()) {
-        (void)plan_rounds(options.scope, ranks, options.pair_ranks, options.pair_list);
+      if (!options.pair_list.empty() || options.scope == Scope::kGroups) {
+        (void)plan_rounds(options.scope, ranks, options.pair_ranks, options.pair_list,
+                          options.node_groups);
       }
       output = open_run_output(control, stage_, name());
     }

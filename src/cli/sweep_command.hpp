@@ -91,6 +91,8 @@ class SweepCommand final : public Command {
     std::string scope = "cluster";
     std::string pair_ranks = "one";
     std::string pair_list;
+    std::string groups;
+    int groups_round = 0;
     std::optional<std::uint64_t> seed;
   };
 

@@ -139,6 +139,7 @@ struct CollectiveRecord {
   static constexpr const char* kScopeCluster = "cluster";
   static constexpr const char* kScopeNode = "node";
   static constexpr const char* kScopePairs = "pairs";
+  static constexpr const char* kScopeGroups = "groups";
 
   RecordOrigin origin;
   RecordStatus status = RecordStatus::kOk;

@@ -30,6 +30,8 @@ std::string_view scope_name(CollectiveScope scope) {
       return "node";
     case CollectiveScope::kPairs:
       return "pairs";
+    case CollectiveScope::kGroups:
+      return "groups";
     case CollectiveScope::kOther:
       break;
   }
@@ -71,7 +73,10 @@ std::vector<CollectivePlot> collective_plots(const Evidence& evidence, const Bas
   std::map<std::pair<std::string, std::string>, std::map<CurveKey, std::size_t>> sample_record;
   for (std::size_t i = 0; i < evidence.collectives.size(); ++i) {
     const CollectiveEvidence& record = evidence.collectives[i];
-    if (!record.measured() || record.scope == CollectiveScope::kPairs || record.pair_list) continue;
+    if (!record.measured() || record.scope == CollectiveScope::kPairs ||
+        record.scope == CollectiveScope::kGroups || record.pair_list) {
+      continue;
+    }
     const std::pair key(std::string(evidence.text(record.collective)),
                         std::string(scope_name(record.scope)));
     const CurveKey curve{record.run, Evidence::communicator(record)};

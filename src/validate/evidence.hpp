@@ -39,7 +39,8 @@ struct RunEvidence {
 };
 
 // kPairs: two nodes of a pairwise round (judged by localization, not by the metric rules).
-enum class CollectiveScope : std::uint8_t { kCluster, kNode, kPairs, kOther };
+// kGroups: node groups of a bisection round (`sweep --groups`), judged by bisection alone.
+enum class CollectiveScope : std::uint8_t { kCluster, kNode, kPairs, kGroups, kOther };
 
 struct WrongRank {
   int rank = 0;
@@ -59,6 +60,7 @@ struct CollectiveEvidence {
   bool in_place = false;
   bool checked = false;
   bool pair_list = false;    // a pair named by `sweep --pair-list` (a localization re-test)
+  std::int32_t round = -1;   // pairs and groups scopes: the round; -1: not recorded
   std::uint32_t nranks = 0;  // 0: not recorded
   std::uint64_t bytes = 0;
   double busbw_bytes_per_s = 0;  // meaningful when measured()

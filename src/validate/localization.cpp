@@ -112,51 +112,117 @@ Nodes join(const Nodes& a, const Nodes& b) {
   return out;
 }
 
-// A search in progress: either a fault somewhere inside `inside`, or a link between `left`
-// and `right` (both of which pass on their own).
+// A search in progress: a fault somewhere inside `inside`; a link between `left` and `right`
+// (both of which pass on their own); or a lone node that failed with one known-good node and is
+// tested with another before it is blamed.
 struct Search {
-  enum class Kind { kWithin, kAcross } kind = Kind::kWithin;
-  Nodes inside;
-  Nodes left;
-  Nodes right;
+  enum class Kind { kWithin, kAcross, kConfirm } kind = Kind::kWithin;
+  Nodes inside;          // kWithin; kConfirm: the one candidate
+  Nodes left;            // kAcross
+  Nodes right;           // kAcross
   int across_phase = 0;  // kAcross: 0 tests (L1+R1, L2+R2), 1 tests (L1+R2, L2+R1)
+  Nodes tested_with;     // kConfirm: the known-good nodes it already failed with
 };
+
+Search within(Nodes nodes) {
+  return {Search::Kind::kWithin, std::move(nodes), {}, {}, 0, {}};
+}
 
 // The groups a search wants tested this round, and how to read the answers back.
 struct Request {
   std::vector<Nodes> groups;    // as tested (helpers included)
   std::vector<Nodes> members;   // the search's own nodes in each group
-  std::vector<Nodes> deferred;  // lone nodes left for a later round (no reference yet)
+  std::vector<int> helpers;     // the known-good node added to each group; -1: none
+  std::vector<Nodes> deferred;  // lone nodes left for a later round (no reference free yet)
+  std::vector<Nodes> lone;      // lone halves still to be given a helper
+};
+
+// Known-good nodes, in the order they were found, and the ones taken in the current round.
+class Helpers {
+ public:
+  void add(const Nodes& nodes) {
+    for (const int node : nodes) {
+      if (known_.insert(node).second) order_.push_back(node);
+    }
+  }
+  void start_round(const std::set<int>& busy) { busy_ = busy; }
+  void reserve(int node) { busy_.insert(node); }
+  // A free known-good node not in `avoid`; else any free one when `allow_repeat`; else -1.
+  int take(const Nodes& avoid, bool allow_repeat) {
+    for (const bool repeat : {false, true}) {
+      if (repeat && !allow_repeat) break;
+      for (const int node : order_) {
+        if (busy_.contains(node)) continue;
+        if (!repeat && std::find(avoid.begin(), avoid.end(), node) != avoid.end()) continue;
+        busy_.insert(node);
+        return node;
+      }
+    }
+    return -1;
+  }
+  [[nodiscard]] bool any_other_than(const Nodes& avoid) const {
+    return std::any_of(order_.begin(), order_.end(), [&](int node) {
+      return std::find(avoid.begin(), avoid.end(), node) == avoid.end();
+    });
+  }
+
+ private:
+  std::set<int> known_;
+  Nodes order_;
+  std::set<int> busy_;
 };
 
 }  // namespace
 
-BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round) {
+BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round,
+                              const BisectionOptions& options) {
   if (n < 2) throw std::invalid_argument("bisection needs at least two nodes");
   BisectionResult result;
   Nodes all(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     all[static_cast<std::size_t>(i)] = i;
 
-  std::deque<Search> open{{Search::Kind::kWithin, all, {}, {}, 0}};
+  std::deque<Search> open{within(all)};
   // Each verification round either confirms the findings or starts a search for a further fault.
   constexpr int kMaxVerifications = 8;
   int verifications = 0;
-  std::vector<int> known_good;
-  const auto mark_good = [&](const Nodes& nodes) {
-    known_good.insert(known_good.end(), nodes.begin(), nodes.end());
+  Helpers helpers;
+  const auto finish = [&] {
+    std::sort(result.bad_nodes.begin(), result.bad_nodes.end());
+    std::sort(result.bad_links.begin(), result.bad_links.end());
+    std::sort(result.cleared.begin(), result.cleared.end());
+    std::sort(result.unresolved.begin(), result.unresolved.end());
+    std::sort(result.failed_with.begin(), result.failed_with.end());
+    return result;
+  };
+  // Runs one round; false when it has not been measured yet (the caller stops there).
+  const auto measure = [&](const std::vector<Nodes>& groups, std::vector<bool>& passed) {
+    passed = run_round(groups);
+    if (passed.empty()) {
+      result.pending = groups;
+      return false;
+    }
+    if (passed.size() != groups.size()) {
+      throw std::invalid_argument("a round's answer must say for every group whether it passed");
+    }
+    ++result.rounds;
+    std::vector<GroupOutcome> outcomes;
+    outcomes.reserve(groups.size());
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      outcomes.push_back({groups[g], passed[g]});
+    result.history.push_back(std::move(outcomes));
+    return true;
   };
 
   while (!open.empty()) {
-    std::vector<Nodes> round_groups;
-    std::vector<std::pair<std::size_t, Request>> requests;  // search index -> its request
-    std::size_t next_helper = 0;
-    std::deque<Search> waiting;
+    // Searches that halve or pair up quarters come first; lone nodes and confirmations then get a
+    // known-good node that no group of this round holds, so the groups stay disjoint.
+    std::vector<Request> requests(open.size());
+    std::set<int> busy;
     for (std::size_t s = 0; s < open.size(); ++s) {
       const Search& search = open[s];
-      Request request;
+      Request& request = requests[s];
       if (search.kind == Search::Kind::kWithin) {
-        // A lone node (inside.size() == 1) is confirmed against a node known to be good.
         const auto [a, b] =
             search.inside.size() == 1 ? std::pair{search.inside, Nodes{}} : halves(search.inside);
         for (const Nodes& half : {a, b}) {
@@ -164,18 +230,13 @@ BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round) {
           if (half.size() >= 2) {
             request.groups.push_back(half);
             request.members.push_back(half);
-          } else if (next_helper < known_good.size()) {
-            request.groups.push_back({half.front(), known_good[next_helper++]});
-            request.members.push_back(half);
+            request.helpers.push_back(-1);
           } else {
-            request.deferred.push_back(half);  // no reference yet: confirm it in a later round
+            request.lone.push_back(half);
           }
+          busy.insert(half.begin(), half.end());
         }
-        if (request.groups.empty()) {
-          waiting.push_back(search);
-          continue;
-        }
-      } else {
+      } else if (search.kind == Search::Kind::kAcross) {
         const auto [l1, l2] = halves(search.left);
         const auto [r1, r2] = halves(search.right);
         const bool first = search.across_phase == 0;
@@ -184,47 +245,104 @@ BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round) {
           if (l.empty() || r.empty()) continue;
           request.groups.push_back(join(l, r));
           request.members.push_back(join(l, r));
+          request.helpers.push_back(-1);
+          busy.insert(l.begin(), l.end());
+          busy.insert(r.begin(), r.end());
+        }
+      } else {
+        busy.insert(search.inside.begin(), search.inside.end());
+      }
+    }
+    helpers.start_round(busy);
+    for (std::size_t s = 0; s < open.size(); ++s) {
+      const Search& search = open[s];
+      Request& request = requests[s];
+      if (search.kind == Search::Kind::kConfirm) {
+        // Another known-good node than the one it failed with, where the run has another.
+        const int helper =
+            helpers.take(search.tested_with, !helpers.any_other_than(search.tested_with));
+        if (helper >= 0) {
+          request.groups.push_back({search.inside.front(), helper});
+          request.members.push_back(search.inside);
+          request.helpers.push_back(helper);
+        }
+        continue;
+      }
+      for (const Nodes& lone : request.lone) {
+        const int helper = helpers.take({}, true);
+        if (helper >= 0) {
+          request.groups.push_back({lone.front(), helper});
+          request.members.push_back(lone);
+          request.helpers.push_back(helper);
+        } else {
+          request.deferred.push_back(lone);  // no reference yet: confirm it in a later round
         }
       }
-      for (const auto& group : request.groups)
+    }
+
+    std::vector<Nodes> round_groups;
+    std::deque<Search> waiting;
+    for (std::size_t s = 0; s < open.size(); ++s) {
+      if (requests[s].groups.empty()) {
+        waiting.push_back(open[s]);
+        continue;
+      }
+      for (const auto& group : requests[s].groups)
         round_groups.push_back(group);
-      requests.emplace_back(s, std::move(request));
     }
     if (round_groups.empty()) {
-      // Nothing testable: two nodes with no known-good reference to tell them apart.
+      // Nothing testable: nodes with no known-good reference to tell them apart.
       for (const auto& search : waiting) {
         result.unresolved.insert(result.unresolved.end(), search.inside.begin(),
                                  search.inside.end());
       }
-      break;
+      return finish();
     }
 
-    const auto passed = run_round(round_groups);
-    ++result.rounds;
+    std::vector<bool> passed;
+    if (!measure(round_groups, passed)) return finish();
     std::size_t answer = 0;
     std::deque<Search> next;
-    for (auto& [index, request] : requests) {
-      const Search& search = open[index];
+    for (std::size_t s = 0; s < open.size(); ++s) {
+      const Search& search = open[s];
+      const Request& request = requests[s];
+      if (request.groups.empty()) continue;  // waiting: carried over below
       std::vector<bool> ok(request.groups.size());
       for (auto&& flag : ok)
         flag = passed.at(answer++);
-      if (search.kind == Search::Kind::kWithin) {
+      if (search.kind == Search::Kind::kConfirm) {
+        const int node = search.inside.front();
+        if (ok.front()) {
+          result.cleared.push_back(node);
+        } else {
+          Nodes partners = search.tested_with;
+          partners.push_back(request.helpers.front());
+          result.bad_nodes.push_back(node);
+          result.failed_with.emplace_back(node, std::move(partners));
+        }
+      } else if (search.kind == Search::Kind::kWithin) {
         for (const Nodes& lone : request.deferred)
-          next.push_back({Search::Kind::kWithin, lone, {}, {}, 0});
+          next.push_back(within(lone));
         const bool all_passed = std::all_of(ok.begin(), ok.end(), [](bool p) { return p; });
         if (all_passed && request.members.size() == 2) {
           // Both halves pass on their own: the fault is a link between them.
-          next.push_back({Search::Kind::kAcross, {}, request.members[0], request.members[1], 0});
+          if (options.chase_links) {
+            next.push_back(
+                {Search::Kind::kAcross, {}, request.members[0], request.members[1], 0, {}});
+          } else {
+            result.spans.emplace_back(request.members[0], request.members[1]);
+          }
           continue;
         }
         for (std::size_t h = 0; h < ok.size(); ++h) {
           const Nodes& half = request.members[h];
           if (ok[h]) {
-            mark_good(half);
-          } else if (half.size() == 1) {
-            result.bad_nodes.push_back(half.front());
+            helpers.add(half);
+          } else if (request.helpers[h] >= 0) {
+            // Failed with a known-good node: test it with another before blaming it.
+            next.push_back({Search::Kind::kConfirm, half, {}, {}, 0, {request.helpers[h]}});
           } else {
-            next.push_back({Search::Kind::kWithin, half, {}, {}, 0});
+            next.push_back(within(half));
           }
         }
       } else {
@@ -247,18 +365,26 @@ BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round) {
         if (l.size() == 1 && r.size() == 1) {
           result.bad_links.emplace_back(std::min(l[0], r[0]), std::max(l[0], r[0]));
         } else {
-          next.push_back({Search::Kind::kAcross, {}, l, r, 0});
+          next.push_back({Search::Kind::kAcross, {}, l, r, 0, {}});
         }
       }
     }
     for (auto& search : waiting)
       next.push_back(std::move(search));
     open = std::move(next);
-    if (!open.empty() || verifications >= kMaxVerifications) continue;
+    if (!open.empty()) continue;
+    // A fault between halves that are not chased is handed on as it is: verifying the rest
+    // would only find it again.
+    if (!result.spans.empty()) break;
+    if (verifications >= kMaxVerifications) {
+      result.unexplained = true;
+      break;
+    }
 
     // Every search ended: does the fleet pass without what was found? One fault can hide
     // another (a half failing for its bad node is not searched for a link across the halves).
     std::set<int> excluded(result.bad_nodes.begin(), result.bad_nodes.end());
+    excluded.insert(result.cleared.begin(), result.cleared.end());
     for (const auto& [a, b] : result.bad_links)
       excluded.insert(b);
     Nodes rest;
@@ -267,12 +393,10 @@ BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round) {
     }
     if (rest.size() < 2) break;
     ++verifications;
-    ++result.rounds;
-    if (!run_round({rest}).at(0)) open.push_back({Search::Kind::kWithin, rest, {}, {}, 0});
+    if (!measure({rest}, passed)) return finish();
+    if (!passed.at(0)) open.push_back(within(rest));
   }
-  std::sort(result.bad_nodes.begin(), result.bad_nodes.end());
-  std::sort(result.bad_links.begin(), result.bad_links.end());
-  return result;
+  return finish();
 }
 
 }  // namespace commcert

@@ -109,6 +109,12 @@ inline constexpr ReasonSpec kRows[] = {
      "run {run}){detail}",
      "drain; check this node's HCA, cable and switch port (ibstat, port counters) and its "
      "GPU-NIC placement, then rerun"},
+    {"localization.bisect_bad_node", kQuarantine, kTriage,
+     "{collective} in bisection over {nodes} nodes ({rounds} rounds, run {run}): slow in every "
+     "group it was in, and again with known-good {partners} ({figures}; groups need {limit} "
+     "GB/s)",
+     "drain; check this node's HCA, cable and switch port (ibstat, port counters) and its "
+     "GPU-NIC placement, then rerun"},
     {"localization.suspect_link", kWarn, kMonitor,
      "link {link}: {figures} (run {run}); both nodes pass with their other partners{detail}",
      "check the cables, transceivers and switch ports on the path between these two nodes"},

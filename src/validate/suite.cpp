@@ -69,8 +69,9 @@ SuiteStage parse_stage(const detail::YamlInput& in, const YAML::Node& node,
     stage.required = in.boolean(node["required"], detail::join_path(path, "required"));
   if (node["localize"]) {
     stage.localize = in.string(node["localize"], detail::join_path(path, "localize"));
-    if (*stage.localize != "pairs") {
-      in.fail(node["localize"], detail::join_path(path, "localize"), "only 'pairs' is known");
+    if (*stage.localize != "pairs" && *stage.localize != "bisect") {
+      in.fail(node["localize"], detail::join_path(path, "localize"),
+              "'pairs' or 'bisect' (docs/localization.md)");
     }
     if (stage.command != "sweep") {
       in.fail(node["localize"], detail::join_path(path, "localize"),

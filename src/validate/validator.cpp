@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "validate/bisect_localization.hpp"
 #include "validate/fleet_stats.hpp"
 #include "validate/fold.hpp"
 #include "validate/metrics.hpp"
@@ -33,13 +34,16 @@ std::vector<FleetMetricSummary> fleet_summary(const MetricTable& metrics) {
 }
 
 // A cluster-wide figure that no single node could be blamed for (perf.unattributed) is
-// explained once the pairwise rounds of the same run and collective found the bad node or link:
-// the culprit carries the reason, the other nodes are not held back by it.
-void drop_explained_shortfalls(const Evidence& evidence, const PairLocalization& pairs,
-                               std::vector<Finding>& findings, std::vector<InputNote>& notes) {
-  if (pairs.explained.empty()) return;
+// explained once the pairwise rounds, or a conclusive bisection, of the same run and collective
+// found the bad node or link: the culprit carries the reason, the other nodes are not held back
+// by it.
+void drop_explained_shortfalls(const Evidence& evidence,
+                               const std::set<std::pair<std::uint32_t, std::string>>& by,
+                               std::string_view method, std::vector<Finding>& findings,
+                               std::vector<InputNote>& notes) {
+  if (by.empty()) return;
   std::set<std::pair<std::string, std::string>> explained;  // (run id, check)
-  for (const auto& [run, check] : pairs.explained) {
+  for (const auto& [run, check] : by) {
     explained.emplace(evidence.text(evidence.runs[run].run_id), check);
   }
   const auto field = [](const Finding& f, std::string_view name) -> std::string {
@@ -59,9 +63,9 @@ void drop_explained_shortfalls(const Evidence& evidence, const PairLocalization&
   for (const auto& [run, check] : dropped) {
     notes.push_back(
         {"localization.explained", "", 0,
-         fmt::format("{} of run {} fell short in the cluster scope; the pairwise rounds "
-                     "of the same run name the node or link responsible",
-                     check, run)});
+         fmt::format("{} of run {} fell short in the cluster scope; {} of the same run name "
+                     "the node or link responsible",
+                     check, run, method)});
   }
 }
 
@@ -87,7 +91,11 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
   std::vector<Finding> findings;
   for (const auto& rule : make_rules())
     rule->judge(context, findings);
-  drop_explained_shortfalls(evidence, pairs, findings, notes);
+  drop_explained_shortfalls(evidence, pairs.explained, "the pairwise rounds", findings, notes);
+  const BisectLocalization bisection = localize_bisection(evidence, baseline);
+  drop_explained_shortfalls(evidence, bisection.explained, "the bisection rounds", findings, notes);
+  for (const auto& run : bisection.runs)
+    notes.push_back({"localization.bisection", "", 0, run.summary(evidence)});
   for (const auto& noise : pairs.noise)
     notes.push_back({"localization.noise", "", 0, noise});
   verdict.nodes = fold(evidence, std::move(findings), nodes, verdict.required);

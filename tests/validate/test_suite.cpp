@@ -131,7 +131,10 @@ TEST(SuiteStages, MistakesNameTheLineAndKey) {
     return std::string("accepted");
   };
   EXPECT_THAT(error_of("  - run: sweep\n    budget: 1m\n    localize: rings\n"),
-              HasSubstr("s.yaml:6:"));
+              AllOf(HasSubstr("s.yaml:6:"), HasSubstr("'pairs' or 'bisect'")));
+  EXPECT_EQ(error_of("  - run: sweep\n    budget: 1m\n    localize: bisect\n"), "accepted");
+  EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    localize: bisect\n"),
+              HasSubstr("only a sweep stage localizes"));
   EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    localize: pairs\n"),
               HasSubstr("only a sweep stage localizes"));
   EXPECT_THAT(error_of("  - run: health\n    budget: 0s\n"), HasSubstr("longer than 0 s"));

@@ -14,6 +14,7 @@ CollectiveScope parse_scope(std::string_view text) {
   if (text == R::kScopeCluster) return CollectiveScope::kCluster;
   if (text == R::kScopeNode) return CollectiveScope::kNode;
   if (text == R::kScopePairs) return CollectiveScope::kPairs;
+  if (text == R::kScopeGroups) return CollectiveScope::kGroups;
   return CollectiveScope::kOther;
 }
 
@@ -62,6 +63,7 @@ struct CollectiveFields {
   bool in_place = false;
   bool check = false;
   bool pair_list = false;
+  int round = -1;
   std::uint32_t nranks = 0;
   std::optional<std::uint64_t> bytes;
   std::optional<double> busbw;
@@ -101,6 +103,9 @@ struct CollectiveFields {
         break;
       case key_id(R::kPairList):
         if (key == R::kPairList) pair_list = boolean(value, key);
+        break;
+      case key_id(R::kRound):
+        if (key == R::kRound && !is_null(value, key)) round = small_int(value, key);
         break;
       case key_id(M::kBusbw):
         if (key == M::kBusbw) busbw = number(value, key);
@@ -216,6 +221,7 @@ void parse_collective(ParseState& state, od::object& object, EvidenceRef ref) {
   record.scope = f.scope;
   record.in_place = f.in_place;
   record.pair_list = f.pair_list;
+  record.round = f.round;
   record.nranks = f.nranks;
   record.bytes = f.bytes.value_or(0);
   if (record.measured()) {

@@ -33,6 +33,8 @@ std::unique_ptr<Rule> make_fleet_outlier_rule();
 std::unique_ptr<Rule> make_straggler_rule();
 // Localization: pairwise rounds name the node or link behind a cluster-wide shortfall.
 std::unique_ptr<Rule> make_pair_localization_rule();
+// Localization: bisection over node groups names the node behind a cluster-wide shortfall.
+std::unique_ptr<Rule> make_bisect_localization_rule();
 // Link tests between nodes (links stage).
 std::unique_ptr<Rule> make_link_rule();
 std::unique_ptr<Rule> make_link_counter_rule();
@@ -70,6 +72,7 @@ std::vector<std::unique_ptr<Rule>> make_rules() {
       &rules::make_fleet_outlier_rule,
       &rules::make_straggler_rule,
       &rules::make_pair_localization_rule,
+      &rules::make_bisect_localization_rule,
       &rules::make_link_rule,
       &rules::make_link_counter_rule,
   };

@@ -218,7 +218,7 @@ class RequiredEvidenceRule final : public Rule {
       for (const auto& c : evidence.collectives) {
         // Pairs are localization evidence, not a check's: judged against each other only.
         if (c.collective != *collective_id || c.scope == CollectiveScope::kOther ||
-            c.scope == CollectiveScope::kPairs) {
+            c.scope == CollectiveScope::kPairs || c.scope == CollectiveScope::kGroups) {
           continue;
         }
         auto& [g, sample] = groups[{c.run, Evidence::communicator(c)}];
