@@ -122,8 +122,21 @@ int P2pCommand::run(Invocation& invocation) {
   const P2pSettings s = resolve_settings();
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   StageSession session(invocation, name(), P2pRecord::kKind, stage_, s.timeout_s);
-  const GpuSlots plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process,
-                                       NodeGpuIndex(nvml_library_from_environment(), s.sysfs_root));
+  // Pairs need every GPU of the node in one process: with -g 0 and several processes on a host
+  // (a suite launched one rank per GPU), the host's first process drives them all and the others
+  // stand by, writing no records.
+  const int local_count = session.group().local_count();
+  const bool one_for_the_node = flags_.gpus_per_process == 0 && local_count > 1;
+  const bool bystander = one_for_the_node && session.group().local_index() != 0;
+  const NodeGpuIndex node_index(nvml_library_from_environment(), s.sysfs_root);
+  GpuSlots plan;
+  if (bystander) {
+    plan.slots = {StageSlot{}};
+  } else if (one_for_the_node) {
+    plan = plan_gpu_slots(runtime, 0, 1, 0, node_index);
+  } else {
+    plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process, node_index);
+  }
   Json parameters = {{"bytes", s.bytes},
                      {"copies_per_sample", s.copies_per_sample},
                      {"iterations", s.iterations},
@@ -137,14 +150,28 @@ int P2pCommand::run(Invocation& invocation) {
                      {"timeout_s", s.timeout_s},
                      {"sysfs_root", s.sysfs_root.string()}};
   std::vector<std::string> warnings;
-  if (session.group().local_count() > 1) {
+  if (local_count > 1 && !one_for_the_node) {
     warnings.emplace_back(
-        "p2p: more than one process on this node: pairs are measured only between the GPUs of "
-        "one process (run one process per node with -g 0)");
+        "p2p: more than one process on this node, each with its own GPUs: pairs are measured "
+        "only between the GPUs of one process (use -g 0: the node's first process takes them all)");
   }
   session.start(plan.slots, runtime, std::move(parameters), std::move(warnings));
 
   std::vector<Json> records;
+  if (bystander) {
+    // A pretend node sharing the host (--node-name 'n{rank}') still says why it has no figures.
+    if (session.speaks_for_node()) {
+      P2pRecord record;
+      record.origin = session.origin(0);
+      record.status = RecordStatus::kSkipped;
+      record.reason = runtime.device_count <= 0
+                          ? runtime.unavailable_reason
+                          : "this host's GPUs are measured by its first process, which speaks for "
+                            "another node identity";
+      records.push_back(to_json(record));
+    }
+    return session.finish(records, false);
+  }
   if (plan.gpus.empty()) {
     P2pRecord record;
     record.origin = session.origin(0);

@@ -13,7 +13,7 @@ struct Baseline;
 // One step of a suite: a commcert stage command and its arguments, run by `commcert run`.
 struct SuiteStage {
   std::string name;                     // unique within the suite, for progress and suite.json
-  std::string command;                  // health, burn, membw, sweep or links
+  std::string command;                  // health, burn, membw, sweep, links or p2p
   std::vector<std::string> args;        // the command's own flags, as on its command line
   double budget_s = 0;                  // wall-clock bound of the stage
   bool required = true;                 // its checks are required for certification

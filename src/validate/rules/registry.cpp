@@ -36,6 +36,9 @@ std::unique_ptr<Rule> make_pair_localization_rule();
 // Link tests between nodes (links stage).
 std::unique_ptr<Rule> make_link_rule();
 std::unique_ptr<Rule> make_link_counter_rule();
+// Copies inside a node (p2p stage).
+std::unique_ptr<Rule> make_p2p_pair_rule();
+std::unique_ptr<Rule> make_p2p_host_rule();
 
 }  // namespace commcert::rules
 
@@ -72,6 +75,8 @@ std::vector<std::unique_ptr<Rule>> make_rules() {
       &rules::make_pair_localization_rule,
       &rules::make_link_rule,
       &rules::make_link_counter_rule,
+      &rules::make_p2p_pair_rule,
+      &rules::make_p2p_host_rule,
   };
   std::vector<std::unique_ptr<Rule>> rules;
   for (const Factory factory : kRules)
