@@ -6,8 +6,6 @@
 #include <random>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
 #include "core/stats.hpp"
 #include "health/pci_address.hpp"
 
@@ -59,8 +57,8 @@ void plan_pairs(int gpus, const std::vector<std::vector<bool>>& peer_access, con
         none.peer_access = false;
         none.skipped_src = a;
         none.skipped_dst = b;
-        none.skip_reason = fmt::format(
-            "no peer access between GPU positions {} and {} (cudaDeviceCanAccessPeer)", a, b);
+        // The record names both GPUs (src_gpu, dst_gpu) by their node-wide indices.
+        none.skip_reason = "no peer access between these GPUs (cudaDeviceCanAccessPeer)";
         out.push_back(std::move(none));
         continue;
       }
@@ -182,6 +180,7 @@ std::vector<P2pTest> plan_p2p_tests(int gpu_count,
 std::vector<QueueStep> plan_sample_queue(int streams, int copies_per_sample) {
   using K = QueueStep::Kind;
   std::vector<QueueStep> steps;
+  steps.reserve(static_cast<std::size_t>(std::max(streams, 0) * (3 + copies_per_sample) + 1));
   for (int s = 0; s < streams; ++s)
     steps.push_back({K::kSpin, s});
   for (int s = 0; s < streams; ++s)

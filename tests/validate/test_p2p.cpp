@@ -226,6 +226,23 @@ TEST(P2p, TheRelativeLimitPassesAtItsValueAndFailsJustBelow) {
   }
 }
 
+// min_pairs: a series of exactly that many ordered pairs gets a reference, one fewer does not
+// (and, with no floor, is not judged at all).
+TEST(P2p, TheReferenceNeedsMinPairsPairsAtTheLimitAndOneStepEitherSide) {
+  const auto evidence =
+      fixtures::evidence_of({fixtures::run_record({"n0"}), p2p("n0", "gpu_gpu", 0, 1, 400.0),
+                             p2p("n0", "gpu_gpu", 1, 2, 400.0), p2p("n0", "gpu_gpu", 2, 0, 100.0)});
+  for (const auto& [min_pairs, judged] :
+       std::vector<std::pair<int, bool>>{{2, true}, {3, true}, {4, false}}) {
+    SCOPED_TRACE(min_pairs);
+    P2pSpec spec;
+    spec.min_pairs = min_pairs;
+    const P2pJudgement j = judge_p2p_pairs(evidence, spec);
+    EXPECT_EQ(j.series.size(), judged ? 1u : 0u);
+    EXPECT_EQ(j.verdicts.size(), judged ? 1u : 0u);  // 2 -> 0 at 100 against 300
+  }
+}
+
 TEST(P2p, PairLatencyIsJudgedAgainstItsCeilingAtTheLimitAndEitherSide) {
   for (const auto& [us, slow] :
        std::vector<std::pair<double, bool>>{{2.0, false}, {1.999, false}, {2.001, true}}) {
@@ -355,7 +372,7 @@ TEST(P2pFailClosed, APairWithoutPeerAccessQuarantinesOnlyWhereNvlinkIsExpected) 
                           r.at("src_gpu").get<int>() + r.at("dst_gpu").get<int>() == 2;
     if (!pair_0_2) records.push_back(std::move(r));
   }
-  const std::string no_access = "no peer access between GPU positions 0 and 2";
+  const std::string no_access = "no peer access between these GPUs (cudaDeviceCanAccessPeer)";
   records.push_back(skipped_pair("n0", no_access, false, 0, 2));
   records.push_back(skipped_pair("n0", no_access, false, 2, 0));
   const auto nvlink = judge(records, p2p_baseline("", 3, 18));
