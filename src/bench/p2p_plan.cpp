@@ -180,7 +180,8 @@ std::vector<P2pTest> plan_p2p_tests(int gpu_count,
 std::vector<QueueStep> plan_sample_queue(int streams, int copies_per_sample) {
   using K = QueueStep::Kind;
   std::vector<QueueStep> steps;
-  steps.reserve(static_cast<std::size_t>(std::max(streams, 0) * (3 + copies_per_sample) + 1));
+  const auto per_stream = static_cast<std::size_t>(3 + std::max(copies_per_sample, 0));
+  steps.reserve(static_cast<std::size_t>(std::max(streams, 0)) * per_stream + 1);
   for (int s = 0; s < streams; ++s)
     steps.push_back({K::kSpin, s});
   for (int s = 0; s < streams; ++s)
