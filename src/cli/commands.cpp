@@ -8,6 +8,7 @@
 #include "cli/ingest_command.hpp"
 #include "cli/links_command.hpp"
 #include "cli/membw_command.hpp"
+#include "cli/p2p_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/sweep_command.hpp"
@@ -22,6 +23,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(std::make_unique<BurnCommand>());
   commands.push_back(std::make_unique<MembwCommand>());
   commands.push_back(std::make_unique<LinksCommand>());
+  commands.push_back(std::make_unique<P2pCommand>());
   commands.push_back(std::make_unique<CertifyCommand>());
   commands.push_back(std::make_unique<ReportCommand>());
   commands.push_back(std::make_unique<BaselineCommand>());

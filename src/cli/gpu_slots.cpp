@@ -8,6 +8,11 @@ namespace commcert {
 
 GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, const ProcessGroup& group, int per_process,
                         const NodeGpuIndex& node_index) {
+  return plan_gpu_slots(runtime, group.local_index(), group.local_count(), per_process, node_index);
+}
+
+GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, int local_index, int local_count,
+                        int per_process, const NodeGpuIndex& node_index) {
   GpuSlots plan;
   const auto none = [&plan](RecordStatus status, std::string reason) {
     plan.gpus.clear();
@@ -18,7 +23,7 @@ GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, const ProcessGroup& group
   };
   if (runtime.device_count <= 0) return none(RecordStatus::kSkipped, runtime.unavailable_reason);
   const DeviceAssignment assignment =
-      assign_devices(runtime.device_count, group.local_index(), group.local_count(), per_process);
+      assign_devices(runtime.device_count, local_index, local_count, per_process);
   if (!assignment.error.empty()) return none(RecordStatus::kError, assignment.error);
   try {
     plan.gpus = describe_gpus(assignment.devices);

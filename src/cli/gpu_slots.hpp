@@ -25,5 +25,9 @@ struct GpuSlots {
 // its node-wide one from `node_index`.
 [[nodiscard]] GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, const ProcessGroup& group,
                                       int per_process, const NodeGpuIndex& node_index);
+// The same for a process that is `local_index` of `local_count` on its host.
+[[nodiscard]] GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, int local_index,
+                                      int local_count, int per_process,
+                                      const NodeGpuIndex& node_index);
 
 }  // namespace commcert

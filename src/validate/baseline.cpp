@@ -323,6 +323,35 @@ void parse_links(const YamlInput& in, const YAML::Node& node, const std::string&
   }
 }
 
+void parse_p2p(const YamlInput& in, const YAML::Node& node, const std::string& path,
+               Baseline& out) {
+  in.allow_keys(node, path,
+                {"pair_floor_gb_per_s", "pair_latency_ceiling_us", "max_deficit_pct",
+                 "max_asymmetry_pct", "min_pairs", "host_min_pcie_pct", "host_floor_gb_per_s"});
+  auto& p = out.p2p;
+  const auto positive = [&](const char* key, std::optional<double>& into) {
+    if (!node[key]) return;
+    into = in.number(node[key], join_path(path, key));
+    if (!(*into > 0)) in.fail(node[key], join_path(path, key), "must be positive");
+  };
+  positive("pair_floor_gb_per_s", p.pair_floor_gb_per_s);
+  positive("pair_latency_ceiling_us", p.pair_latency_ceiling_us);
+  positive("host_floor_gb_per_s", p.host_floor_gb_per_s);
+  const auto pct = [&](const char* key, double& into) {
+    if (node[key]) into = percentage(in, node[key], join_path(path, key));
+  };
+  pct("max_deficit_pct", p.max_deficit_pct);
+  pct("max_asymmetry_pct", p.max_asymmetry_pct);
+  pct("host_min_pcie_pct", p.host_min_pcie_pct);
+  if (node["min_pairs"]) {
+    const auto value = in.integer(node["min_pairs"], join_path(path, "min_pairs"));
+    if (value < 2 || value > 1000000) {
+      in.fail(node["min_pairs"], join_path(path, "min_pairs"), "must be 2 or more");
+    }
+    p.min_pairs = static_cast<int>(value);
+  }
+}
+
 void parse_check(const YamlInput& in, const YAML::Node& key, const YAML::Node& node,
                  Baseline& out) {
   const std::string& check = key.Scalar();
@@ -348,6 +377,9 @@ void parse_check(const YamlInput& in, const YAML::Node& key, const YAML::Node& n
       break;
     case CheckKind::kLinks:
       parse_links(in, node, path, out);
+      break;
+    case CheckKind::kP2p:
+      parse_p2p(in, node, path, out);
       break;
     case CheckKind::kBurn:
     case CheckKind::kMembw:

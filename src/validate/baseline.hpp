@@ -146,6 +146,27 @@ struct LinkSpec {
   [[nodiscard]] bool operator==(const LinkSpec&) const = default;
 };
 
+// How `p2p` (copies inside a node, docs/p2p.md) is judged. Pairs of GPUs: each figure against
+// an absolute floor and against the node's other pairs of the same method, access and direction
+// in the same run; host<->GPU from the GPU's own NUMA node: against its PCIe link's rate.
+struct P2pSpec {
+  std::optional<double> pair_floor_gb_per_s;  // GB/s per direction, every copy method
+  std::optional<double> pair_latency_ceiling_us;
+  // A pair this far below the node's reference (the upper quartile of its pairs) is slow.
+  double max_deficit_pct = 25.0;
+  // One direction this far below the other of the same pair, method and access: asymmetric.
+  double max_asymmetry_pct = 25.0;
+  int min_pairs = 3;  // fewer ordered pairs in a series: no reference, only the floor judges
+  // Host<->GPU from the GPU's own NUMA node must reach this % of its PCIe link's rate per
+  // direction (the health record's maximum generation and width).
+  double host_min_pcie_pct = 75.0;
+  // Judges host<->GPU when no health record gives the GPU's PCIe link; without it such a figure
+  // is not judged and the node is inconclusive.
+  std::optional<double> host_floor_gb_per_s;
+
+  [[nodiscard]] bool operator==(const P2pSpec&) const = default;
+};
+
 // One SKU's expectations (docs/validator.md "Baselines"). Every node judged against a baseline
 // belongs to its fleet.
 struct Baseline {
@@ -162,6 +183,7 @@ struct Baseline {
   GpuHealthLimits gpu_health;
   IbHealthLimits ib_health;
   LinkSpec links;
+  P2pSpec p2p;
 
   [[nodiscard]] const CollectiveSpec* collective(std::string_view check) const;
   [[nodiscard]] const Bound* bound(std::string_view metric) const;

@@ -140,6 +140,19 @@ void links(Writer& w, const LinkSpec& l) {
   counters(w.out, "max_counter_deltas", l.max_counter_deltas);
 }
 
+void p2p(Writer& w, const P2pSpec& p) {
+  const auto optional = [&](const char* key, const std::optional<double>& value) {
+    if (value) w.out << YAML::Key << key << YAML::Value << number(*value);
+  };
+  optional("pair_floor_gb_per_s", p.pair_floor_gb_per_s);
+  optional("pair_latency_ceiling_us", p.pair_latency_ceiling_us);
+  w.out << YAML::Key << "max_deficit_pct" << YAML::Value << number(p.max_deficit_pct);
+  w.out << YAML::Key << "max_asymmetry_pct" << YAML::Value << number(p.max_asymmetry_pct);
+  w.out << YAML::Key << "min_pairs" << YAML::Value << p.min_pairs;
+  w.out << YAML::Key << "host_min_pcie_pct" << YAML::Value << number(p.host_min_pcie_pct);
+  optional("host_floor_gb_per_s", p.host_floor_gb_per_s);
+}
+
 }  // namespace
 
 std::string baseline_to_yaml(const Baseline& b,
@@ -181,7 +194,8 @@ std::string baseline_to_yaml(const Baseline& b,
     }
     const CollectiveSpec* spec = b.collective(id);
     const bool health = check.kind == CheckKind::kHealthGpu || check.kind == CheckKind::kHealthIb;
-    const bool link_limits = check.kind == CheckKind::kLinks && b.links != LinkSpec{};
+    const bool link_limits = (check.kind == CheckKind::kLinks && b.links != LinkSpec{}) ||
+                             (check.kind == CheckKind::kP2p && b.p2p != P2pSpec{});
     if (bounds.empty() && !spec && !health && !link_limits) continue;
     w.begin(path, id);
     if (spec) {
@@ -209,6 +223,7 @@ std::string baseline_to_yaml(const Baseline& b,
     if (check.kind == CheckKind::kHealthGpu) health_gpu(w, b.gpu_health);
     if (check.kind == CheckKind::kHealthIb) health_ib(w, b.ib_health);
     if (check.kind == CheckKind::kLinks) links(w, b.links);
+    if (check.kind == CheckKind::kP2p) p2p(w, b.p2p);
     // Bounds under a shared parent key (busbw_gb_per_s.node, tflops.gemm_bf16) are grouped.
     std::string open_parent;
     for (const auto& [info, bound] : bounds) {

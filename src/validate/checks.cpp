@@ -17,6 +17,7 @@ constexpr CheckInfo kStageChecks[] = {
     {"burn", CheckKind::kBurn, ""},
     {"membw", CheckKind::kMembw, ""},
     {"links", CheckKind::kLinks, ""},
+    {"p2p", CheckKind::kP2p, ""},
 };
 constexpr std::size_t kStageCheckCount = std::size(kStageChecks);
 

@@ -8,7 +8,16 @@ namespace commcert {
 // What a check judges. A check is the unit a suite requires and a baseline configures; its id is
 // stable (`collective.allreduce`, `burn`, `health.gpu`) and names it on the command line, in
 // baselines, suites and verdicts.
-enum class CheckKind { kCollective, kBurn, kMembw, kHealthGpu, kHealthIb, kHealthNode, kLinks };
+enum class CheckKind {
+  kCollective,
+  kBurn,
+  kMembw,
+  kHealthGpu,
+  kHealthIb,
+  kHealthNode,
+  kLinks,
+  kP2p
+};
 
 struct CheckInfo {
   std::string_view id;

@@ -114,6 +114,8 @@ void Evidence::finish() {
     add(r.ref, r.node);
   for (const auto& r : node_health)
     add(r.ref, r.node);
+  for (const auto& r : p2p)
+    add(r.ref, r.node);
   for (const auto& r : links) {
     add(r.ref, r.from);
     if (r.to != kNoString) add(r.ref, r.to);

@@ -215,6 +215,34 @@ struct LinkEvidence {
   }
 };
 
+// kind `p2p`: one copy or latency measurement inside a node (docs/p2p.md). GPUs by node-wide
+// index, -1 for host memory. A record that measured nothing (skipped, error) may name no path.
+struct P2pEvidence {
+  EvidenceRef ref;
+  std::uint32_t run = 0;
+  NodeId node = kNoString;
+  GpuKey gpu;  // the GPU whose engine or SMs ran the work
+  RecordStatus status = RecordStatus::kOk;
+  StringId path = kNoString;  // gpu_gpu, host_gpu, device_local
+  StringId method = kNoString;
+  StringId access = kNoString;
+  bool bidirectional = false;
+  int src_gpu = -1;
+  int dst_gpu = -1;
+  std::optional<int> host_numa_node;
+  std::optional<bool> host_numa_local;
+  std::optional<bool> peer_access;
+  std::uint64_t bytes = 0;
+  std::optional<double> bytes_per_s;
+  std::optional<double> latency_s;
+  std::string reason;
+
+  [[nodiscard]] bool measured() const {
+    return (status == RecordStatus::kOk || status == RecordStatus::kFail) && path != kNoString &&
+           (bytes_per_s || latency_s);
+  }
+};
+
 // kind `health`, component `node`.
 struct NodeHealthEvidence {
   EvidenceRef ref;
@@ -265,6 +293,7 @@ struct Evidence {
   std::vector<IbPortEvidence> ib_ports;
   std::vector<NodeHealthEvidence> node_health;
   std::vector<LinkEvidence> links;
+  std::vector<P2pEvidence> p2p;
   std::vector<InputIssue> issues;
   std::vector<std::vector<NodeId>> file_nodes;  // per file: nodes it holds evidence about
   // Distinct `group_nodes` lists of collective records (ascending node ids): a node-scope sweep

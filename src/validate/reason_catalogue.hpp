@@ -195,6 +195,34 @@ inline constexpr ReasonSpec kRows[] = {
     {"links.counter_errors", kQuarantine, kTriage,
      "{where}{counter} grew by {count} during a link test with {partner} (limit {limit})",
      "drain; the port accrues errors under load: check or replace the cable and transceiver"},
+    // Copies inside a node (docs/p2p.md).
+    {"p2p.slow_gpu", kQuarantine, kTriage,
+     "{where}{test}: slow to all {peers} peers (median {measured} {unit}, pairs need {limit} "
+     "{unit}, run {run})",
+     "drain; the GPU or its NVLink/NVSwitch ports: check nvidia-smi nvlink -s and the Fabric "
+     "Manager log, reset the GPU, then rerun p2p"},
+    {"p2p.slow_pair", kQuarantine, kTriage,
+     "{pair} {test}: {measured} {unit}, pairs need {limit} {unit} (run {run})",
+     "drain; the link between these two GPUs: check nvidia-smi nvlink -s on both, then service "
+     "the baseboard if it stays slow"},
+    {"p2p.asymmetric", kQuarantine, kTriage,
+     "{pair} {test}: {measured} GB/s, the other way {other} GB/s (more than {limit}% apart, run "
+     "{run})",
+     "drain; one direction of this GPU pair is degraded: check its NVLinks' error counters, "
+     "then rerun p2p"},
+    {"p2p.no_peer_access", kQuarantine, kTriage,
+     "{pair}: the GPUs cannot map each other's memory (cudaDeviceCanAccessPeer), the baseline "
+     "expects {nvlinks} NVLinks per GPU",
+     "drain; check the NVLinks and Fabric Manager (nvidia-smi topo -m, nvidia-smi nvlink -s)"},
+    {"p2p.host_slow", kQuarantine, kTriage,
+     "{where}{direction} {measured} GB/s from {numa}, below {basis} ({limit} GB/s)",
+     "drain; check the GPU's PCIe link (width, generation, riser, switch) and the host's "
+     "memory configuration, then rerun p2p"},
+    {"p2p.host_unjudged", kInconclusive, kUnknown,
+     "{where}{direction} {measured} GB/s from {numa} not judged: no health record gives the "
+     "GPU's PCIe link and the baseline sets no host floor",
+     "run health in the same suite (it reads the PCIe link), or set "
+     "checks.p2p.host_floor_gb_per_s"},
 };
 
 }  // namespace reason_rows

@@ -21,8 +21,8 @@ struct StageCommand {
 };
 
 // The stage commands a suite may run; burn and membw have nothing to do without a GPU.
-constexpr StageCommand kStageCommands[] = {
-    {"health", false}, {"burn", true}, {"membw", true}, {"sweep", false}, {"links", false}};
+constexpr StageCommand kStageCommands[] = {{"health", false}, {"burn", true},   {"membw", true},
+                                           {"sweep", false},  {"links", false}, {"p2p", true}};
 
 const StageCommand* find_stage_command(std::string_view name) {
   for (const auto& command : kStageCommands) {
@@ -38,12 +38,14 @@ SuiteStage parse_stage(const detail::YamlInput& in, const YAML::Node& node,
   SuiteStage stage;
   stage.source = in.where(node);
   if (!node["run"])
-    in.fail(node, detail::join_path(path, "run"), "missing: health, burn, membw, sweep or links");
+    in.fail(node, detail::join_path(path, "run"),
+            "missing: health, burn, membw, sweep, links or p2p");
   stage.command = in.string(node["run"], detail::join_path(path, "run"));
   const StageCommand* command = find_stage_command(stage.command);
   if (!command) {
     in.fail(node["run"], detail::join_path(path, "run"),
-            fmt::format("unknown stage '{}' (health, burn, membw, sweep or links)", stage.command));
+            fmt::format("unknown stage '{}' (health, burn, membw, sweep, links or p2p)",
+                        stage.command));
   }
   stage.needs_gpu = command->needs_gpu;
   stage.name =
@@ -160,7 +162,7 @@ std::vector<std::string> stage_checks(const SuiteStage& stage, const Baseline& b
     checks.emplace_back("health.node");
     if (!no_gpus) checks.emplace_back("health.gpu");
     if (!no_ib) checks.emplace_back("health.ib");
-  } else if (stage.command == "burn" || stage.command == "membw") {
+  } else if (stage.command == "burn" || stage.command == "membw" || stage.command == "p2p") {
     if (!no_gpus) checks.push_back(stage.command);
   } else if (stage.command == "links") {
     checks.emplace_back("links");

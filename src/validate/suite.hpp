@@ -13,11 +13,11 @@ struct Baseline;
 // One step of a suite: a commcert stage command and its arguments, run by `commcert run`.
 struct SuiteStage {
   std::string name;               // unique within the suite, for progress and suite.json
-  std::string command;            // health, burn, membw, sweep or links
+  std::string command;            // health, burn, membw, sweep, links or p2p
   std::vector<std::string> args;  // the command's own flags, as on its command line
   double budget_s = 0;            // wall-clock bound of the stage
   bool required = true;           // its checks are required for certification
-  bool needs_gpu = false;         // burn and membw: not run against a 0-GPU baseline
+  bool needs_gpu = false;         // burn, membw, p2p: not run against a 0-GPU baseline
   // On a cluster-scope shortfall: "pairs" reruns the stage in pairs, "bisect" in node groups
   // round by round (falling back to pairs when bisection does not settle it).
   std::optional<std::string> localize;

@@ -1,4 +1,4 @@
-"""`commcert burn`, `membw` and `health` as a user runs them, on whatever machine runs the tests.
+"""`commcert burn`, `membw`, `p2p` and `health` as a user runs them, on whatever machine runs the tests.
 
 Without a GPU (CI) the GPU stages must write `skipped` records and exit 0; with one they must
 write measurements. Either way every record must satisfy docs/schema/record.schema.json.
@@ -107,6 +107,26 @@ class GpuStagesTest(StageTest):
                 self.assertEqual(record["status"], "ok", record.get("reason"))
                 self.assertEqual(record["integrity"]["errors"], 0)
 
+    def test_p2p_measures_this_node_or_says_why_it_could_not(self):
+        run = self.run_commcert("p2p", "--size", "8M", "--copies", "2", "-n", "2", "--chase-size", "4M",
+                                "--chase-loads", "1000")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        records = run.of_kind("p2p")
+        self.assertTrue(records)
+        if records[0]["status"] == "skipped" and records[0]["path"] is None:
+            self.assertEqual(len(records), 1)
+            expected = "no usable GPU" if HAVE_CUDA else "this build has no CUDA support"
+            self.assertIn(expected, records[0]["reason"])
+            self.assertIsNone(records[0]["gpu"])
+        else:
+            for record in records:
+                if record["path"] == "gpu_gpu" and record["status"] == "skipped":
+                    continue  # one GPU, or no peer access: says so in its reason
+                self.assertEqual(record["status"], "ok", record.get("reason"))
+                self.assertTrue(record["bytes_per_s"] or record["latency_s"])
+        self.assertEqual(run.meta()["exit_code"], 0)
+
     def test_stages_append_to_one_run(self):
         env = {"COMMCERT_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"}
         for args in (["health", "--sysfs-root", str(FIXTURES / "sysfs/no_rdma")],
@@ -190,6 +210,11 @@ class BadInputTest(StageTest):
             (["health", "--no-such-flag"], "--no-such-flag"),
             (["burn", "--node-name", "bad name;rm"], "bad name;rm"),
             (["membw", "--node-name", "-x"], "-x"),
+            (["p2p", "--size", "512K"], "--size"),
+            (["p2p", "--methods", "ce,nvlink"], "--methods"),
+            (["p2p", "--paths", "gpu_gpu,disk"], "--paths"),
+            (["p2p", "--copies", "0"], "--copies"),
+            (["p2p", "-T", "0"], "-T/--timeout"),
         ]
         for args, flag in cases:
             with self.subTest(args=args):
@@ -227,6 +252,25 @@ class MpiTest(StageTest):
         self.assertEqual(run.returncode, 0, run.stderr)
         nodes = [r for r in run.of_kind("health") if r["component"] == "node"]
         self.assertEqual(sorted(r["host"] for r in nodes), ["n0", "n1"])
+
+    def test_p2p_has_one_process_per_host_speak_for_its_gpus(self):
+        run = self.run_commcert("p2p", "--size", "8M", "-n", "1", "--paths", "host_gpu",
+                                launcher=self.mpirun(2))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        records = run.of_kind("p2p")
+        self.assertTrue(records)
+        self.assertEqual({r["rank"] for r in records} - {0}, set())  # the host's first process
+        if not HAVE_CUDA:
+            self.assertEqual(len(records), 1)
+            self.assertEqual(records[0]["status"], "skipped")
+
+    def test_p2p_pretend_nodes_sharing_a_host_each_say_why(self):
+        run = self.run_commcert("p2p", "--size", "8M", "-n", "1", "--paths", "host_gpu",
+                                "--node-name", "n{rank}", launcher=self.mpirun(2))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assert_valid_records(run)
+        self.assertEqual(sorted({r["host"] for r in run.of_kind("p2p")}), ["n0", "n1"])
 
     def test_every_rank_of_a_gpu_stage_is_recorded(self):
         run = self.run_commcert("burn", "-D", "1", "--size", "1024", launcher=self.mpirun(2))

@@ -3,6 +3,7 @@
 #include "bench/burn.hpp"
 #include "bench/collective_record.hpp"
 #include "bench/membw.hpp"
+#include "bench/p2p_plan.hpp"
 #include "health/node_health.hpp"
 #include "health/telemetry.hpp"
 #include "health/telemetry_timeline.hpp"
@@ -36,6 +37,58 @@ RecordOrigin origin_on(const std::string& run_id, const std::string& host, int r
   origin.rank = rank;
   origin.local_rank = rank;
   return origin;
+}
+
+// Two H200s of one node, as p2p_command.cpp describes them (node-wide indices 0 and 1).
+std::vector<GpuIdentity> two_h200s() {
+  return {{0, "GPU-5d1e0c2a-0000-4000-8000-000000000000", "0000:1b:00.0", "NVIDIA H200"},
+          {1, "GPU-5d1e0c2a-0000-4000-8000-000000000001", "0000:43:00.0", "NVIDIA H200"}};
+}
+
+// As p2p_command.cpp writes the streams of the tests it ran (figures plausible for an H200).
+std::vector<Json> p2p_records(const std::string& run_id) {
+  const auto gpus = two_h200s();
+  std::vector<Json> out;
+  P2pTest pair;
+  pair.method = P2pMethod::kCopyEngine;
+  pair.access = P2pAccess::kWrite;
+  pair.bidirectional = true;
+  pair.peer_access = true;
+  pair.streams = {{0, P2pEndpoint::device(0), P2pEndpoint::device(1)},
+                  {1, P2pEndpoint::device(1), P2pEndpoint::device(0)}};
+  const std::vector<std::vector<double>> pair_samples = {{5.42e-3, 5.40e-3, 5.45e-3},
+                                                         {5.44e-3, 5.41e-3, 5.47e-3}};
+  for (std::size_t s = 0; s < pair.streams.size(); ++s) {
+    P2pStreamResult result;
+    result.measurement =
+        p2p_measurement(P2pMethod::kCopyEngine, 256ULL << 20, 8, 1, pair_samples[s]);
+    out.push_back(to_json(p2p_record(origin_on(run_id, "node0", pair.streams[s].device), pair, s,
+                                     gpus, std::move(result))));
+  }
+  P2pTest host;
+  host.path = P2pPath::kHostGpu;
+  host.method = P2pMethod::kCopyEngine;
+  host.host_numa_local = true;
+  host.streams = {{1, P2pEndpoint::host(0), P2pEndpoint::device(1)}};
+  P2pStreamResult h2d;
+  h2d.measurement =
+      p2p_measurement(P2pMethod::kCopyEngine, 256ULL << 20, 8, 1, {38.9e-3, 38.7e-3, 39.0e-3});
+  out.push_back(to_json(p2p_record(origin_on(run_id, "node0", 1), host, 0, gpus, std::move(h2d))));
+  P2pTest chase;
+  chase.path = P2pPath::kDeviceLocal;
+  chase.method = P2pMethod::kPointerChase;
+  chase.streams = {{0, P2pEndpoint::device(0), P2pEndpoint::device(0)}};
+  P2pStreamResult local;
+  local.measurement = p2p_measurement(P2pMethod::kPointerChase, 128ULL << 20, 20000, 1,
+                                      {1.31e-2, 1.30e-2, 1.32e-2});
+  out.push_back(
+      to_json(p2p_record(origin_on(run_id, "node0", 0), chase, 0, gpus, std::move(local))));
+  P2pTest lone;
+  lone.skip_reason = "one GPU";
+  lone.skipped_src = 0;
+  out.push_back(to_json(p2p_record(origin_on(run_id, "node1", 0), lone, 0, {gpus[0]},
+                                   {RecordStatus::kSkipped, "one GPU", {}})));
+  return out;
 }
 
 Measurement allreduce_64k(bool corrupt_rank_two) {
@@ -284,6 +337,12 @@ std::vector<RecordSample> record_samples(const std::string& run_id) {
   samples.push_back({"link skipped: one node",
                      to_json(lone_link_record(origin_on(run_id, "node0", 0), "mpi", "host", 0,
                                               "one node: no partner to test a link with"))});
+
+  for (auto& record : p2p_records(run_id)) {
+    samples.push_back({"p2p " + record.value("status", "?") + " " +
+                           (record["path"].is_null() ? "" : record["path"].get<std::string>()),
+                       std::move(record)});
+  }
 
   for (auto& record : node_health_records(scripted_node(), origin_on(run_id, "node0", 0))) {
     samples.push_back({"health " + record.value("component", "?") + " " +

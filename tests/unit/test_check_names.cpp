@@ -34,6 +34,7 @@ TEST(CheckNames, VerdictOrderIsUnchanged) {
                                              "burn",
                                              "membw",
                                              "links",
+                                             "p2p",
                                              "collective.allreduce",
                                              "collective.allgather",
                                              "collective.reducescatter",

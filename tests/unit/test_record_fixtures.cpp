@@ -40,6 +40,7 @@ const std::vector<std::string> kFixtureFiles = {"burn.jsonl",
                                                 "health-timeout.jsonl",
                                                 "link.jsonl",
                                                 "membw.jsonl",
+                                                "p2p.jsonl",
                                                 "run.jsonl"};
 
 // Lines written by today's code that the schema rejects: listed here so they are seen, and so
@@ -336,6 +337,36 @@ TEST(RecordFixturesV1, LinkRecordsKeepTheirEndsTestFiguresAndWhySkipped) {
     EXPECT_EQ(l->reason, w.value("reason", ""));
   }
   EXPECT_EQ(statuses.count(RecordStatus::kOk), 7u);
+  EXPECT_EQ(statuses.count(RecordStatus::kSkipped), 2u);
+}
+
+TEST(RecordFixturesV1, P2pRecordsKeepTheirEndsFiguresAndWhySkipped) {
+  const Evidence& e = loaded().evidence;
+  const auto read = from_file(e.p2p, "p2p.jsonl");
+  ASSERT_EQ(read.size(), records_of("p2p.jsonl").size());
+  std::multiset<RecordStatus> statuses;
+  for (const P2pEvidence* p : read) {
+    const Json w = line_of(*p, "p2p.jsonl");
+    SCOPED_TRACE(w.dump().substr(0, 300));
+    statuses.insert(p->status);
+    EXPECT_EQ(p->status, status_of(w));
+    EXPECT_EQ(e.node_name(p->node), w.at("host").get<std::string>());
+    expect_same_gpu(e, p->gpu, w);
+    EXPECT_EQ(e.text(p->path), at_path<std::string>(w, "/path").value_or(""));
+    EXPECT_EQ(e.text(p->method), at_path<std::string>(w, "/method").value_or(""));
+    EXPECT_EQ(e.text(p->access), at_path<std::string>(w, "/access").value_or(""));
+    EXPECT_EQ(p->bidirectional, w.at("bidirectional").get<bool>());
+    EXPECT_EQ(p->src_gpu, at_path<int>(w, "/src_gpu").value_or(-1));
+    EXPECT_EQ(p->dst_gpu, at_path<int>(w, "/dst_gpu").value_or(-1));
+    EXPECT_EQ(p->host_numa_node, at_path<int>(w, "/host_numa_node"));
+    EXPECT_EQ(p->host_numa_local, at_path<bool>(w, "/host_numa_local"));
+    EXPECT_EQ(p->peer_access, at_path<bool>(w, "/peer_access"));
+    EXPECT_EQ(p->measured(), w.at("status") == "ok");
+    EXPECT_EQ(p->bytes_per_s, at_path<double>(w, "/bytes_per_s"));
+    EXPECT_EQ(p->latency_s, at_path<double>(w, "/latency_s"));
+    EXPECT_EQ(p->reason, w.value("reason", ""));
+  }
+  EXPECT_EQ(statuses.count(RecordStatus::kOk), 4u);
   EXPECT_EQ(statuses.count(RecordStatus::kSkipped), 2u);
 }
 

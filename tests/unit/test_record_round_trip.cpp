@@ -83,7 +83,7 @@ TEST(RecordRoundTrip, TheSamplesCoverEveryKindStatusAndComponentTheWritersProduc
       {"membw", "ok", ""},           {"membw", "fail", ""},       {"link", "ok", ""},
       {"link", "skipped", ""},       {"health", "ok", "gpu"},     {"health", "error", "gpu"},
       {"health", "skipped", "gpu"},  {"health", "ok", "ib_port"}, {"health", "skipped", "ib_port"},
-      {"health", "ok", "node"}};
+      {"health", "ok", "node"},      {"p2p", "ok", ""},           {"p2p", "skipped", ""}};
   EXPECT_EQ(seen, expected);
 }
 
@@ -110,8 +110,44 @@ TEST(RecordRoundTrip, EveryWrittenRecordIsReadBackNoneDroppedOrUnreadable) {
   EXPECT_EQ(e.burns.size(), of_kind("burn").size());
   EXPECT_EQ(e.membws.size(), of_kind("membw").size());
   EXPECT_EQ(e.links.size(), of_kind("link").size());
+  EXPECT_EQ(e.p2p.size(), of_kind("p2p").size());
   EXPECT_EQ(e.gpu_health.size() + e.ib_ports.size() + e.node_health.size(),
             of_kind("health").size());
+}
+
+TEST(RecordRoundTrip, P2pRecordsKeepTheirEndsMethodFiguresAndWhySkipped) {
+  const ReadBack back(of_kind("p2p"));
+  const auto& e = back.evidence;
+  EXPECT_THAT(issues_of(e), IsEmpty());
+  ASSERT_EQ(e.p2p.size(), 5u);
+  const P2pEvidence& forward = e.p2p[0];
+  EXPECT_TRUE(forward.measured());
+  EXPECT_EQ(e.text(forward.path), "gpu_gpu");
+  EXPECT_EQ(e.text(forward.method), "copy_engine");
+  EXPECT_EQ(e.text(forward.access), "write");
+  EXPECT_TRUE(forward.bidirectional);
+  EXPECT_EQ(forward.src_gpu, 0);
+  EXPECT_EQ(forward.dst_gpu, 1);
+  EXPECT_EQ(forward.gpu.index, 0);
+  EXPECT_EQ(forward.peer_access, true);
+  EXPECT_EQ(forward.bytes, 256u << 20);
+  ASSERT_TRUE(forward.bytes_per_s);
+  EXPECT_NEAR(*forward.bytes_per_s, 8.0 * (256u << 20) / 5.42e-3, 1);
+  EXPECT_EQ(e.p2p[1].src_gpu, 1);  // the reverse stream of the same run
+  EXPECT_EQ(e.p2p[1].dst_gpu, 0);
+  const P2pEvidence& h2d = e.p2p[2];
+  EXPECT_EQ(e.text(h2d.path), "host_gpu");
+  EXPECT_EQ(h2d.src_gpu, -1);
+  EXPECT_EQ(h2d.dst_gpu, 1);
+  EXPECT_EQ(h2d.host_numa_node, 0);
+  EXPECT_EQ(h2d.host_numa_local, true);
+  ASSERT_TRUE(e.p2p[3].latency_s);
+  EXPECT_NEAR(*e.p2p[3].latency_s, 1.31e-2 / 20000, 1e-12);
+  const P2pEvidence& lone = e.p2p[4];
+  EXPECT_FALSE(lone.measured());
+  EXPECT_EQ(lone.status, RecordStatus::kSkipped);
+  EXPECT_EQ(lone.reason, "one GPU");
+  EXPECT_EQ(e.text(lone.path), "gpu_gpu");
 }
 
 TEST(RecordRoundTrip, LinkRecordsKeepTheirEndsInInitiatorOrderAndTheirBandwidth) {

@@ -1,12 +1,12 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <sched.h>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "bench/gpu/cuda_support.hpp"
+#include "bench/gpu/numa_binding.hpp"
 #include "bench/membw_engine.hpp"
 #include "bench/throughput.hpp"
 #include "health/pci_address.hpp"
@@ -170,31 +170,6 @@ struct Worker {
   std::atomic<int> steps_done{0};
   std::atomic<bool> done{false};
   std::thread thread;
-};
-
-// Binds the calling thread to a NUMA node's CPUs for its lifetime, then restores its mask.
-class NumaBinding {
- public:
-  NumaBinding(const std::filesystem::path& sysfs_root, std::optional<int> node) {
-    if (!node) return;
-    const auto cpus = numa_node_cpus(sysfs_root, *node);
-    if (cpus.empty() || sched_getaffinity(0, sizeof(saved_), &saved_) != 0) return;
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    for (const int cpu : cpus) {
-      if (cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
-    }
-    bound_ = sched_setaffinity(0, sizeof(mask), &mask) == 0;
-  }
-  ~NumaBinding() {
-    if (bound_) sched_setaffinity(0, sizeof(saved_), &saved_);
-  }
-  NumaBinding(const NumaBinding&) = delete;
-  NumaBinding& operator=(const NumaBinding&) = delete;
-
- private:
-  cpu_set_t saved_{};
-  bool bound_ = false;
 };
 
 }  // namespace

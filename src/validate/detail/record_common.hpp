@@ -140,5 +140,6 @@ void parse_burn(ParseState& state, od::object& object, EvidenceRef ref);
 void parse_membw(ParseState& state, od::object& object, EvidenceRef ref);
 void parse_health(ParseState& state, od::object& object, EvidenceRef ref);
 void parse_link(ParseState& state, od::object& object, EvidenceRef ref);
+void parse_p2p(ParseState& state, od::object& object, EvidenceRef ref);
 
 }  // namespace commcert::detail

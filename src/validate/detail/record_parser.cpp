@@ -7,6 +7,7 @@
 #include "records/health.hpp"
 #include "records/link.hpp"
 #include "records/membw.hpp"
+#include "records/p2p.hpp"
 #include "records/stage.hpp"
 #include "validate/detail/record_common.hpp"
 
@@ -69,6 +70,8 @@ LineOutcome RecordParser::parse(const char* line, std::size_t length, std::size_
       parse_health(*impl_, object, ref);
     } else if (kind_text == LinkRecord::kKind) {
       parse_link(*impl_, object, ref);
+    } else if (kind_text == P2pRecord::kKind) {
+      parse_p2p(*impl_, object, ref);
     } else if (kind_text == RunRecord::kKind) {
       parse_run(*impl_, object, ref);
     } else {

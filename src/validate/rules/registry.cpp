@@ -38,6 +38,9 @@ std::unique_ptr<Rule> make_bisect_localization_rule();
 // Link tests between nodes (links stage).
 std::unique_ptr<Rule> make_link_rule();
 std::unique_ptr<Rule> make_link_counter_rule();
+// Copies inside a node (p2p stage).
+std::unique_ptr<Rule> make_p2p_pair_rule();
+std::unique_ptr<Rule> make_p2p_host_rule();
 
 }  // namespace commcert::rules
 
@@ -75,6 +78,8 @@ std::vector<std::unique_ptr<Rule>> make_rules() {
       &rules::make_bisect_localization_rule,
       &rules::make_link_rule,
       &rules::make_link_counter_rule,
+      &rules::make_p2p_pair_rule,
+      &rules::make_p2p_host_rule,
   };
   std::vector<std::unique_ptr<Rule>> rules;
   for (const Factory factory : kRules)

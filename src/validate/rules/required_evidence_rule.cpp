@@ -91,6 +91,9 @@ class RequiredEvidenceRule final : public Rule {
         case CheckKind::kLinks:
           links(context, out);
           break;
+        case CheckKind::kP2p:
+          p2p(context, out);
+          break;
       }
     }
   }
@@ -136,6 +139,7 @@ class RequiredEvidenceRule final : public Rule {
     add(evidence.ib_ports, [](const IbPortEvidence& r) { return r.node; });
     add(evidence.node_health, [](const NodeHealthEvidence& r) { return r.node; });
     add(evidence.links, [](const LinkEvidence& r) { return r.writer; });
+    add(evidence.p2p, [](const P2pEvidence& r) { return r.node; });
     return out;
   }
 
@@ -428,6 +432,42 @@ class RequiredEvidenceRule final : public Rule {
     for (const NodeId node : context.nodes) {
       if (measured_nodes.count(node)) continue;
       out.push_back(gap(node, "links", causes.count(node) ? causes[node] : Cause{}));
+    }
+  }
+
+  // A node needs one measured p2p record, and one measured GPU pair unless its baseline says it
+  // has one GPU: a pair record that says `skipped: one GPU` (or no peer access) certifies no
+  // pair. The p2p rules judge how the measurements went.
+  void p2p(const JudgeContext& context, std::vector<Finding>& out) const {
+    const Evidence& evidence = context.evidence;
+    const bool pairs_required = context.baseline.gpus_per_node.value_or(2) >= 2;
+    std::unordered_set<NodeId> measured_nodes;
+    std::unordered_set<NodeId> pair_nodes;
+    std::unordered_map<NodeId, Cause> causes;
+    std::unordered_map<NodeId, Cause> pair_causes;
+    for (const auto& r : evidence.p2p) {
+      const bool pair = evidence.text(r.path) == "gpu_gpu";
+      if (r.measured()) {
+        measured_nodes.insert(r.node);
+        if (pair) pair_nodes.insert(r.node);
+        continue;
+      }
+      causes.try_emplace(r.node, cause_of(r.status, r.reason, r.ref));
+      if (pair) {
+        Cause cause = cause_of(r.status, r.reason, r.ref);
+        cause.detail = " for GPU pairs" + cause.detail;
+        pair_causes.try_emplace(r.node, std::move(cause));
+      }
+    }
+    for (const NodeId node : context.nodes) {
+      if (!measured_nodes.count(node)) {
+        out.push_back(gap(node, "p2p", causes.count(node) ? causes[node] : Cause{}));
+      } else if (pairs_required && !pair_nodes.count(node)) {
+        Cause cause = pair_causes.count(node)
+                          ? pair_causes[node]
+                          : Cause{"evidence.missing", " for GPU pairs (no gpu_gpu record)", {}};
+        out.push_back(gap(node, "p2p", cause));
+      }
     }
   }
 

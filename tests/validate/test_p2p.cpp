@@ -1,0 +1,415 @@
+// The p2p check: records read, GPU pairs judged as a matrix (rule.p2p_pairs), host<->GPU against
+// the PCIe link (rule.p2p_host), and fail-closed evidence (docs/p2p.md). Every limit at its value
+// and one step either side; every exclusion with the excluded record as the node's only evidence.
+#include <functional>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "support.hpp"
+#include "validate/p2p_judgement.hpp"
+
+namespace commcert {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr std::uint64_t kBytes = std::uint64_t{256} << 20;
+
+// A measured p2p record on node `host`: `figure` is GB/s for copies, µs for the pointer chase.
+// host_gpu: src or dst -1 is the host.
+Json p2p(const std::string& host, const std::string& path, int src, int dst, double figure,
+         const std::string& method = "copy_engine", const std::string& access = "write",
+         bool bidirectional = false, const std::string& run = "run1") {
+  const int issuer = access == "read" || src < 0 ? dst : src;
+  Json r = fixtures::record("p2p", host, "ok", issuer, run);
+  const bool chase = method == "pointer_chase";
+  r["path"] = path;
+  r["method"] = method;
+  r["access"] = path == "gpu_gpu" ? Json(access) : Json(nullptr);
+  r["bidirectional"] = bidirectional;
+  r["src_gpu"] = src >= 0 ? Json(src) : Json(nullptr);
+  r["dst_gpu"] = dst >= 0 ? Json(dst) : Json(nullptr);
+  r["host_numa_node"] = path == "host_gpu" ? Json(0) : Json(nullptr);
+  r["host_numa_local"] = path == "host_gpu" ? Json(true) : Json(nullptr);
+  r["peer_access"] = path == "gpu_gpu" ? Json(true) : Json(nullptr);
+  r["bytes"] = kBytes;
+  r["copies_per_sample"] = chase ? 1000 : 8;
+  r["iterations"] = 1;
+  r["warmup_iterations"] = 0;
+  const double seconds = chase ? figure * 1e-6 * 1000 : 8.0 * kBytes / (figure * 1e9);
+  r["samples_s"] = {seconds};
+  r["bytes_per_s"] = chase ? Json(nullptr) : Json(figure * 1e9);
+  r["latency_s"] = chase ? Json(figure * 1e-6) : Json(nullptr);
+  return r;
+}
+
+// A node of `gpus` GPUs: every ordered pair measured (copy engine, write) at figure(src, dst),
+// each GPU's host copies both ways at `host_gb`, and a health record per GPU (PCIe gen5 x16).
+std::vector<Json> node_records(const std::string& host, int gpus,
+                               const std::function<double(int, int)>& figure, double host_gb = 55.0,
+                               bool health = true) {
+  std::vector<Json> records = {fixtures::run_record({host})};
+  for (int a = 0; a < gpus; ++a) {
+    for (int b = 0; b < gpus; ++b) {
+      if (a != b) records.push_back(p2p(host, "gpu_gpu", a, b, figure(a, b)));
+    }
+    records.push_back(p2p(host, "host_gpu", -1, a, host_gb));
+    records.push_back(p2p(host, "host_gpu", a, -1, host_gb));
+    records.push_back(p2p(host, "device_local", a, a, 1900.0));
+    if (health) records.push_back(fixtures::gpu_health(host, a));
+  }
+  return records;
+}
+
+Baseline p2p_baseline(const std::string& p2p_keys = "", int gpus = 4, int nvlinks = 0) {
+  const std::string nvlink_key =
+      nvlinks > 0 ? ", nvlinks_per_gpu: " + std::to_string(nvlinks) : std::string();
+  return fixtures::baseline_of("node: {gpus: " + std::to_string(gpus) + nvlink_key +
+                               "}\nrequired: [p2p]\nfleet: {enabled: false}\n" +
+                               (p2p_keys.empty() ? std::string() : "checks:\n  p2p:\n" + p2p_keys));
+}
+
+FleetVerdict judge(const std::vector<Json>& records, const Baseline& baseline = p2p_baseline()) {
+  return fixtures::certify(fixtures::evidence_of(records), baseline);
+}
+
+const auto kHealthy = [](int, int) { return 390.0; };
+
+TEST(P2pPcie, ThePerDirectionRateFollowsGenerationWidthAndLineCode) {
+  EXPECT_NEAR(*pcie_bytes_per_s(5, 16), 63.015e9, 0.01e9);
+  EXPECT_NEAR(*pcie_bytes_per_s(4, 16), 31.508e9, 0.01e9);
+  EXPECT_NEAR(*pcie_bytes_per_s(3, 8), 7.877e9, 0.01e9);
+  EXPECT_NEAR(*pcie_bytes_per_s(2, 16), 8.0e9, 0.01e9);
+  EXPECT_NEAR(*pcie_bytes_per_s(1, 1), 0.25e9, 0.001e9);
+  EXPECT_NEAR(*pcie_bytes_per_s(6, 16), 121.0e9, 0.01e9);
+  EXPECT_EQ(pcie_bytes_per_s(7, 16), std::nullopt);
+  EXPECT_EQ(pcie_bytes_per_s(0, 16), std::nullopt);
+  EXPECT_EQ(pcie_bytes_per_s(5, 0), std::nullopt);
+}
+
+std::vector<P2pPairFigure> matrix(int gpus, const std::function<bool(int, int)>& slow) {
+  std::vector<P2pPairFigure> out;
+  for (int a = 0; a < gpus; ++a) {
+    for (int b = 0; b < gpus; ++b) {
+      if (a != b) out.push_back({a, b, slow(a, b) ? 100.0 : 390.0, slow(a, b), {}});
+    }
+  }
+  return out;
+}
+
+TEST(P2pMatrix, OneGpuSlowToAllPeersIsTheGpuAndExplainsItsPairs) {
+  const auto figures = matrix(4, [](int a, int b) { return a == 2 || b == 2; });
+  const auto found = classify_pair_matrix(figures);
+  EXPECT_THAT(found.slow_gpus, ElementsAre(2));
+  EXPECT_THAT(found.slow_pairs, IsEmpty());
+}
+
+TEST(P2pMatrix, OneDirectionSlowWithEachPeerIsStillSlowToAll) {
+  const auto figures = matrix(4, [](int a, int) { return a == 1; });  // 1 -> every peer
+  EXPECT_THAT(classify_pair_matrix(figures).slow_gpus, ElementsAre(1));
+}
+
+TEST(P2pMatrix, OneSlowPairIsTheLinkAndBlamesNeitherGpu) {
+  const auto figures = matrix(4, [](int a, int b) { return a == 0 && b == 3; });
+  const auto found = classify_pair_matrix(figures);
+  EXPECT_THAT(found.slow_gpus, IsEmpty());
+  ASSERT_EQ(found.slow_pairs.size(), 1u);
+  EXPECT_EQ(figures[found.slow_pairs[0]].src, 0);
+  EXPECT_EQ(figures[found.slow_pairs[0]].dst, 3);
+}
+
+TEST(P2pMatrix, AGpuWithOnePeerCannotBeToldFromItsLink) {
+  const auto figures = matrix(2, [](int, int) { return true; });
+  const auto found = classify_pair_matrix(figures);
+  EXPECT_THAT(found.slow_gpus, IsEmpty());
+  EXPECT_EQ(found.slow_pairs.size(), 2u);
+}
+
+TEST(P2pMatrix, AGpuSlowWithAllButOnePeerIsNotSlowToAll) {
+  const auto figures =
+      matrix(4, [](int a, int b) { return (a == 2 || b == 2) && a != 3 && b != 3; });
+  const auto found = classify_pair_matrix(figures);
+  EXPECT_THAT(found.slow_gpus, IsEmpty());
+  EXPECT_EQ(found.slow_pairs.size(), 4u);  // 2<->0, 2<->1
+}
+
+// max_asymmetry_pct 25: the slower direction passes at 75 % of the faster, fails just below.
+TEST(P2pMatrix, AsymmetryPassesAtItsLimitAndFailsJustBelow) {
+  for (const auto& [slower, flagged] :
+       std::vector<std::pair<double, bool>>{{75.0, false}, {75.001, false}, {74.999, true}}) {
+    SCOPED_TRACE(slower);
+    const std::vector<P2pPairFigure> figures = {{0, 1, 100.0, false, {}},
+                                                {1, 0, slower, false, {}}};
+    const auto found = asymmetric_pairs(figures, 25.0);
+    EXPECT_EQ(found.size(), flagged ? 1u : 0u);
+    if (flagged) {
+      EXPECT_EQ(found[0].first, 1u);
+      EXPECT_EQ(found[0].second, 0u);
+    }
+  }
+}
+
+TEST(P2p, AHealthyNodeIsCertified) {
+  const auto verdict = judge(node_records("n0", 4, kHealthy));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kCertified), ElementsAre("n0"));
+  EXPECT_THAT(fixtures::codes(fixtures::node(verdict, "n0")), IsEmpty());
+}
+
+TEST(P2p, AGpuSlowToAllPeersQuarantinesTheNodeNamingTheGpu) {
+  const auto verdict =
+      judge(node_records("n0", 4, [](int a, int b) { return a == 2 || b == 2 ? 150.0 : 390.0; }));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kQuarantined), ElementsAre("n0"));
+  const auto& node = fixtures::node(verdict, "n0");
+  const Reason& r = fixtures::reason(node, "p2p.slow_gpu");
+  EXPECT_THAT(r.message, HasSubstr("gpu 2"));
+  EXPECT_THAT(r.message, HasSubstr("slow to all 3 peers"));
+  EXPECT_THAT(r.message, HasSubstr("copy_engine write"));
+  EXPECT_FALSE(fixtures::has_code(node, "p2p.slow_pair"));
+}
+
+TEST(P2p, OneSlowPairQuarantinesTheNodeNamingThePair) {
+  const auto verdict =
+      judge(node_records("n0", 4, [](int a, int b) { return a == 0 && b == 1 ? 150.0 : 390.0; }));
+  const auto& node = fixtures::node(verdict, "n0");
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kQuarantined), ElementsAre("n0"));
+  EXPECT_THAT(fixtures::reason(node, "p2p.slow_pair").message, HasSubstr("gpu 0 -> gpu 1"));
+  EXPECT_FALSE(fixtures::has_code(node, "p2p.slow_gpu"));
+  // 150 against 390 the other way is also asymmetric, but a slow direction is reported once.
+  EXPECT_FALSE(fixtures::has_code(node, "p2p.asymmetric"));
+}
+
+TEST(P2p, AnAsymmetricPairAboveTheLimitsIsQuarantinedAsAsymmetric) {
+  // With max_deficit_pct 30 the limit is 273 (390 * 0.7): 280 is not slow, yet 28 % below the
+  // other direction's 390.
+  const auto verdict =
+      judge(node_records("n0", 4, [](int a, int b) { return a == 3 && b == 0 ? 280.0 : 390.0; }),
+            p2p_baseline("    max_deficit_pct: 30\n"));
+  const auto& node = fixtures::node(verdict, "n0");
+  EXPECT_THAT(fixtures::reason(node, "p2p.asymmetric").message, HasSubstr("gpu 3 -> gpu 0"));
+  EXPECT_FALSE(fixtures::has_code(node, "p2p.slow_pair"));
+}
+
+// The floor at its limit and one step either side (two GPUs: two pairs, no reference).
+TEST(P2p, ThePairFloorPassesAtItsLimitAndFailsJustBelow) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{315.0, false}, {315.001, false}, {314.999, true}}) {
+    SCOPED_TRACE(figure);
+    const auto evidence = fixtures::evidence_of(
+        node_records("n0", 2, [figure = figure](int, int) { return figure; }));
+    const P2pJudgement j =
+        judge_p2p_pairs(evidence, p2p_baseline("    pair_floor_gb_per_s: 315\n", 2).p2p);
+    ASSERT_EQ(j.series.size(), 1u);
+    for (const auto& pair : j.series[0].pairs)
+      EXPECT_EQ(pair.slow, slow);
+  }
+}
+
+// The relative limit: 25 % below the upper quartile of the node's pairs (here 400 -> 300).
+TEST(P2p, TheRelativeLimitPassesAtItsValueAndFailsJustBelow) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{300.0, false}, {300.001, false}, {299.999, true}}) {
+    SCOPED_TRACE(figure);
+    const auto evidence = fixtures::evidence_of(node_records(
+        "n0", 4, [figure = figure](int a, int b) { return a == 0 && b == 1 ? figure : 400.0; }));
+    const P2pJudgement j = judge_p2p_pairs(evidence, P2pSpec{});
+    ASSERT_EQ(j.series.size(), 1u);
+    EXPECT_DOUBLE_EQ(j.series[0].limit, 300.0);
+    const auto& pairs = j.series[0].pairs;
+    const auto it = std::find_if(pairs.begin(), pairs.end(),
+                                 [](const P2pPairFigure& p) { return p.src == 0 && p.dst == 1; });
+    ASSERT_NE(it, pairs.end());
+    EXPECT_EQ(it->slow, slow);
+  }
+}
+
+// min_pairs: a series of exactly that many ordered pairs gets a reference, one fewer does not
+// (and, with no floor, is not judged at all).
+TEST(P2p, TheReferenceNeedsMinPairsPairsAtTheLimitAndOneStepEitherSide) {
+  const auto evidence =
+      fixtures::evidence_of({fixtures::run_record({"n0"}), p2p("n0", "gpu_gpu", 0, 1, 400.0),
+                             p2p("n0", "gpu_gpu", 1, 2, 400.0), p2p("n0", "gpu_gpu", 2, 0, 100.0)});
+  for (const auto& [min_pairs, judged] :
+       std::vector<std::pair<int, bool>>{{2, true}, {3, true}, {4, false}}) {
+    SCOPED_TRACE(min_pairs);
+    P2pSpec spec;
+    spec.min_pairs = min_pairs;
+    const P2pJudgement j = judge_p2p_pairs(evidence, spec);
+    EXPECT_EQ(j.series.size(), judged ? 1u : 0u);
+    EXPECT_EQ(j.verdicts.size(), judged ? 1u : 0u);  // 2 -> 0 at 100 against 300
+  }
+}
+
+TEST(P2p, PairLatencyIsJudgedAgainstItsCeilingAtTheLimitAndEitherSide) {
+  for (const auto& [us, slow] :
+       std::vector<std::pair<double, bool>>{{2.0, false}, {1.999, false}, {2.001, true}}) {
+    SCOPED_TRACE(us);
+    auto records = node_records("n0", 2, kHealthy);
+    records.push_back(p2p("n0", "gpu_gpu", 0, 1, us, "pointer_chase", "read"));
+    records.push_back(p2p("n0", "gpu_gpu", 1, 0, 1.5, "pointer_chase", "read"));
+    const auto verdict = judge(records, p2p_baseline("    pair_latency_ceiling_us: 2\n", 2));
+    EXPECT_EQ(fixtures::has_code(fixtures::node(verdict, "n0"), "p2p.slow_pair"), slow);
+  }
+}
+
+// Host copies from the GPU's own node must reach 75 % of gen5 x16's 63.015 GB/s = 47.26 GB/s.
+TEST(P2p, HostCopiesPassAtThePcieLimitAndFailJustBelow) {
+  const double limit = *pcie_bytes_per_s(5, 16) / 1e9 * 0.75;
+  for (const auto& [figure, slow] : std::vector<std::pair<double, bool>>{
+           {limit, false}, {limit + 0.001, false}, {limit - 0.001, true}}) {
+    SCOPED_TRACE(figure);
+    const auto verdict = judge(node_records("n0", 2, kHealthy, figure), p2p_baseline("", 2));
+    const auto& node = fixtures::node(verdict, "n0");
+    EXPECT_EQ(fixtures::has_code(node, "p2p.host_slow"), slow);
+    if (slow) {
+      EXPECT_THAT(fixtures::reason(node, "p2p.host_slow").message,
+                  HasSubstr("75% of PCIe gen5 x16"));
+    }
+  }
+}
+
+TEST(P2p, AHostLinkThatTrainedDownIsHeldToWhatTheSlotSupports) {
+  auto records = node_records("n0", 2, kHealthy, 30.0);  // what gen4 x16 gives
+  for (auto& r : records) {
+    if (r.at("kind") == "health") r["pcie"]["gen_current"] = 4;
+  }
+  const auto verdict = judge(records, p2p_baseline("", 2));
+  EXPECT_TRUE(fixtures::has_code(fixtures::node(verdict, "n0"), "p2p.host_slow"));
+}
+
+TEST(P2p, HostMemoryOnTheOtherSocketIsRecordedNotHeldToPcie) {
+  auto records = node_records("n0", 2, kHealthy);
+  Json remote = p2p("n0", "host_gpu", -1, 0, 14.0);
+  remote["host_numa_node"] = 1;
+  remote["host_numa_local"] = false;
+  records.push_back(remote);
+  const auto verdict = judge(records, p2p_baseline("", 2));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kCertified), ElementsAre("n0"));
+}
+
+// Fail closed: a host figure with no PCIe record to judge it by is never a pass.
+TEST(P2p, AHostFigureWithoutAPcieRecordIsInconclusiveAndSaysWhy) {
+  const auto verdict = judge(node_records("n0", 2, kHealthy, 55.0, false), p2p_baseline("", 2));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kInconclusive), ElementsAre("n0"));
+  const Reason& r = fixtures::reason(fixtures::node(verdict, "n0"), "p2p.host_unjudged");
+  EXPECT_THAT(r.message, HasSubstr("no health record gives the GPU's PCIe link"));
+}
+
+TEST(P2p, WithoutAPcieRecordTheHostFloorJudgesAtItsLimitAndEitherSide) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{48.0, false}, {48.001, false}, {47.999, true}}) {
+    SCOPED_TRACE(figure);
+    const auto verdict = judge(node_records("n0", 2, kHealthy, figure, false),
+                               p2p_baseline("    host_floor_gb_per_s: 48\n", 2));
+    const auto& node = fixtures::node(verdict, "n0");
+    EXPECT_EQ(fixtures::has_code(node, "p2p.host_slow"), slow);
+    EXPECT_FALSE(fixtures::has_code(node, "p2p.host_unjudged"));
+  }
+}
+
+Json skipped_pair(const std::string& host, const std::string& reason,
+                  std::optional<bool> peer_access = std::nullopt, int src = 0, int dst = -1) {
+  Json r = fixtures::record("p2p", host, "skipped", src);
+  r["reason"] = reason;
+  r["path"] = "gpu_gpu";
+  r["method"] = nullptr;
+  r["access"] = nullptr;
+  r["bidirectional"] = false;
+  r["src_gpu"] = src;
+  r["dst_gpu"] = dst >= 0 ? Json(dst) : Json(nullptr);
+  r["host_numa_node"] = nullptr;
+  r["host_numa_local"] = nullptr;
+  r["peer_access"] = peer_access ? Json(*peer_access) : Json(nullptr);
+  return r;
+}
+
+// A `skipped: one GPU` pair record alone certifies nothing.
+TEST(P2pFailClosed, AOneGpuPairRecordAloneLeavesTheNodeInconclusive) {
+  const auto verdict = judge({fixtures::run_record({"n0"}), skipped_pair("n0", "one GPU")});
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kInconclusive), ElementsAre("n0"));
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n0"), "evidence.skipped").message,
+              HasSubstr("one GPU"));
+}
+
+// Host and local copies do not stand in for the pairs a multi-GPU baseline expects.
+TEST(P2pFailClosed, MeasuredHostCopiesWithAOneGpuPairRecordDoNotCertifyPairHealth) {
+  auto records = node_records("n0", 1, kHealthy);
+  records.push_back(skipped_pair("n0", "one GPU"));
+  const auto verdict = judge(records, p2p_baseline("", 8));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kInconclusive), ElementsAre("n0"));
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n0"), "evidence.skipped").message,
+              HasSubstr("for GPU pairs: one GPU"));
+}
+
+TEST(P2pFailClosed, AOneGpuBaselineNeedsNoPairs) {
+  auto records = node_records("n0", 1, kHealthy);
+  records.push_back(skipped_pair("n0", "one GPU"));
+  const auto verdict = judge(records, p2p_baseline("", 1));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kCertified), ElementsAre("n0"));
+}
+
+TEST(P2pFailClosed, ASkippedCpuOnlyRecordAloneLeavesTheNodeInconclusive) {
+  Json r = fixtures::record("p2p", "n0", "skipped");
+  r["reason"] = "no usable GPU: this build has no CUDA support";
+  for (const char* key : {"path", "method", "access", "src_gpu", "dst_gpu", "host_numa_node",
+                          "host_numa_local", "peer_access"}) {
+    r[key] = nullptr;
+  }
+  r["bidirectional"] = false;
+  const auto verdict = judge({fixtures::run_record({"n0"}), r});
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kInconclusive), ElementsAre("n0"));
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n0"), "evidence.skipped").message,
+              HasSubstr("no CUDA support"));
+}
+
+TEST(P2pFailClosed, APairWithoutPeerAccessQuarantinesOnlyWhereNvlinkIsExpected) {
+  std::vector<Json> records;
+  for (auto& r : node_records("n0", 3, kHealthy)) {
+    const bool pair_0_2 = r.at("kind") == "p2p" && r.at("path") == "gpu_gpu" &&
+                          r.at("src_gpu").get<int>() + r.at("dst_gpu").get<int>() == 2;
+    if (!pair_0_2) records.push_back(std::move(r));
+  }
+  const std::string no_access = "no peer access between these GPUs (cudaDeviceCanAccessPeer)";
+  records.push_back(skipped_pair("n0", no_access, false, 0, 2));
+  records.push_back(skipped_pair("n0", no_access, false, 2, 0));
+  const auto nvlink = judge(records, p2p_baseline("", 3, 18));
+  EXPECT_THAT(fixtures::nodes_in(nvlink, NodeState::kQuarantined), ElementsAre("n0"));
+  const auto& reasons = fixtures::node(nvlink, "n0");
+  EXPECT_THAT(fixtures::reason(reasons, "p2p.no_peer_access").message,
+              HasSubstr("gpu 0 <-> gpu 2"));
+  const auto pcie_only = judge(records, p2p_baseline("", 3));
+  EXPECT_FALSE(fixtures::has_code(fixtures::node(pcie_only, "n0"), "p2p.no_peer_access"));
+  EXPECT_THAT(fixtures::nodes_in(pcie_only, NodeState::kCertified), ElementsAre("n0"));
+}
+
+TEST(P2pRecords, AMeasurementThatNamesNoPairIsLostInputNotAPass) {
+  Json broken = p2p("n0", "gpu_gpu", 0, 1, 390.0);
+  broken["dst_gpu"] = nullptr;
+  const Evidence evidence = fixtures::evidence_of({fixtures::run_record({"n0"}), broken});
+  ASSERT_EQ(evidence.issues.size(), 1u);
+  EXPECT_THAT(evidence.issues[0].detail, HasSubstr("src_gpu"));
+  EXPECT_THAT(evidence.p2p, IsEmpty());
+}
+
+TEST(P2pBaseline, KeysAreReadWrittenBackAndAnUnknownKeyIsRefused) {
+  const Baseline b = p2p_baseline(
+      "    pair_floor_gb_per_s: 315\n    pair_latency_ceiling_us: 3\n    max_deficit_pct: 20\n"
+      "    max_asymmetry_pct: 15\n    min_pairs: 4\n    host_min_pcie_pct: 80\n"
+      "    host_floor_gb_per_s: 40\n");
+  EXPECT_EQ(b.p2p.pair_floor_gb_per_s, 315.0);
+  EXPECT_EQ(b.p2p.pair_latency_ceiling_us, 3.0);
+  EXPECT_EQ(b.p2p.max_deficit_pct, 20.0);
+  EXPECT_EQ(b.p2p.max_asymmetry_pct, 15.0);
+  EXPECT_EQ(b.p2p.min_pairs, 4);
+  EXPECT_EQ(b.p2p.host_min_pcie_pct, 80.0);
+  EXPECT_EQ(b.p2p.host_floor_gb_per_s, 40.0);
+  EXPECT_EQ(parse_baseline(baseline_to_yaml(b), "written").p2p, b.p2p);
+  EXPECT_THROW((void)p2p_baseline("    pair_floor: 315\n"), UsageError);
+  EXPECT_THROW((void)p2p_baseline("    pair_floor_gb_per_s: 0\n"), UsageError);
+}
+
+}  // namespace
+}  // namespace commcert
