@@ -7,8 +7,10 @@ namespace commcert {
 namespace {
 
 using fixtures::gpu_health;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Pair;
 
 const Baseline& health_baseline() {
   static const Baseline b = fixtures::baseline_of(
@@ -243,6 +245,20 @@ TEST(HealthStageFailRule, AFailingHealthRecordIsNeverAPass) {
   EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
   EXPECT_THAT(fixtures::node(v, "n0").first_reason()->message,
               HasSubstr("NVML says the GPU is lost"));
+}
+
+// The operator reads which check failed and which rule said so (the verdict's `checks` and each
+// reason's `check` and `rule`): a lost GPU fails the GPU health check.
+TEST(GpuLostRule, ALostGpuFailsTheGpuHealthCheckAndNamesItsRule) {
+  Json lost = fixtures::record("health", "n0", "error", 0);
+  lost["component"] = "gpu";
+  lost["lost"] = true;
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({lost}), health_baseline());
+  const NodeVerdict& n0 = fixtures::node(v, "n0");
+  const Reason& reason = fixtures::reason(n0, "health.gpu_lost");
+  EXPECT_EQ(reason.check, "health.gpu");
+  EXPECT_EQ(reason.rule, "rule.gpu_lost");
+  EXPECT_THAT(n0.checks, Contains(Pair("health.gpu", "fail")));
 }
 
 }  // namespace
