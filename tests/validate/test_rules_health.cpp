@@ -11,6 +11,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
 
 const Baseline& health_baseline() {
   static const Baseline b = fixtures::baseline_of(
@@ -259,6 +260,24 @@ TEST(GpuLostRule, ALostGpuFailsTheGpuHealthCheckAndNamesItsRule) {
   EXPECT_EQ(reason.check, "health.gpu");
   EXPECT_EQ(reason.rule, "rule.gpu_lost");
   EXPECT_THAT(n0.checks, Contains(Pair("health.gpu", "fail")));
+}
+
+TEST(GpuLostRule, EveryLostGpuOfANodeIsNamed) {
+  // The technician replaces what the verdict names: two GPUs off the bus are two reasons.
+  std::vector<Json> records;
+  for (const int gpu : {0, 1}) {
+    Json lost = fixtures::record("health", "n0", "error", gpu);
+    lost["component"] = "gpu";
+    lost["lost"] = true;
+    records.push_back(lost);
+  }
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 2}\n");
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of(records), b);
+  std::vector<int> named;
+  for (const Reason& r : fixtures::node(v, "n0").reasons) {
+    if (r.code == "health.gpu_lost") named.push_back(r.gpu_index);
+  }
+  EXPECT_THAT(named, UnorderedElementsAre(0, 1));
 }
 
 }  // namespace
