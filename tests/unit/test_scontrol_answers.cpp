@@ -114,5 +114,12 @@ TEST(ScontrolAnswers, ALeaveLineIsTheSameWhateverTheOutcomeAndEscapesItsText) {
               "resumed\n");
 }
 
+TEST(ScontrolAnswers, AMissingSlurmConfWhoseNameIsNotAsciiIsRefusedToo) {
+  // A relative path in UTF-8 starts with a byte above 127 (a negative char here): it is a path
+  // like any other, not "unset".
+  const std::string relative = "\xc3\xa9t\xc3\xa9/no-such-slurm.conf";
+  EXPECT_NE(missing_slurm_conf(relative.c_str()), std::nullopt);
+}
+
 }  // namespace
 }  // namespace commcert
