@@ -114,5 +114,26 @@ TEST(ScontrolAnswers, ALeaveLineIsTheSameWhateverTheOutcomeAndEscapesItsText) {
               "resumed\n");
 }
 
+TEST(ScontrolAnswers, AMissingSlurmConfWhoseNameIsNotAsciiIsRefusedToo) {
+  // A relative path in UTF-8 starts with a byte above 127 (a negative char here): it is a path
+  // like any other, not "unset".
+  const std::string relative = "\xc3\xa9t\xc3\xa9/no-such-slurm.conf";
+  EXPECT_NE(missing_slurm_conf(relative.c_str()), std::nullopt);
+}
+
+TEST(ScontrolAnswers, EachNodeLineIsReadAloneAndKeepsItsOwnStateAndReason) {
+  // A node without a reason followed by one commcert drained: node1 must not take node2's
+  // state or reason (it would read as drained by commcert, and be resumed).
+  const auto nodes = parse_scontrol_nodes(
+      "NodeName=node0 State=ALLOCATED\n"
+      "NodeName=node1 State=IDLE\n"
+      "NodeName=node2 State=IDLE+DRAIN Reason=commcert: slow [root@2026-11-26T10:00:00]\n");
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_EQ(nodes.at("node1").state, "IDLE");
+  EXPECT_EQ(nodes.at("node1").reason, "");
+  EXPECT_FALSE(nodes.at("node1").drained_by_commcert());
+  EXPECT_EQ(nodes.at("node2").reason, "commcert: slow");
+}
+
 }  // namespace
 }  // namespace commcert

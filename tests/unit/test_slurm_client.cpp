@@ -3,8 +3,11 @@
 // hang). The real scontrol is tested by tests/integration/test_slurm_pool.py.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -102,6 +105,68 @@ TEST(QuerySlurmNodes, AMissingSlurmConfIsRefusedWithoutRunningScontrol) {
   } else {
     ::unsetenv("SLURM_CONF");
   }
+}
+
+// Sets an environment variable for one test and puts the old value back.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
+    const char* before = std::getenv(name);
+    had_ = before != nullptr;
+    if (had_) saved_ = before;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnvironment() {
+    if (had_) {
+      ::setenv(name_, saved_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string saved_;
+};
+
+TEST(QuerySlurmNodes, AnScontrolThatRefusesIsAnErrorNotAnEmptyPool) {
+  // A program named scontrol, first on PATH, answers as scontrol does when slurmctld is down.
+  // Read as an empty answer, `commcert pool` would find no node to drain or resume and report
+  // success; the user must see the refusal instead.
+  test_support::TempDirectory dir;
+  const auto scontrol = dir.path() / "scontrol";
+  {
+    std::ofstream script(scontrol);
+    script << "#!/bin/sh\necho 'slurm_load_node error: Unable to contact slurm controller' >&2\n"
+              "exit 1\n";
+  }
+  std::filesystem::permissions(scontrol, std::filesystem::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  ScopedEnvironment on_path("PATH", dir.path().string() + ":" + (path ? path : "/usr/bin:/bin"));
+  ScopedEnvironment no_conf("SLURM_CONF", "");
+  try {
+    (void)query_slurm_nodes(30);
+    ADD_FAILURE() << "no RuntimeFailure";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "scontrol show node failed (exit 1): slurm_load_node error: Unable to contact "
+              "slurm controller");
+  }
+}
+
+TEST(ApplySlurmActions, WhatWasDoneIsWrittenOutBeforeItReturns) {
+  // The lines reach the file itself, not only the stream's buffer: what the pool did to Slurm
+  // is on record even if the process is killed right after (the file descriptor is read
+  // directly, bypassing the stream).
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::tmpfile(), &std::fclose);
+  (void)apply_slurm_actions({action(PoolActionKind::kResume, "node1", {"true"})}, false, out.get(),
+                            30);
+  char buffer[64] = {};
+  const ssize_t read = ::pread(::fileno(out.get()), buffer, sizeof buffer - 1, 0);
+  EXPECT_EQ(std::string(buffer, read > 0 ? static_cast<std::size_t>(read) : 0), "resume node1\n");
 }
 
 }  // namespace

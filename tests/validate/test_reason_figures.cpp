@@ -144,5 +144,42 @@ TEST(ReasonFigures, AnUnknownPcieGenerationOrWidthIsNotADegradedLink) {
   }
 }
 
+TEST(ReasonFigures, ASharedFigureSaysWhichLimitItFails) {
+  // Nobody is blamed for a two-node figure, so its message is all the operator has: it must say
+  // whether the figure is under the floor, over the ceiling or off the required value.
+  struct Case {
+    std::string bound;
+    double busbw;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"{floor: 100}", 90,
+       "allreduce busbw (cluster scope, 1 GiB) 90 GB/s fails the floor (100 GB/s) in the 2-node "
+       "run run1; no single node can be blamed"},
+      {"{ceiling: 100}", 110,
+       "allreduce busbw (cluster scope, 1 GiB) 110 GB/s fails the ceiling (100 GB/s) in the "
+       "2-node run run1; no single node can be blamed"},
+      {"{equals: 100}", 110,
+       "allreduce busbw (cluster scope, 1 GiB) 110 GB/s fails the required value (100 GB/s) in "
+       "the 2-node run run1; no single node can be blamed"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.bound);
+    Json shared = fixtures::collective(std::uint64_t{1} << 30, c.busbw, "cluster", "n0");
+    shared["nranks"] = 2;
+    shared["nodes"] = 2;
+    const Baseline b = fixtures::baseline_of(
+        "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+        "    busbw_gb_per_s:\n      cluster: " +
+        c.bound + "\n");
+    const FleetVerdict v =
+        fixtures::certify(fixtures::evidence_of({fixtures::run_record({"n0", "n1"}), shared}), b);
+    const Json reasons = reasons_of(v, "n0");
+    ASSERT_EQ(reasons.size(), 1u) << reasons.dump();
+    EXPECT_EQ(reasons[0]["code"], "perf.unattributed");
+    EXPECT_EQ(reasons[0]["message"], c.message);
+  }
+}
+
 }  // namespace
 }  // namespace commcert

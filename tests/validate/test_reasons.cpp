@@ -86,5 +86,21 @@ TEST(ReasonCatalogue, EveryCodeAndRuleIsDocumented) {
   }
 }
 
+// A reason's `rule` (the verdict's JSON, docs/validator.md) tells the operator which rule to read
+// up: every rule's id must be its own and be a row of the rule table.
+TEST(EveryRule, HasItsOwnIdAndARowInTheRuleTable) {
+  std::ifstream file(fixtures::source_path("docs/validator.md"));
+  std::ostringstream text;
+  text << file.rdbuf();
+  const std::string doc = text.str();
+  ASSERT_FALSE(doc.empty());
+  std::set<std::string> seen;
+  for (const auto& rule : make_rules()) {
+    const std::string id(rule->id());
+    EXPECT_TRUE(seen.insert(id).second) << "two rules share the id '" << id << "'";
+    EXPECT_NE(doc.find("| `" + id + "` |"), std::string::npos) << "no row for '" << id << "'";
+  }
+}
+
 }  // namespace
 }  // namespace commcert

@@ -517,5 +517,31 @@ TEST(RuleBoundaries, BurnThrottleCountsFromMoreThanZeroSeconds) {
              {60000, kPasses}, "sw_power_cap ms");
 }
 
+TEST(RuleBoundaries, EveryNodePastAnAbsoluteLimitIsJudgedNotOnlyTheFirst) {
+  // Two nodes' GPUs at 85 degrees, against a floor, a ceiling and a required value that 85
+  // fails: each node is quarantined for its own figure.
+  const std::vector<std::pair<std::string, std::string>> limits = {
+      {"{floor: 90}", "perf.below_floor"},
+      {"{ceiling: 80}", "perf.above_ceiling"},
+      {"{equals: 80}", "perf.not_equal"}};
+  for (const auto& [bound, code] : limits) {
+    SCOPED_TRACE(bound);
+    std::vector<Json> records;
+    for (const std::string host : {"n0", "n1"}) {
+      Json hot = gpu_health(host, 0);
+      hot["temperature_c"] = 85;
+      records.push_back(hot);
+    }
+    const Baseline b = fixtures::baseline_of(
+        "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu:\n    temperature_c: " +
+        bound + "\n");
+    const FleetVerdict v = fixtures::certify(fixtures::evidence_of(records), b);
+    for (const std::string host : {"n0", "n1"}) {
+      EXPECT_EQ(fixtures::node(v, host).state, NodeState::kQuarantined) << host;
+      EXPECT_EQ(fixtures::codes(fixtures::node(v, host)), std::vector<std::string>{code}) << host;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace commcert

@@ -7,8 +7,11 @@ namespace commcert {
 namespace {
 
 using fixtures::gpu_health;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
 
 const Baseline& health_baseline() {
   static const Baseline b = fixtures::baseline_of(
@@ -243,6 +246,38 @@ TEST(HealthStageFailRule, AFailingHealthRecordIsNeverAPass) {
   EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
   EXPECT_THAT(fixtures::node(v, "n0").first_reason()->message,
               HasSubstr("NVML says the GPU is lost"));
+}
+
+// The operator reads which check failed and which rule said so (the verdict's `checks` and each
+// reason's `check` and `rule`): a lost GPU fails the GPU health check.
+TEST(GpuLostRule, ALostGpuFailsTheGpuHealthCheckAndNamesItsRule) {
+  Json lost = fixtures::record("health", "n0", "error", 0);
+  lost["component"] = "gpu";
+  lost["lost"] = true;
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({lost}), health_baseline());
+  const NodeVerdict& n0 = fixtures::node(v, "n0");
+  const Reason& reason = fixtures::reason(n0, "health.gpu_lost");
+  EXPECT_EQ(reason.check, "health.gpu");
+  EXPECT_EQ(reason.rule, "rule.gpu_lost");
+  EXPECT_THAT(n0.checks, Contains(Pair("health.gpu", "fail")));
+}
+
+TEST(GpuLostRule, EveryLostGpuOfANodeIsNamed) {
+  // The technician replaces what the verdict names: two GPUs off the bus are two reasons.
+  std::vector<Json> records;
+  for (const int gpu : {0, 1}) {
+    Json lost = fixtures::record("health", "n0", "error", gpu);
+    lost["component"] = "gpu";
+    lost["lost"] = true;
+    records.push_back(lost);
+  }
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 2}\n");
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of(records), b);
+  std::vector<int> named;
+  for (const Reason& r : fixtures::node(v, "n0").reasons) {
+    if (r.code == "health.gpu_lost") named.push_back(r.gpu_index);
+  }
+  EXPECT_THAT(named, UnorderedElementsAre(0, 1));
 }
 
 }  // namespace
