@@ -89,10 +89,10 @@ CollectiveRecord collective_record_of(const CollectiveRecordContext& context, co
   r.straggler = {f.straggler_rank, node_of(ranks, f.straggler_rank),
                  m.ranks[f.straggler_index].mean_seconds, f.straggler_lead_seconds};
   r.iteration_time = {f.iterations.count, f.iterations.min,  f.iterations.median, f.iterations.p99,
-                      f.iterations.max,   f.iterations.mean, f.iterations.cv, {}};
+                      f.iterations.max,   f.iterations.mean, f.iterations.cv,     {}};
   // The samples themselves, so `compare` tests with them rather than with their moments.
-  const std::size_t every = (m.iteration_seconds.size() + IterationTimes::kMaxSamples - 1) /
-                            IterationTimes::kMaxSamples;
+  const std::size_t every =
+      (m.iteration_seconds.size() + IterationTimes::kMaxSamples - 1) / IterationTimes::kMaxSamples;
   for (std::size_t i = 0; i < m.iteration_seconds.size(); i += std::max<std::size_t>(every, 1))
     r.iteration_time.samples_s.push_back(m.iteration_seconds[i]);
   r.wrong_elements = f.wrong_elements;

@@ -102,8 +102,8 @@ int MembwCommand::run(Invocation& invocation) {
         try {
           host_transfers[i] = measure_host_transfer(settings, plan.gpus[i]);
         } catch (const std::exception& error) {
-          host_errors[i] = fmt::format("GPU {}: host transfer: {}", plan.gpus[i].identity.index,
-                                       error.what());
+          host_errors[i] =
+              fmt::format("GPU {}: host transfer: {}", plan.gpus[i].identity.index, error.what());
         }
       }
     }

@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/history_options.hpp"
 #include "core/bounded_input.hpp"
 #include "core/errors.hpp"
-#include "cli/history_options.hpp"
 #include "core/json.hpp"
 #include "history/history_db.hpp"
 #include "history/node_trend.hpp"
@@ -108,9 +108,10 @@ constexpr std::size_t kTrendRuns = 8;
 void add_trends(const std::string& path, const FleetVerdict& verdict, RunDetails& details) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
-    throw UsageError(fmt::format("--history: no history database at {} (commcert history add "
-                                 "RUN... makes one)",
-                                 path));
+    throw UsageError(
+        fmt::format("--history: no history database at {} (commcert history add "
+                    "RUN... makes one)",
+                    path));
   }
   const HistoryDb history(path);
   std::vector<const NodeVerdict*> nodes;

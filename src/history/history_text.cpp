@@ -124,8 +124,8 @@ std::string render_trend(const std::string& node, const std::vector<NodeRun>& ru
   for (const auto& row : trend.rows) {
     std::string cells;
     for (const auto& value : row.values)
-      cells += fmt::format(" {:>14}", value ? format_metric_value(row.figure.metric, *value)
-                                            : std::string("-"));
+      cells += fmt::format(
+          " {:>14}", value ? format_metric_value(row.figure.metric, *value) : std::string("-"));
     const std::string change =
         row.change_pct ? fmt::format("  {:+.1f}%", *row.change_pct) : std::string();
     out += fmt::format("  {:<{}}{}{}\n", describe_figure(row.figure), width, cells, change);

@@ -15,7 +15,8 @@ NodeTrend node_trend(const std::string& node, const std::vector<NodeRun>& runs,
   for (std::size_t i = 0; i < trend.runs.size(); ++i) {
     for (const auto& figure : trend.runs[i].metrics) {
       auto [it, inserted] = row_of_key.try_emplace(figure.key(), trend.rows.size());
-      if (inserted) trend.rows.push_back({figure, std::vector<std::optional<double>>(trend.runs.size()), {}});
+      if (inserted)
+        trend.rows.push_back({figure, std::vector<std::optional<double>>(trend.runs.size()), {}});
       trend.rows[it->second].values[i] = figure.value;
     }
   }

@@ -13,7 +13,9 @@ namespace {
 
 using Column = std::vector<std::optional<double>> BurnTimeline::*;
 
-std::string gpu_label(const BurnGpu& gpu) { return fmt::format("{} gpu{}", gpu.node, gpu.gpu); }
+std::string gpu_label(const BurnGpu& gpu) {
+  return fmt::format("{} gpu{}", gpu.node, gpu.gpu);
+}
 
 std::string time_plot(const std::vector<BurnGpu>& burns, const char* title, const char* y_label,
                       const char* css, Column column) {

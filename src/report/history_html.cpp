@@ -8,7 +8,9 @@
 namespace commcert {
 namespace {
 
-std::string e(const std::string& text) { return escape_markup(text); }
+std::string e(const std::string& text) {
+  return escape_markup(text);
+}
 
 std::string trend_table(const NodeTrend& trend) {
   std::string head = "<tr><th>figure</th>";
@@ -47,17 +49,19 @@ std::string history_section(const RunDetails& run) {
       "same); quarantined and inconclusive nodes first.</p>\n";
   for (const auto& trend : run.trends) {
     if (trend.runs.empty()) {
-      out += fmt::format("<h3>{}</h3>\n<p class=\"muted\">No run in the history names this "
-                         "node.</p>\n",
-                         e(trend.node));
+      out += fmt::format(
+          "<h3>{}</h3>\n<p class=\"muted\">No run in the history names this "
+          "node.</p>\n",
+          e(trend.node));
       continue;
     }
     out += trend_table(trend);
   }
   if (run.trends_left_out > 0) {
-    out += fmt::format("<p class=\"muted\">{} more node(s) not shown: <code>commcert history show "
-                       "NODE</code> prints any node's trend.</p>\n",
-                       run.trends_left_out);
+    out += fmt::format(
+        "<p class=\"muted\">{} more node(s) not shown: <code>commcert history show "
+        "NODE</code> prints any node's trend.</p>\n",
+        run.trends_left_out);
   }
   return out + "</section>\n";
 }

@@ -24,7 +24,8 @@ std::string render_svg(const StripChart& chart) {
   const auto x_pixel = [&](double t) { return kLeft + kPlotWidth * std::clamp(t / end, 0.0, 1.0); };
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
-      "role=\"img\"{}{}>\n<title>{}</title>\n<text class=\"plot-title\" x=\"{}\" y=\"18\">{}</text>\n",
+      "role=\"img\"{}{}>\n<title>{}</title>\n<text class=\"plot-title\" x=\"{}\" "
+      "y=\"18\">{}</text>\n",
       kWidth, height, kWidth, height, chart.attributes.empty() ? "" : " ", chart.attributes,
       escape_markup(chart.title), kLeft, escape_markup(chart.title));
   for (std::size_t r = 0; r < chart.rows.size(); ++r) {
@@ -36,8 +37,8 @@ std::string render_svg(const StripChart& chart) {
         "<g class=\"strip-row\"{}><text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" "
         "text-anchor=\"end\">{}</text><line class=\"grid\" x1=\"{:.1f}\" y1=\"{:.1f}\" "
         "x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
-        node, kLeft - 6, y + kRowHeight - 4, escape_markup(row.label), kLeft,
-        y + kRowHeight / 2, kLeft + kPlotWidth, y + kRowHeight / 2);
+        node, kLeft - 6, y + kRowHeight - 4, escape_markup(row.label), kLeft, y + kRowHeight / 2,
+        kLeft + kPlotWidth, y + kRowHeight / 2);
     for (const StripSpan& span : row.spans) {
       const double x = x_pixel(span.from_s);
       const double width = std::max(x_pixel(span.to_s) - x, 1.0);

@@ -180,8 +180,8 @@ Json burn_record(const std::string& run_id, int gpu, std::uint64_t miscompares) 
   outcome.miscompares = miscompares;
   outcome.checked_results = 61;
   outcome.telemetry = telemetry_json(burn_telemetry());
-  outcome.timeline =
-      telemetry_timeline_json(burn_telemetry().samples, outcome.window_end_s, outcome.window_tflops);
+  outcome.timeline = telemetry_timeline_json(burn_telemetry().samples, outcome.window_end_s,
+                                             outcome.window_tflops);
   const PeerVerdict peers{miscompares > 0, 1};
   BurnRecord record;
   record.origin = origin_on(run_id, "node0", gpu);

@@ -45,9 +45,8 @@ TEST(NodeTrend, KeepsTheLatestRunsAndLinesEachFigureUpAcrossThem) {
 }
 
 TEST(NodeTrend, AFirstValueOfZeroHasNoChangeAndNoRunsNoRows) {
-  const NodeTrend trend =
-      node_trend("node2", {run("a", {figure("allreduce", 0)}), run("b", {figure("allreduce", 5)})},
-                 8);
+  const NodeTrend trend = node_trend(
+      "node2", {run("a", {figure("allreduce", 0)}), run("b", {figure("allreduce", 5)})}, 8);
   ASSERT_EQ(trend.rows.size(), 1U);
   EXPECT_FALSE(trend.rows[0].change_pct);
   const NodeTrend empty = node_trend("node9", {}, 8);

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "health/telemetry_timeline.hpp"
 
@@ -63,8 +63,8 @@ TEST(TelemetryTimeline, MoreWindowsThanPointsAreMergedIntoEqualRuns) {
   EXPECT_NEAR(t["tflops"][0].get<double>(), 3 / (1.0 / 100 + 2.0 / 300), 1e-9);
   EXPECT_NEAR(t["tflops"][2].get<double>(), 50, 1e-9);
   // Exactly max_points windows stay one point each; one more merges pairs.
-  EXPECT_EQ(telemetry_timeline_json({}, std::vector<double>{1, 2, 3},
-                                    std::vector<double>{1, 1, 1}, 3)["windows_per_point"],
+  EXPECT_EQ(telemetry_timeline_json({}, std::vector<double>{1, 2, 3}, std::vector<double>{1, 1, 1},
+                                    3)["windows_per_point"],
             1);
   EXPECT_EQ(telemetry_timeline_json({}, std::vector<double>{1, 2, 3, 4},
                                     std::vector<double>{1, 1, 1, 1}, 3)["windows_per_point"],
@@ -73,8 +73,8 @@ TEST(TelemetryTimeline, MoreWindowsThanPointsAreMergedIntoEqualRuns) {
 
 TEST(TelemetryTimeline, NoWindowOrMismatchedListsIsNull) {
   EXPECT_TRUE(telemetry_timeline_json({}, std::vector<double>{}, std::vector<double>{}).is_null());
-  EXPECT_TRUE(telemetry_timeline_json({}, std::vector<double>{1, 2}, std::vector<double>{5})
-                  .is_null());
+  EXPECT_TRUE(
+      telemetry_timeline_json({}, std::vector<double>{1, 2}, std::vector<double>{5}).is_null());
 }
 
 }  // namespace
