@@ -43,8 +43,8 @@ Json telemetry_timeline_json(const std::vector<TelemetrySample>& samples,
                              std::span<const double> window_tflops, std::size_t max_points) {
   const std::size_t windows = window_end_s.size();
   if (windows == 0 || window_tflops.size() != windows) return nullptr;
-  const std::size_t per_point =
-      (windows + std::max<std::size_t>(max_points, 1) - 1) / std::max<std::size_t>(max_points, 1);
+  const std::size_t points = std::max<std::size_t>(max_points, 1);
+  const std::size_t per_point = (windows + points - 1) / points;
   Json t_s = Json::array();
   Json tflops = Json::array();
   Json sm_clock = Json::array();

@@ -8,26 +8,25 @@
 namespace commcert {
 namespace {
 
-std::string e(const std::string& text) {
-  return escape_markup(text);
-}
-
 std::string trend_table(const NodeTrend& trend) {
   std::string head = "<tr><th>figure</th>";
   std::string states = "<tr class=\"trend-states\"><td>state</td>";
   for (const auto& run : trend.runs) {
-    head += fmt::format("<th title=\"{}\">{}</th>", e(run.run.run_id), e(run.run.started));
-    states += fmt::format("<td class=\"state-{}\">{}</td>", e(run.state),
-                          e(run.state.empty() ? "(no verdict)" : run.state));
+    head += fmt::format("<th title=\"{}\">{}</th>", escape_markup(run.run.run_id),
+                        escape_markup(run.run.started));
+    states += fmt::format("<td class=\"state-{}\">{}</td>", escape_markup(run.state),
+                          escape_markup(run.state.empty() ? "(no verdict)" : run.state));
   }
   head += "<th>change</th></tr>\n";
   states += "<td></td></tr>\n";
   std::string rows;
   for (const auto& row : trend.rows) {
-    rows += fmt::format("<tr class=\"trend-row\"><td>{}</td>", e(describe_figure(row.figure)));
+    rows += fmt::format("<tr class=\"trend-row\"><td>{}</td>",
+                        escape_markup(describe_figure(row.figure)));
     for (const auto& value : row.values)
-      rows += fmt::format("<td>{}</td>", value ? e(format_metric_value(row.figure.metric, *value))
-                                               : std::string("–"));
+      rows += fmt::format(
+          "<td>{}</td>",
+          value ? escape_markup(format_metric_value(row.figure.metric, *value)) : std::string("–"));
     const bool worse = row.change_pct && *row.change_pct < 0;
     rows += fmt::format("<td class=\"{}\">{}</td></tr>\n", worse ? "change worse" : "change",
                         row.change_pct ? fmt::format("{:+.1f}%", *row.change_pct) : "");
@@ -36,7 +35,8 @@ std::string trend_table(const NodeTrend& trend) {
       "<h3>{}</h3>\n<p class=\"muted\">{} run(s) in the history name this node; the last {} "
       "shown, oldest first.</p>\n<table class=\"trend\" data-node=\"{}\"><thead>{}</thead>"
       "<tbody>{}{}</tbody></table>\n",
-      e(trend.node), trend.runs_stored, trend.runs.size(), e(trend.node), head, states, rows);
+      escape_markup(trend.node), trend.runs_stored, trend.runs.size(), escape_markup(trend.node),
+      head, states, rows);
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ std::string history_section(const RunDetails& run) {
       out += fmt::format(
           "<h3>{}</h3>\n<p class=\"muted\">No run in the history names this "
           "node.</p>\n",
-          e(trend.node));
+          escape_markup(trend.node));
       continue;
     }
     out += trend_table(trend);
