@@ -84,7 +84,8 @@ class ReportWriterTest(TemporaryDirectory):
         self.assertIn("| allreduce | 4 MiB | out | 40.0 | 105.0 | 0 | 37.0 | 113.5 | 0 | 1.081 |", report)
         self.assertIn("- skipped: sendrecv has no in-place form", report)
         # ours beside nccl-tests
-        self.assertIn("| allreduce | 1 MiB | out | 19.0 | 18.7 | 55.22 | 56.06 | 0.985 | PASS |", report)
+        self.assertIn("| allreduce | 1 MiB | out | 19.0 | 18.7 | 55.22 | 56.06 | 0.985 | shown |", report)
+        self.assertIn("| allreduce | 4 MiB | out | 40.0 | 39.4 | 104.96 | 106.56 | 0.985 | PASS |", report)
         self.assertIn("| alltoall | 4 MiB | in |", report)
         # burn against the plain GEMM (joined on the PCI bus id, spelled two ways), membw against memcpy
         self.assertIn("| 0 | NVIDIA H100 80GB HBM3 | 741.9 | 758.2 | 0.979 | PASS | 75.0% | 0 | false |", report)
@@ -147,7 +148,30 @@ class ReportWriterTest(TemporaryDirectory):
         self.assertEqual(completed.returncode, 1, completed.stdout)
         self.assertEqual(step_rows(report)["nccl-tests"], "FAIL")
         self.assertIn("| 0.895 | BELOW TARGET |", report)
-        self.assertIn("allreduce 1 MiB out-of-place at 0.90× nccl-tests", report)
+        self.assertIn("allreduce 4 MiB out-of-place at 0.90× nccl-tests", report)
+        # 1 MiB took nccl-tests 18.7 µs: bound by launch latency, shown and not judged.
+        self.assertRegex(report, r"\| allreduce \| 1 MiB \| out \|[^\n]*\| 0\.895 \| shown \|")
+
+    def test_rows_are_judged_from_20_microseconds_of_nccl_tests_time(self):
+        for their_us, judged in ((19.99, False), (20.0, True), (20.01, True)):
+            with self.subTest(their_us=their_us):
+                shutil.rmtree(self.tmp / "out", ignore_errors=True)
+                out = self.scenario()
+                table = out / "nccl-tests" / "all_reduce_perf.txt"
+                lines = []
+                for line in table.read_text().splitlines():
+                    fields = line.split()
+                    if fields and fields[0] == "1048576":  # theirs 10 % faster, at this time
+                        fields[5] = f"{their_us:.2f}"
+                        fields[7] = f"{float(fields[7]) * 1.1:.2f}"
+                        line = " ".join(fields)
+                    lines.append(line)
+                table.write_text("\n".join(lines) + "\n")
+                completed, report = self.write_report(out)
+                self.assertEqual(completed.returncode, 1 if judged else 0, completed.stdout)
+                self.assertEqual("allreduce 1 MiB out-of-place at 0.90× nccl-tests" in report, judged)
+                self.assertRegex(report, r"\| allreduce \| 1 MiB \| out \|[^\n]*\| 0\.895 \| "
+                                 + ("BELOW TARGET" if judged else "shown") + r" \|")
 
     def test_one_rank_in_place_rows_are_shown_not_judged(self):
         # One GPU: an in-place collective moves no data, and nccl-tests times only NCCL's host call
@@ -173,15 +197,15 @@ class ReportWriterTest(TemporaryDirectory):
         completed, report = self.write_report(out)
         self.assertEqual(completed.returncode, 0, completed.stdout)
         self.assertEqual(step_rows(report)["nccl-tests"], "PASS")
-        self.assertRegex(report, r"\| allreduce \| 1 MiB \| in \|[^\n]*\| shown \|")
-        self.assertRegex(report, r"\| allreduce \| 1 MiB \| out \|[^\n]*\| PASS \|")
+        self.assertRegex(report, r"\| allreduce \| 4 MiB \| in \|[^\n]*\| shown \|")
+        self.assertRegex(report, r"\| allreduce \| 4 MiB \| out \|[^\n]*\| PASS \|")
 
         # The same figures with two ranks are judged, and fail.
         lines = [line.replace('"nranks": 1', '"nranks": 2') for line in records.read_text().splitlines()]
         records.write_text("\n".join(lines) + "\n")
         completed, report = self.write_report(out)
         self.assertEqual(completed.returncode, 1, completed.stdout)
-        self.assertIn("allreduce 1 MiB in-place at 0.", report)
+        self.assertIn("allreduce 4 MiB in-place at 0.", report)
 
     def test_the_real_h200_run_is_judged_as_it_was_on_the_machine(self):
         # The first real GPU run (one H200): the writer must keep reading what the bundle wrote.
