@@ -19,6 +19,19 @@ COMMCERT_HD inline std::uint64_t strided_index(std::uint64_t thread, std::uint64
   return thread + (round * unroll + u) * threads;
 }
 
+// The same rounds with each warp's `unroll` accesses side by side: warp w of a round covers
+// 32 * unroll consecutive elements, one 32-element run per access (a narrower last warp, when
+// `threads` is not a multiple of 32, covers runs of its own width). Every element is still
+// touched exactly once; a warp's accesses in flight then fall in fewer DRAM pages.
+COMMCERT_HD inline std::uint64_t warp_contiguous_index(std::uint64_t thread, std::uint64_t threads,
+                                                       std::uint64_t round, unsigned unroll,
+                                                       unsigned u) {
+  const std::uint64_t lane = thread % 32;
+  const std::uint64_t warp_first = thread - lane;
+  const std::uint64_t width = threads - warp_first < 32 ? threads - warp_first : 32;
+  return round * threads * unroll + warp_first * unroll + u * width + lane;
+}
+
 // Rounds thread 0 needs to cover n elements (the others need the same or one fewer).
 COMMCERT_HD inline std::uint64_t strided_rounds(std::uint64_t n, std::uint64_t threads,
                                                 unsigned unroll) {

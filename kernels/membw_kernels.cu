@@ -1,3 +1,5 @@
+#include <stdexcept>
+
 #include "kernels/grid_stride.hpp"
 #include "kernels/membw_kernels.hpp"
 
@@ -47,29 +49,37 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// The copy keeps more in flight per thread with fewer threads: on an H200 eight accesses per
-// thread and one 256-thread block per SM copied at 0.955 of cudaMemcpy, where the read and write
-// kernels' shape reached 0.90 (docs/gpu-results.md). Full rounds skip the bounds checks.
-constexpr unsigned kCopyUnroll = 8;
-constexpr unsigned kCopyBlocksPerSm = 1;
+// The copy keeps more in flight per thread with fewer threads than the read and write kernels
+// (on an H200 those kernels' shape copied at 0.90 of cudaMemcpy); full rounds skip the bounds
+// checks.
+template <unsigned Unroll, CopyLayout Layout>
+__device__ __forceinline__ std::uint64_t copy_index(std::uint64_t thread, std::uint64_t threads,
+                                                    std::uint64_t round, unsigned u) {
+  if constexpr (Layout == CopyLayout::kWarpContiguous) {
+    return warp_contiguous_index(thread, threads, round, Unroll, u);
+  } else {
+    return strided_index(thread, threads, round, Unroll, u);
+  }
+}
 
+template <unsigned Unroll, CopyLayout Layout>
 __global__ void __launch_bounds__(256)
     copy_kernel(ulonglong2* dst, const ulonglong2* src, std::uint64_t n) {
   const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::uint64_t rounds = strided_rounds(n, threads, kCopyUnroll);
-  const std::uint64_t full_rounds = n / (threads * kCopyUnroll);
+  const std::uint64_t rounds = strided_rounds(n, threads, Unroll);
+  const std::uint64_t full_rounds = n / (threads * Unroll);
   for (std::uint64_t round = 0; round < rounds; ++round) {
-    ulonglong2 v[kCopyUnroll];
+    ulonglong2 v[Unroll];
     const bool full = round < full_rounds;
 #pragma unroll
-    for (unsigned u = 0; u < kCopyUnroll; ++u) {
-      const std::uint64_t i = strided_index(thread, threads, round, kCopyUnroll, u);
+    for (unsigned u = 0; u < Unroll; ++u) {
+      const std::uint64_t i = copy_index<Unroll, Layout>(thread, threads, round, u);
       if (full || i < n) v[u] = __ldcs(src + i);
     }
 #pragma unroll
-    for (unsigned u = 0; u < kCopyUnroll; ++u) {
-      const std::uint64_t i = strided_index(thread, threads, round, kCopyUnroll, u);
+    for (unsigned u = 0; u < Unroll; ++u) {
+      const std::uint64_t i = copy_index<Unroll, Layout>(thread, threads, round, u);
       if (full || i < n) __stcs(dst + i, v[u]);
     }
   }
@@ -144,11 +154,35 @@ void enqueue_write(void* dst, std::uint64_t bytes, std::uint64_t value, int sm_c
 }
 
 void enqueue_copy(void* dst, const void* src, std::uint64_t bytes, int sm_count,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, CopyShape shape) {
   const std::uint64_t n = bytes / kBandwidthVectorBytes;
-  const LaunchShape s = saturating_launch_shape(sm_count, n, kCopyUnroll, 256, kCopyBlocksPerSm);
-  copy_kernel<<<s.blocks, s.threads_per_block, 0, stream>>>(static_cast<ulonglong2*>(dst),
-                                                            static_cast<const ulonglong2*>(src), n);
+  const LaunchShape s =
+      saturating_launch_shape(sm_count, n, shape.accesses_per_thread, 256, shape.blocks_per_sm);
+  auto* d = static_cast<ulonglong2*>(dst);
+  const auto* from = static_cast<const ulonglong2*>(src);
+  const bool warp = shape.layout == CopyLayout::kWarpContiguous;
+  switch (shape.accesses_per_thread) {
+    case 8:
+      if (warp) {
+        copy_kernel<8, CopyLayout::kWarpContiguous><<<s.blocks, s.threads_per_block, 0, stream>>>(
+            d, from, n);
+      } else {
+        copy_kernel<8, CopyLayout::kThreadStrided><<<s.blocks, s.threads_per_block, 0, stream>>>(
+            d, from, n);
+      }
+      return;
+    case 16:
+      if (warp) {
+        copy_kernel<16, CopyLayout::kWarpContiguous><<<s.blocks, s.threads_per_block, 0, stream>>>(
+            d, from, n);
+      } else {
+        copy_kernel<16, CopyLayout::kThreadStrided><<<s.blocks, s.threads_per_block, 0, stream>>>(
+            d, from, n);
+      }
+      return;
+    default:
+      throw std::invalid_argument("enqueue_copy: accesses_per_thread must be 8 or 16");
+  }
 }
 
 void enqueue_pattern_fill(void* base, std::uint64_t words, MemoryPattern pattern,

@@ -21,9 +21,24 @@ void enqueue_read(const void* src, std::uint64_t bytes, unsigned long long* sink
 // Writes `value` to every 64-bit word of `dst`.
 void enqueue_write(void* dst, std::uint64_t bytes, std::uint64_t value, int sm_count,
                    cudaStream_t stream);
+// How the copy kernel spreads its work. No one shape is fastest everywhere: on an H200 the
+// thread-strided shape with 8 accesses and one block per SM led, on an H100 the warp-contiguous
+// ones (docs/gpu-results.md), so membw times each and keeps the best.
+enum class CopyLayout { kThreadStrided, kWarpContiguous };
+struct CopyShape {
+  CopyLayout layout = CopyLayout::kThreadStrided;
+  unsigned accesses_per_thread = 8;  // 16-byte vectors in flight per thread
+  unsigned blocks_per_sm = 1;        // of 256 threads
+};
+inline constexpr CopyShape kCopyShapes[] = {
+    {CopyLayout::kThreadStrided, 8, 1},
+    {CopyLayout::kWarpContiguous, 16, 1},
+    {CopyLayout::kWarpContiguous, 8, 2},
+};
+
 // dst = src.
 void enqueue_copy(void* dst, const void* src, std::uint64_t bytes, int sm_count,
-                  cudaStream_t stream);
+                  cudaStream_t stream, CopyShape shape = kCopyShapes[0]);
 
 // Writes memory_pattern_word(pattern, seed, i) into word i of `words` words at `base`.
 void enqueue_pattern_fill(void* base, std::uint64_t words, MemoryPattern pattern,

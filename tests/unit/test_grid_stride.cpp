@@ -7,14 +7,17 @@
 namespace commcert {
 namespace {
 
+using IndexOf = std::uint64_t (*)(std::uint64_t, std::uint64_t, std::uint64_t, unsigned, unsigned);
+
 // What a kernel's loop does, replayed on the host: how often each index is touched.
-std::vector<int> touches(std::uint64_t n, std::uint64_t threads, unsigned unroll) {
+std::vector<int> touches(std::uint64_t n, std::uint64_t threads, unsigned unroll,
+                         IndexOf index_of = strided_index) {
   std::vector<int> count(n, 0);
   const std::uint64_t rounds = strided_rounds(n, threads, unroll);
   for (std::uint64_t t = 0; t < threads; ++t) {
     for (std::uint64_t r = 0; r < rounds; ++r) {
       for (unsigned u = 0; u < unroll; ++u) {
-        const std::uint64_t i = strided_index(t, threads, r, unroll, u);
+        const std::uint64_t i = index_of(t, threads, r, unroll, u);
         if (i < n) ++count[i];
       }
     }
@@ -34,6 +37,29 @@ TEST(GridStride, EveryElementIsTouchedExactlyOnce) {
       }
     }
   }
+}
+
+TEST(GridStride, WarpContiguousTouchesEveryElementExactlyOnce) {
+  // 33 and 100 threads: a last warp narrower than 32 must neither skip nor repeat elements.
+  for (std::uint64_t n : {0ull, 1ull, 7ull, 64ull, 1000ull, 4099ull, 20000ull}) {
+    for (std::uint64_t threads : {1ull, 3ull, 32ull, 33ull, 100ull, 256ull}) {
+      for (unsigned unroll : {1u, 2u, 8u, 16u}) {
+        const auto count = touches(n, threads, unroll, warp_contiguous_index);
+        for (std::uint64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(count[i], 1) << "n=" << n << " threads=" << threads << " unroll=" << unroll
+                                 << " i=" << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(GridStride, AWarpsAccessesAreSideBySide) {
+  // Lanes of one access are consecutive (coalesced); the warp's next access starts right after.
+  EXPECT_EQ(warp_contiguous_index(37, 256, 0, 8, 0) + 1, warp_contiguous_index(38, 256, 0, 8, 0));
+  EXPECT_EQ(warp_contiguous_index(63, 256, 0, 8, 0) + 1, warp_contiguous_index(32, 256, 0, 8, 1));
+  EXPECT_EQ(warp_contiguous_index(32, 256, 0, 8, 0), 32u * 8);
+  EXPECT_EQ(warp_contiguous_index(0, 256, 1, 8, 0), 256u * 8);
 }
 
 TEST(GridStride, NeighbouringThreadsTouchNeighbouringElements) {
