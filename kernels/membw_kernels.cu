@@ -164,20 +164,20 @@ void enqueue_copy(void* dst, const void* src, std::uint64_t bytes, int sm_count,
   switch (shape.accesses_per_thread) {
     case 8:
       if (warp) {
-        copy_kernel<8, CopyLayout::kWarpContiguous><<<s.blocks, s.threads_per_block, 0, stream>>>(
-            d, from, n);
+        copy_kernel<8, CopyLayout::kWarpContiguous>
+            <<<s.blocks, s.threads_per_block, 0, stream>>>(d, from, n);
       } else {
-        copy_kernel<8, CopyLayout::kThreadStrided><<<s.blocks, s.threads_per_block, 0, stream>>>(
-            d, from, n);
+        copy_kernel<8, CopyLayout::kThreadStrided>
+            <<<s.blocks, s.threads_per_block, 0, stream>>>(d, from, n);
       }
       return;
     case 16:
       if (warp) {
-        copy_kernel<16, CopyLayout::kWarpContiguous><<<s.blocks, s.threads_per_block, 0, stream>>>(
-            d, from, n);
+        copy_kernel<16, CopyLayout::kWarpContiguous>
+            <<<s.blocks, s.threads_per_block, 0, stream>>>(d, from, n);
       } else {
-        copy_kernel<16, CopyLayout::kThreadStrided><<<s.blocks, s.threads_per_block, 0, stream>>>(
-            d, from, n);
+        copy_kernel<16, CopyLayout::kThreadStrided>
+            <<<s.blocks, s.threads_per_block, 0, stream>>>(d, from, n);
       }
       return;
     default:
