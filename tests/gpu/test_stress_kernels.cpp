@@ -68,9 +68,9 @@ TEST(MembwKernels, CopyWriteAndReadMoveExactlyTheBytesAsked) {
   }
   EXPECT_EQ(read_counter(sink), folded);
   for (const CopyShape& shape : kCopyShapes) {
-    SCOPED_TRACE(::testing::Message() << "accesses " << shape.accesses_per_thread << " blocks/SM "
-                                      << shape.blocks_per_sm << " warp-contiguous "
-                                      << (shape.layout == CopyLayout::kWarpContiguous));
+    SCOPED_TRACE(::testing::Message()
+                 << "accesses " << shape.accesses_per_thread << " blocks/SM " << shape.blocks_per_sm
+                 << " warp-contiguous " << (shape.layout == CopyLayout::kWarpContiguous));
     ASSERT_EQ(cudaMemset(dst.get(), 0xee, bytes + 64), cudaSuccess);
     enqueue_copy(dst.get(), src.get(), bytes, sms, nullptr, shape);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
