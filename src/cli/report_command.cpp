@@ -12,6 +12,7 @@
 #include "core/json.hpp"
 #include "history/history_db.hpp"
 #include "history/node_trend.hpp"
+#include "report/trend_selection.hpp"
 #include "report/verdict_outputs.hpp"
 #include "validate/baseline.hpp"
 #include "validate/catalog.hpp"
@@ -114,22 +115,10 @@ void add_trends(const std::string& path, const FleetVerdict& verdict, RunDetails
                     path));
   }
   const HistoryDb history(path);
-  std::vector<const NodeVerdict*> nodes;
-  for (const auto& node : verdict.nodes)
-    nodes.push_back(&node);
-  const auto rank = [](NodeState state) {
-    return state == NodeState::kQuarantined ? 0 : state == NodeState::kInconclusive ? 1 : 2;
-  };
-  std::stable_sort(nodes.begin(), nodes.end(), [&](const NodeVerdict* a, const NodeVerdict* b) {
-    return rank(a->state) < rank(b->state);
-  });
-  for (const NodeVerdict* node : nodes) {
-    if (details.trends.size() == kMaxTrendNodes) {
-      ++details.trends_left_out;
-      continue;
-    }
-    details.trends.push_back(node_trend(node->node, history.node_history(node->node), kTrendRuns));
-  }
+  const TrendSelection selection = select_trend_nodes(verdict, kMaxTrendNodes);
+  for (const std::string& node : selection.nodes)
+    details.trends.push_back(node_trend(node, history.node_history(node), kTrendRuns));
+  details.trends_left_out = selection.left_out;
 }
 
 }  // namespace
