@@ -131,6 +131,18 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+template <unsigned Unroll>
+void launch_copy(CopyLayout layout, const LaunchShape& s, cudaStream_t stream, ulonglong2* to,
+                 const ulonglong2* from, std::uint64_t n) {
+  if (layout == CopyLayout::kWarpContiguous) {
+    copy_kernel<Unroll, CopyLayout::kWarpContiguous>
+        <<<s.blocks, s.threads_per_block, 0, stream>>>(to, from, n);
+  } else {
+    copy_kernel<Unroll, CopyLayout::kThreadStrided>
+        <<<s.blocks, s.threads_per_block, 0, stream>>>(to, from, n);
+  }
+}
+
 LaunchShape shape_for(int sm_count, std::uint64_t elements) {
   return saturating_launch_shape(sm_count, elements, kUnroll);
 }
@@ -158,27 +170,14 @@ void enqueue_copy(void* dst, const void* src, std::uint64_t bytes, int sm_count,
   const std::uint64_t n = bytes / kBandwidthVectorBytes;
   const LaunchShape s =
       saturating_launch_shape(sm_count, n, shape.accesses_per_thread, 256, shape.blocks_per_sm);
-  auto* d = static_cast<ulonglong2*>(dst);
+  auto* to = static_cast<ulonglong2*>(dst);
   const auto* from = static_cast<const ulonglong2*>(src);
-  const bool warp = shape.layout == CopyLayout::kWarpContiguous;
   switch (shape.accesses_per_thread) {
     case 8:
-      if (warp) {
-        copy_kernel<8, CopyLayout::kWarpContiguous>
-            <<<s.blocks, s.threads_per_block, 0, stream>>>(d, from, n);
-      } else {
-        copy_kernel<8, CopyLayout::kThreadStrided>
-            <<<s.blocks, s.threads_per_block, 0, stream>>>(d, from, n);
-      }
+      launch_copy<8>(shape.layout, s, stream, to, from, n);
       return;
     case 16:
-      if (warp) {
-        copy_kernel<16, CopyLayout::kWarpContiguous>
-            <<<s.blocks, s.threads_per_block, 0, stream>>>(d, from, n);
-      } else {
-        copy_kernel<16, CopyLayout::kThreadStrided>
-            <<<s.blocks, s.threads_per_block, 0, stream>>>(d, from, n);
-      }
+      launch_copy<16>(shape.layout, s, stream, to, from, n);
       return;
     default:
       throw std::invalid_argument("enqueue_copy: accesses_per_thread must be 8 or 16");

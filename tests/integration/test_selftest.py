@@ -132,18 +132,27 @@ class ReportWriterTest(TemporaryDirectory):
                       report)
         self.assertNotIn("nccl-tests GB/s", report)
 
-    def test_nccl_tests_faster_than_ours_fails_the_comparison(self):
-        out = self.scenario()
+    @staticmethod
+    def edit_nccl_tests_rows(out, edit):
+        """Calls edit(fields) on every data row of all_reduce_perf's table: size is fields[0],
+        out-of-place time, algbw, busbw fields[5:8], in-place time, algbw, busbw fields[9:12]."""
         table = out / "nccl-tests" / "all_reduce_perf.txt"
         lines = []
         for line in table.read_text().splitlines():
             fields = line.split()
-            if fields and fields[0].isdigit():  # theirs 10 % faster: busbw columns (8th, 12th) up
-                fields[7] = f"{float(fields[7]) * 1.1:.2f}"
-                fields[11] = f"{float(fields[11]) * 1.1:.2f}"
+            if fields and fields[0].isdigit():
+                edit(fields)
                 line = " ".join(fields)
             lines.append(line)
         table.write_text("\n".join(lines) + "\n")
+
+    def test_nccl_tests_faster_than_ours_fails_the_comparison(self):
+        out = self.scenario()
+
+        def theirs_ten_percent_faster(fields):
+            fields[7] = f"{float(fields[7]) * 1.1:.2f}"
+            fields[11] = f"{float(fields[11]) * 1.1:.2f}"
+        self.edit_nccl_tests_rows(out, theirs_ten_percent_faster)
         completed, report = self.write_report(out)
         self.assertEqual(completed.returncode, 1, completed.stdout)
         self.assertEqual(step_rows(report)["nccl-tests"], "FAIL")
@@ -157,16 +166,12 @@ class ReportWriterTest(TemporaryDirectory):
             with self.subTest(their_us=their_us):
                 shutil.rmtree(self.tmp / "out", ignore_errors=True)
                 out = self.scenario()
-                table = out / "nccl-tests" / "all_reduce_perf.txt"
-                lines = []
-                for line in table.read_text().splitlines():
-                    fields = line.split()
-                    if fields and fields[0] == "1048576":  # theirs 10 % faster, at this time
+
+                def theirs_faster_at_1_mib_taking(fields, their_us=their_us):
+                    if fields[0] == "1048576":
                         fields[5] = f"{their_us:.2f}"
                         fields[7] = f"{float(fields[7]) * 1.1:.2f}"
-                        line = " ".join(fields)
-                    lines.append(line)
-                table.write_text("\n".join(lines) + "\n")
+                self.edit_nccl_tests_rows(out, theirs_faster_at_1_mib_taking)
                 completed, report = self.write_report(out)
                 self.assertEqual(completed.returncode, 1 if judged else 0, completed.stdout)
                 self.assertEqual("allreduce 1 MiB out-of-place at 0.90× nccl-tests" in report, judged)
@@ -185,15 +190,10 @@ class ReportWriterTest(TemporaryDirectory):
                 record["nranks"] = 1
             lines.append(json.dumps(record))
         records.write_text("\n".join(lines) + "\n")
-        table = out / "nccl-tests" / "all_reduce_perf.txt"
-        rows = []
-        for line in table.read_text().splitlines():
-            fields = line.split()
-            if fields and fields[0].isdigit():  # theirs 10 times faster in place only
-                fields[11] = f"{float(fields[11]) * 10:.2f}"
-                line = " ".join(fields)
-            rows.append(line)
-        table.write_text("\n".join(rows) + "\n")
+
+        def theirs_ten_times_faster_in_place(fields):
+            fields[11] = f"{float(fields[11]) * 10:.2f}"
+        self.edit_nccl_tests_rows(out, theirs_ten_times_faster_in_place)
         completed, report = self.write_report(out)
         self.assertEqual(completed.returncode, 0, completed.stdout)
         self.assertEqual(step_rows(report)["nccl-tests"], "PASS")
