@@ -112,11 +112,13 @@ int run_cli(int argc, char** argv) {
     try {
       return command->run(invocation);
     } catch (const UsageError& error) {
-      if (!error.reported()) print_error(prefix, error.what());
+      print_error(prefix, error.what());
       return usage_error_exit();
+    } catch (const ReportedFailure& error) {
+      return exit_code_for_error(error);  // the failing rank said it and recorded it
     } catch (const std::exception& error) {
       fmt::print(stderr, "{}: error: {}\n", prefix, printable(error.what()));
-      return to_int(ExitCode::kError);
+      return exit_code_for_error(error);
     }
   }
   return usage_error_exit();

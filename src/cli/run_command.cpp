@@ -340,15 +340,17 @@ class SuiteRunner {
       Invocation invocation{&argc, &argv_pointer, argv};
       return parsed.command->run(invocation);
     } catch (const UsageError& error) {
-      if (!error.reported() && reporting()) {
+      if (reporting()) {
         fmt::print(stderr, "commcert run: stage '{}': error: {}\n", printable(stage.name),
                    printable(error.what()));
       }
-      return to_int(ExitCode::kUsage);
+      return exit_code_for_error(error);
+    } catch (const ReportedFailure& error) {
+      return exit_code_for_error(error);  // the failing rank said it and recorded it
     } catch (const std::exception& error) {
       fmt::print(stderr, "commcert run: stage '{}' on process {}: error: {}\n",
                  printable(stage.name), group_.process_index(), error.what());
-      return to_int(ExitCode::kError);
+      return exit_code_for_error(error);
     }
   }
 

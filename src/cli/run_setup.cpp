@@ -2,7 +2,6 @@
 
 #include <optional>
 #include <thread>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -36,44 +35,25 @@ void validate_stage_options(const StageOptions& options) {
   (void)resolve_node_identity(options.node_name, 0);
 }
 
-std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control, const NodeIdentity& node,
-                                                   const Communicator& communicator,
-                                                   int local_process_index) {
-  const auto local = communicator.local_ranks();
+std::vector<StageSlot> communicator_slots(const Communicator& communicator) {
   const auto devices = communicator.device_descriptions();
   const auto gpus = communicator.gpu_identities();
-  Json mine = Json::array();
   std::optional<NodeGpuIndex> node_index;
   if (!gpus.empty()) node_index.emplace(nvml_library_from_environment(), "/sys");
-  for (std::size_t slot = 0; slot < local.size(); ++slot) {
-    RankIdentity identity;
-    identity.rank = local[slot];
-    identity.process = control.process_index();
-    identity.node = node.node;
-    identity.hostname = node.hostname;
-    identity.local_rank =
-        local_process_index * static_cast<int>(local.size()) + static_cast<int>(slot);
-    identity.pid = static_cast<int>(::getpid());
-    identity.device = slot < devices.size() ? devices[slot] : "host";
+  std::vector<StageSlot> slots(communicator.local_ranks().size());
+  for (std::size_t slot = 0; slot < slots.size(); ++slot) {
+    if (slot < devices.size()) slots[slot].device = devices[slot];
     if (slot < gpus.size()) {
-      identity.gpu = gpus[slot];
+      GpuIdentity gpu = gpus[slot];
       // One spelling of a GPU's PCI address in every stage's records (the sysfs form health,
       // burn and membw write), whatever the backend reported, so records join on it.
-      auto& bus_id = identity.gpu->pci_bus_id;
-      bus_id = normalize_pci_bus_id(bus_id).value_or(bus_id);
+      gpu.pci_bus_id = normalize_pci_bus_id(gpu.pci_bus_id).value_or(gpu.pci_bus_id);
       // The backend reports its CUDA ordinal; records carry the node-wide index health uses.
-      identity.gpu->index = node_index->index_of(bus_id, identity.gpu->index);
-    }
-    mine.push_back(to_json(identity));
-  }
-  std::vector<RankIdentity> ranks(static_cast<std::size_t>(communicator.size()));
-  for (const auto& text : control.all_gather(mine.dump())) {
-    for (const auto& entry : Json::parse(text)) {
-      auto identity = rank_identity_from_json(entry);
-      ranks.at(static_cast<std::size_t>(identity.rank)) = std::move(identity);
+      gpu.index = node_index->index_of(gpu.pci_bus_id, gpu.index);
+      slots[slot].gpu = std::move(gpu);
     }
   }
-  return ranks;
+  return slots;
 }
 
 std::unique_ptr<RunOutput> open_run_output(ControlPlane& control, const StageOptions& options,

@@ -17,7 +17,13 @@
 
 namespace commcert {
 
-// Options every MPI-launched stage shares (sweep now; burn, membw, health later).
+// What one rank of a stage stands for: a GPU, or the process itself when it has none.
+struct StageSlot {
+  std::string device = "host";
+  std::optional<GpuIdentity> gpu;
+};
+
+// Options every MPI-launched stage shares.
 struct StageOptions {
   std::string results_root = "results";
   std::optional<std::string> run_id;
@@ -31,11 +37,9 @@ void add_stage_options(CLI::App& app, StageOptions& options);
 // Rejects a bad run id or node name before anything starts (UsageError naming the source).
 void validate_stage_options(const StageOptions& options);
 
-// Every process learns every rank's identity (node, host, pid, device), in rank order.
-[[nodiscard]] std::vector<RankIdentity> exchange_rank_identities(ControlPlane& control,
-                                                                 const NodeIdentity& node,
-                                                                 const Communicator& communicator,
-                                                                 int local_process_index);
+// A rank of a stage (stage_session.hpp) for each of the communicator's local ranks: its device
+// and GPU, the GPU's PCI address in sysfs spelling and its node-wide index.
+[[nodiscard]] std::vector<StageSlot> communicator_slots(const Communicator& communicator);
 
 // Process 0 creates results/<run-id>/ and every process learns the run id.
 [[nodiscard]] std::unique_ptr<RunOutput> open_run_output(ControlPlane& control,

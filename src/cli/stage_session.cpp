@@ -8,19 +8,27 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/node_identity.hpp"
 #include "core/run_output.hpp"
 #include "records/stage.hpp"
 
 namespace commcert {
 namespace {
 
-// The watchdog counts processes: a rank of a GPU stage never waits on another rank of its own
-// process, so the process is the unit that can fail to arrive.
-std::vector<int> all_processes(int count) {
+// The watched units of every process: `per_process` consecutive ranks each (1: the process).
+std::vector<int> units_of(int process, int per_process) {
   std::vector<int> out;
-  out.reserve(static_cast<std::size_t>(count));
-  for (int p = 0; p < count; ++p)
-    out.push_back(p);
+  out.reserve(static_cast<std::size_t>(per_process));
+  for (int unit = 0; unit < per_process; ++unit)
+    out.push_back(process * per_process + unit);
+  return out;
+}
+
+std::vector<int> process_of_each_unit(int processes, int per_process) {
+  std::vector<int> out;
+  out.reserve(static_cast<std::size_t>(processes) * static_cast<std::size_t>(per_process));
+  for (int unit = 0; unit < processes * per_process; ++unit)
+    out.push_back(unit / per_process);
   return out;
 }
 
@@ -29,20 +37,79 @@ std::vector<int> all_processes(int count) {
 StageSession::StageSession(Invocation& invocation, std::string_view command,
                            std::string_view record_kind, const StageOptions& options,
                            double timeout_s)
+    : StageSession(invocation, command, record_kind, options, StageWatch{timeout_s, 1, {}}) {}
+
+StageSession::StageSession(Invocation& invocation, std::string_view command,
+                           std::string_view record_kind, const StageOptions& options,
+                           StageWatch watch)
     : invocation_(invocation),
       command_(command),
       kind_(record_kind),
       options_(options),
-      timeout_s_(timeout_s),
+      watch_(std::move(watch)),
       group_(invocation) {
+  const int per_process = std::max(watch_.ranks_per_process, 1);
+  Watchdog::TimeoutHandler handler = watch_.on_timeout;
+  if (!handler) handler = [this](const TimeoutReport& report) { on_timeout(report); };
   watchdog_ =
-      std::make_unique<Watchdog>(group_.control(), std::vector<int>{group_.process_index()},
-                                 all_processes(group_.process_count()), timeout_s_,
-                                 [this](const TimeoutReport& report) { on_timeout(report); });
+      std::make_unique<Watchdog>(group_.control(), units_of(group_.process_index(), per_process),
+                                 process_of_each_unit(group_.process_count(), per_process),
+                                 watch_.timeout_s, std::move(handler));
 }
 
 StageSession::~StageSession() {
   watchdog_.reset();
+}
+
+int StageSession::run(const std::function<int()>& work) {
+  try {
+    return work();
+  } catch (const std::exception& error) {
+    // Before anything is written every process reached it from the same input: the CLI edge
+    // says it once. Once the run directory exists, it is a failure of the run like any other.
+    if (!output_ && dynamic_cast<const UsageError*>(&error) != nullptr) throw;
+    if (watchdog_->timeout_declared()) leave_to_watchdog(error);
+    end_on_error(error);
+  }
+}
+
+void StageSession::leave_to_watchdog(const std::exception& error) {
+  // The watchdog writes the record and ends the job with the timeout's exit status; this thread
+  // aborts what it drives and waits for that end.
+  fmt::print(stderr, "commcert {}: stopped by the timeout on {}: {}\n", command_, local_hostname(),
+             error.what());
+  if (data_plane_) data_plane_->abort();
+  while (true)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+void StageSession::end_on_error(const std::exception& error) {
+  ReportedFailure reported(error.what());
+  const int exit_code = exit_code_for_error(reported);
+  if (!output_) {
+    fmt::print(stderr, "commcert {}: set-up failed on process {} ({}): {}\n", command_,
+               group_.process_index(), local_hostname(), error.what());
+  } else {
+    // This rank alone may have failed: record why, then end the whole job so no peer waits.
+    fmt::print(stderr, "commcert {}: error on rank {} ({}): {}\n", command_, first_rank_,
+               node_.node, error.what());
+    StageErrorRecord record = stage_error_record(origin(0), kind_, error);
+    record.backend = backend_name_;
+    try {
+      output_->append_record(to_json(record));
+      output_->update_meta(
+          {{"status", "error"}, {"exit_code", exit_code}, {"end_time", utc_timestamp_now()}});
+    } catch (const std::exception&) {
+      // Already failing; the stderr line above is the evidence left.
+    }
+  }
+  if (data_plane_) data_plane_->abort();
+  if (group_.process_count() > 1) group_.control().abort_job(exit_code);
+  throw reported;
+}
+
+void StageSession::set_data_plane(Communicator* communicator) {
+  data_plane_ = communicator;
 }
 
 void StageSession::on_timeout(const TimeoutReport& report) {
@@ -86,20 +153,20 @@ void StageSession::on_timeout(const TimeoutReport& report) {
 
 void StageSession::barrier(const std::string& context) {
   watchdog_->set_context(context);
-  WatchedSection section(watchdog_.get());
+  WatchedSection section(guard());
   group_.control().barrier();
 }
 
 std::vector<std::string> StageSession::all_gather(const std::string& context,
                                                   const std::string& mine) {
   watchdog_->set_context(context);
-  WatchedSection section(watchdog_.get());
+  WatchedSection section(guard());
   return group_.control().all_gather(mine);
 }
 
 double StageSession::all_reduce_max(const std::string& context, double mine) {
   watchdog_->set_context(context);
-  WatchedSection section(watchdog_.get());
+  WatchedSection section(guard());
   double value = mine;
   group_.control().all_reduce_max({&value, 1});
   return value;
@@ -107,6 +174,11 @@ double StageSession::all_reduce_max(const std::string& context, double mine) {
 
 void StageSession::start(std::vector<StageSlot> slots, const GpuRuntimeInfo& gpu, Json parameters,
                          std::vector<std::string> warnings) {
+  identify(std::move(slots));
+  open(gpu, std::move(parameters), std::move(warnings));
+}
+
+void StageSession::identify(std::vector<StageSlot> slots) {
   ControlPlane& control = group_.control();
   // Ranks are numbered by process, then slot; processes may hold different numbers of slots.
   const auto counts = all_gather("set-up: slot counts", std::to_string(slots.size()));
@@ -139,28 +211,37 @@ void StageSession::start(std::vector<StageSlot> slots, const GpuRuntimeInfo& gpu
       ranks.at(static_cast<std::size_t>(identity.rank)) = std::move(identity);
     }
   }
+  std::lock_guard lock(mutex_);
+  first_rank_ = first;
+  node_ = std::move(node);
+  ranks_ = std::move(ranks);
+  slots_ = std::move(slots);
+  identified_ = true;
+}
+
+void StageSession::open(const GpuRuntimeInfo& gpu, Json parameters,
+                        std::vector<std::string> warnings,
+                        const std::optional<BackendChoice>& backend) {
+  if (!identified_) throw std::logic_error("StageSession::open before identify");
   std::unique_ptr<RunOutput> output;
   {
     watchdog_->set_context("set-up: run directory");
-    WatchedSection section(watchdog_.get());
-    output = open_run_output(control, options_, command_);
+    WatchedSection section(guard());
+    output = open_run_output(group_.control(), options_, command_);
   }
   {
     std::lock_guard lock(mutex_);
-    first_rank_ = first;
-    node_ = std::move(node);
-    ranks_ = std::move(ranks);
-    slots_ = std::move(slots);
     output_ = std::move(output);
   }
 
   const BackendChoice no_backend{"none", "auto",
                                  "no data plane: this stage measures each GPU by itself"};
-  auto all_warnings = measurement_warnings(group_, no_backend);
-  all_warnings.insert(all_warnings.end(), warnings.begin(), warnings.end());
-  Json meta =
-      start_meta(command_, invocation_, *output_, no_backend, group_, gpu, ranks_, all_warnings);
-  meta["backend"] = nullptr;  // no communicator: the stage has no data-plane backend
+  const BackendChoice& plane = backend ? *backend : no_backend;
+  if (backend) backend_name_ = backend->name;
+  warnings_ = measurement_warnings(group_, plane);
+  warnings_.insert(warnings_.end(), warnings.begin(), warnings.end());
+  Json meta = start_meta(command_, invocation_, *output_, plane, group_, gpu, ranks_, warnings_);
+  if (!backend) meta["backend"] = nullptr;  // no communicator: the stage has no data plane
   meta["parameters"] = std::move(parameters);
   meta["fault_injection"] = nullptr;
   output_->update_meta(meta);
@@ -168,7 +249,7 @@ void StageSession::start(std::vector<StageSlot> slots, const GpuRuntimeInfo& gpu
     RunRecord run;
     run.origin = this->origin(0);
     run.command = command_;
-    run.backend = RunRecord::kBackendNone;
+    run.backend = backend ? backend->name : RunRecord::kBackendNone;
     run.ranks = ranks_;
     output_->append_record(to_json(run));
   }
@@ -208,8 +289,13 @@ int StageSession::finish(const std::vector<Json>& records, bool interrupted) {
         output_->append_record(record);
     }
   }
-  return agree_and_finish(group_.control(), watchdog_.get(), *output_, exit_code_for(records),
-                          interrupted, "finish: agreeing on the exit status");
+  return agree_and_finish(group_.control(), guard(), *output_, exit_code_for(records), interrupted,
+                          "finish: agreeing on the exit status");
+}
+
+int StageSession::finish_with_status(int exit_code, bool interrupted) {
+  return agree_and_finish(group_.control(), guard(), *output_, exit_code, interrupted,
+                          std::nullopt);
 }
 
 int agree_and_finish(ControlPlane& control, Watchdog* watchdog, RunOutput& output, int exit_code,

@@ -1,14 +1,17 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/backend.hpp"
 #include "cli/command.hpp"
 #include "cli/process_group.hpp"
 #include "cli/run_setup.hpp"
+#include "comm/communicator.hpp"
 #include "comm/gpu_runtime.hpp"
 #include "comm/watchdog.hpp"
 #include "core/json.hpp"
@@ -16,21 +19,30 @@
 
 namespace commcert {
 
-// What one rank of a GPU stage stands for: a GPU, or the process itself when it has none.
-struct StageSlot {
-  std::string device = "host";
-  std::optional<GpuIdentity> gpu;
+// How a stage's watchdog counts and what a timeout does.
+struct StageWatch {
+  double timeout_s = 0;  // 0: nothing is bounded (sweep -T 0)
+  // Watched units per process. 1: the process is the unit, as a GPU stage's ranks never wait on
+  // each other. The sweep watches each rank: its ranks wait on each other inside collectives,
+  // and a timeout names the rank that did not arrive.
+  int ranks_per_process = 1;
+  // Runs on the watchdog thread instead of writing the stage timeout record (the sweep writes
+  // its collective timeout record and asks for its communicators' abort).
+  Watchdog::TimeoutHandler on_timeout;
 };
 
-// The skeleton every GPU stage (burn, membw, health) shares with `sweep`: processes, ranks,
-// results/<run-id>/, meta.json, the run record, bounded waits between processes, and records
-// gathered to process 0 so runs without a shared file system keep every record.
+// The skeleton every MPI-launched stage (burn, membw, health, p2p, links, sweep) shares:
+// processes, ranks, results/<run-id>/, meta.json, the run record, bounded waits between
+// processes, records gathered to process 0 so runs without a shared file system keep every
+// record, and the end of a stage on an error (run()).
 //
 // Ranks are slots: a process driving N GPUs (-g N) holds N consecutive ranks.
 class StageSession {
  public:
   StageSession(Invocation& invocation, std::string_view command, std::string_view record_kind,
                const StageOptions& options, double timeout_s);
+  StageSession(Invocation& invocation, std::string_view command, std::string_view record_kind,
+               const StageOptions& options, StageWatch watch);
   ~StageSession();
   StageSession(const StageSession&) = delete;
   StageSession& operator=(const StageSession&) = delete;
@@ -39,10 +51,31 @@ class StageSession {
   [[nodiscard]] bool reporting() const { return group_.process_index() == 0; }
   [[nodiscard]] bool show_progress() const { return reporting() && !options_.quiet; }
 
+  // Runs the stage's work. An error from it ends the stage the same way in every stage:
+  // - a UsageError before the run directory opens goes on to the CLI edge (exit 2, said once by
+  //   process 0, nothing written);
+  // - after this process declared a timeout, an error is the timeout's consequence (a peer
+  //   aborted its communicators): the watchdog ends the job;
+  // - anything else is said on stderr naming this rank and node, becomes this stage's error
+  //   record (once the run directory is open), ends meta.json, aborts the data plane and ends
+  //   the job: every process at once (abort_job) when there are several, otherwise as a
+  //   ReportedFailure the CLI edge turns into the exit status.
+  int run(const std::function<int()>& work);
+
   // Numbers the ranks, resolves node identities, opens the run directory and writes meta.json
   // (status running) and the run record. Throws UsageError for a bad --node-name or --out.
   void start(std::vector<StageSlot> slots, const GpuRuntimeInfo& gpu, Json parameters,
              std::vector<std::string> warnings);
+  // start() in two steps, for a stage that checks its ranks before anything is written (the
+  // sweep: a --pair-list node no rank runs on is a usage error, and nothing is written).
+  void identify(std::vector<StageSlot> slots);
+  // `backend`: the stage's data plane (the sweep's MPI or NCCL), for meta.json, its warnings
+  // and the run record; nullopt for a stage that measures each GPU by itself.
+  void open(const GpuRuntimeInfo& gpu, Json parameters, std::vector<std::string> warnings,
+            const std::optional<BackendChoice>& backend = std::nullopt);
+
+  // The communicators the stage measures with: aborted when the stage ends on an error.
+  void set_data_plane(Communicator* communicator);
 
   [[nodiscard]] const std::vector<RankIdentity>& ranks() const { return ranks_; }
   [[nodiscard]] const std::string& node() const { return node_.node; }
@@ -59,21 +92,32 @@ class StageSession {
   // For a stage's own data-plane operations (links' transfers): bracket them with
   // set_context + WatchedSection like the operations above.
   [[nodiscard]] Watchdog& watchdog() { return *watchdog_; }
+  // The watchdog to bracket operations with: nullptr when the timeout is off.
+  [[nodiscard]] Watchdog* guard() { return watch_.timeout_s > 0 ? watchdog_.get() : nullptr; }
+  // After open(): the run directory, and the warnings meta.json carries (for a table header).
+  [[nodiscard]] RunOutput& output() { return *output_; }
+  [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
   // After start(): adds to meta.json (e.g. the fault plan in effect).
   void update_meta(const Json& fields);
 
   // Gathers every process's records to process 0, which appends them in rank order; every
   // process then agrees on the exit status (the worst of all), and meta.json is finished.
   [[nodiscard]] int finish(const std::vector<Json>& records, bool interrupted);
+  // The same for a stage whose results already reached process 0 as it went (the sweep's
+  // engine): every process agrees on the worst `exit_code`. The watchdog's context stays the
+  // stage's last one, as a timeout here is that operation's tail.
+  [[nodiscard]] int finish_with_status(int exit_code, bool interrupted);
 
  private:
   void on_timeout(const TimeoutReport& report);
+  [[noreturn]] void leave_to_watchdog(const std::exception& error);
+  [[noreturn]] void end_on_error(const std::exception& error);
 
   Invocation& invocation_;
   std::string command_;
   std::string kind_;
   StageOptions options_;
-  double timeout_s_;
+  StageWatch watch_;
   ProcessGroup group_;
   std::unique_ptr<Watchdog> watchdog_;
   std::mutex mutex_;  // the watchdog thread reads what start() fills in
@@ -82,6 +126,10 @@ class StageSession {
   std::vector<RankIdentity> ranks_;
   std::vector<StageSlot> slots_;
   int first_rank_ = 0;
+  bool identified_ = false;
+  std::optional<std::string> backend_name_;
+  std::vector<std::string> warnings_;
+  Communicator* data_plane_ = nullptr;
 };
 
 // The end of a stage, the same for every stage: every process agrees on the worst exit status

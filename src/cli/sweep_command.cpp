@@ -1,7 +1,6 @@
 #include "cli/sweep_command.hpp"
 
 #include <chrono>
-#include <csignal>
 #include <mutex>
 #include <thread>
 
@@ -15,18 +14,15 @@
 #include "bench/sweep_sizes.hpp"
 #include "cli/backend.hpp"
 #include "cli/number_checks.hpp"
-#include "cli/process_group.hpp"
 #include "cli/stage_session.hpp"
 #include "cli/sweep_table.hpp"
 #include "comm/fault_injection.hpp"
 #include "comm/watchdog.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
-#include "core/node_identity.hpp"
-#include "core/printable.hpp"
+#include "core/rank_identity.hpp"
 #include "core/stop_request.hpp"
 #include "core/units.hpp"
-#include "records/stage.hpp"
 
 namespace commcert {
 namespace {
@@ -64,17 +60,6 @@ class SweepReporter final : public SweepObserver {
 constexpr double kAbortWaitSeconds = 10;
 // How long a process that does not write the timeout record gives the one that does.
 constexpr double kReporterHeadStartSeconds = 2;
-
-// The watchdog declared a timeout: it writes the record and ends the job with the timeout's exit
-// status. An error this thread sees meanwhile is the timeout's consequence (its communicators
-// were aborted on request, or a peer's were); it aborts what it drives and waits for the end.
-[[noreturn]] void leave_to_watchdog(Communicator* communicator, const std::exception& error) {
-  fmt::print(stderr, "commcert sweep: stopped by the timeout on {}: {}\n", local_hostname(),
-             error.what());
-  if (communicator) communicator->abort();
-  while (true)
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-}
 
 }  // namespace
 
@@ -303,159 +288,85 @@ int SweepCommand::run(Invocation& invocation) {
   const FaultPlan faults = fault_plan_from_environment();
   const GpuRuntimeInfo gpu = probe_gpu_runtime();
   const BackendChoice backend = choose_backend(flags_.backend, gpu);
-  const int slots = backend.name == "nccl" ? flags_.gpus_per_process : 1;
-
-  ProcessGroup group(invocation);
-  ControlPlane& control = group.control();
-  const bool reporting = group.process_index() == 0;
 
   // The watchdog guards set-up too (communicator creation, identity exchange), so a peer that
-  // never starts cannot hang the others. Until set-up is done it can only report to stderr.
-  SweepTimeoutHandler target(kAbortWaitSeconds, kReporterHeadStartSeconds);
-  std::vector<int> local_ranks;
-  std::vector<int> process_of_rank;
-  local_ranks.reserve(static_cast<std::size_t>(slots));
-  process_of_rank.reserve(static_cast<std::size_t>(group.process_count()) *
-                          static_cast<std::size_t>(slots));
-  for (int slot = 0; slot < slots; ++slot)
-    local_ranks.push_back(group.process_index() * slots + slot);
-  for (int rank = 0; rank < group.process_count() * slots; ++rank)
-    process_of_rank.push_back(rank / slots);
-  Watchdog watchdog(control, local_ranks, process_of_rank, options.timeout_seconds,
-                    [&target](const TimeoutReport& report) { target.report(report); });
-  Watchdog* guard = options.timeout_seconds > 0 ? &watchdog : nullptr;
-  if (!guard && reporting) {
+  // never starts cannot hang the others. Until the run directory is open a timeout is only said.
+  SweepTimeoutHandler timeouts(kAbortWaitSeconds, kReporterHeadStartSeconds);
+  StageWatch watch;
+  watch.timeout_s = options.timeout_seconds;
+  watch.ranks_per_process = backend.name == "nccl" ? flags_.gpus_per_process : 1;
+  watch.on_timeout = [&timeouts](const TimeoutReport& report) { timeouts.report(report); };
+  StageSession session(invocation, name(), CollectiveRecord::kKind, stage_, std::move(watch));
+  if (!session.guard() && session.reporting()) {
     fmt::print(stderr,
                "commcert sweep: warning: -T 0 disables the timeout; a hung rank hangs the run\n");
   }
-
   std::unique_ptr<Communicator> communicator;
-  std::unique_ptr<RunOutput> output;
-  std::vector<RankIdentity> ranks;
-  NodeIdentity node;
-  try {
-    watchdog.set_context("set-up");
+  return session.run([&] {
+    session.watchdog().set_context("set-up");
     {
-      WatchedSection section(guard);
-      communicator = make_communicator(backend, gpu, group, flags_.gpus_per_process);
+      WatchedSection section(session.guard());
+      communicator = make_communicator(backend, gpu, session.group(), flags_.gpus_per_process);
     }
-    target.set_communicator(communicator.get());
+    session.set_data_plane(communicator.get());
+    timeouts.set_communicator(communicator.get());
     faults.validate_ranks(communicator->size());
     if (options.root >= communicator->size()) {
       throw UsageError(fmt::format("-r/--root {} is not a rank of this {}-rank job", options.root,
                                    communicator->size()));
     }
-    node = resolve_node_identity(stage_.node_name, communicator->local_ranks()[0]);
-    {
-      WatchedSection section(guard);
-      ranks = exchange_rank_identities(control, node, *communicator, group.local_index());
-      // The rounds are planned here as well as in the engine so that a --pair-list node no rank
-      // runs on is a usage error (exit 2, nothing written), found by every process alike, not
-      // a run failure after the results directory exists.
-      if (!options.pair_list.empty() || options.scope == Scope::kGroups) {
-        (void)plan_rounds(options.scope, ranks, options.pair_ranks, options.pair_list,
-                          options.node_groups);
-      }
-      output = open_run_output(control, stage_, name());
+    session.identify(communicator_slots(*communicator));
+    const auto& ranks = session.ranks();
+    // The rounds are planned here as well as in the engine so that a --pair-list node no rank
+    // runs on is a usage error (exit 2, nothing written), found by every process alike, not a
+    // run failure after the results directory exists.
+    if (!options.pair_list.empty() || options.scope == Scope::kGroups) {
+      (void)plan_rounds(options.scope, ranks, options.pair_ranks, options.pair_list,
+                        options.node_groups);
     }
-  } catch (UsageError& error) {
-    // Every process reached the same conclusion from the same flags. Process 0 says so before
-    // anyone exits: mpirun kills the rest of the job as soon as one process exits non-zero.
-    if (reporting) fmt::print(stderr, "commcert sweep: error: {}\n", printable(error.what()));
-    error.mark_reported();
-    WatchedSection section(guard);
-    control.barrier();
-    throw;
-  } catch (const std::exception& error) {
-    if (watchdog.timeout_declared()) leave_to_watchdog(communicator.get(), error);
-    fmt::print(stderr, "commcert sweep: set-up failed on process {} ({}): {}\n",
-               group.process_index(), local_hostname(), error.what());
-    if (communicator) communicator->abort();
-    if (group.process_count() > 1) control.abort_job(to_int(ExitCode::kError));
-    return to_int(ExitCode::kError);
-  }
+    session.open(gpu, parameters_json(options), {}, backend);
+    RunOutput& output = session.output();
+    if (!faults.empty()) session.update_meta({{"fault_injection", faults.describe()}});
+    if (session.show_progress()) {
+      fmt::print(stderr,
+                 "commcert sweep: backend {} ({}: {}), {} rank(s) on {} node(s), results in {}\n",
+                 backend.name, backend.selection, backend.reason, communicator->size(),
+                 distinct_nodes(ranks).size(), output.directory().string());
+    }
 
-  const auto warnings = measurement_warnings(group, backend);
-  if (reporting && !stage_.quiet) {
-    fmt::print(stderr,
-               "commcert sweep: backend {} ({}: {}), {} rank(s) on {} node(s), results in {}\n",
-               backend.name, backend.selection, backend.reason, communicator->size(),
-               distinct_nodes(ranks).size(), output->directory().string());
-  }
-  Json meta = start_meta(name(), invocation, *output, backend, group, gpu, ranks, warnings);
-  meta["parameters"] = parameters_json(options);
-  meta["fault_injection"] = faults.empty() ? Json(nullptr) : Json(faults.describe());
-  output->update_meta(meta);
+    CollectiveRecordContext record_context;
+    record_context.origin = session.origin(0);
+    record_context.backend = backend.name;
+    record_context.scope = name_of(options.scope);
+    record_context.aggregation = options.aggregation;
+    record_context.ranks = &ranks;
+    timeouts.arm(&output, record_context, &ranks);
+    communicator->attach_watchdog(session.guard());
 
-  CollectiveRecordContext record_context;
-  record_context.origin.run_id = output->run_id();
-  record_context.origin.host = ranks.front().node;
-  record_context.origin.local_rank = ranks.front().local_rank;
-  record_context.origin.gpu = ranks.front().gpu;
-  record_context.backend = backend.name;
-  record_context.scope = name_of(options.scope);
-  record_context.aggregation = options.aggregation;
-  record_context.ranks = &ranks;
-  if (reporting) {
-    RunRecord run;
-    run.origin = record_context.origin;
-    run.command = name();
-    run.backend = backend.name;
-    run.ranks = ranks;
-    output->append_record(to_json(run));
-  }
-  target.arm(output.get(), record_context, &ranks);
-  communicator->attach_watchdog(guard);
+    NcclTestsTable::Context table_context;
+    table_context.banner =
+        fmt::format("commcert {} ({}) backend {} ({}), {} rank(s), {} node(s)",
+                    build_info::kVersion, build_info::kGitDescribe, backend.name,
+                    backend.selection == "auto" ? "auto: " + backend.reason : "requested",
+                    communicator->size(), distinct_nodes(ranks).size());
+    table_context.sweep = nccl_table_sweep(options);
+    table_context.gpus_per_process = flags_.gpus_per_process;
+    table_context.ranks = ranks;
+    table_context.warnings = session.warnings();
+    NcclTestsTable table(stdout, table_context);
+    SweepReporter reporter(output, record_context, table);
 
-  NcclTestsTable::Context table_context;
-  table_context.banner =
-      fmt::format("commcert {} ({}) backend {} ({}), {} rank(s), {} node(s)", build_info::kVersion,
-                  build_info::kGitDescribe, backend.name,
-                  backend.selection == "auto" ? "auto: " + backend.reason : "requested",
-                  communicator->size(), distinct_nodes(ranks).size());
-  table_context.sweep = nccl_table_sweep(options);
-  table_context.gpus_per_process = flags_.gpus_per_process;
-  table_context.ranks = ranks;
-  table_context.warnings = warnings;
-  NcclTestsTable table(stdout, table_context);
-  SweepReporter reporter(*output, record_context, table);
-
-  const InterruptsRequestStop interrupts;
-  try {
-    SweepEngine engine(options, *communicator, control, guard, faults, ranks,
-                       reporting ? &reporter : nullptr, !stage_.quiet);
+    const InterruptsRequestStop interrupts;
+    SweepEngine engine(options, *communicator, session.group().control(), session.guard(), faults,
+                       ranks, session.reporting() ? &reporter : nullptr, !stage_.quiet);
     const SweepOutcome outcome = engine.run();
-    // Process 0 saw every rank's result; every process exits with the same status. The
-    // watchdog's context stays the last measurement's, as a timeout here is that one's tail.
-    const int exit_code = agree_and_finish(
-        control, guard, *output,
+    // Process 0 saw every rank's result; every process exits with the same status.
+    const int exit_code = session.finish_with_status(
         to_int(outcome.failed_measurements > 0 ? ExitCode::kFailed : ExitCode::kOk),
-        outcome.interrupted, std::nullopt);
+        outcome.interrupted);
     communicator->attach_watchdog(nullptr);
     return exit_code;
-  } catch (const std::exception& error) {
-    if (watchdog.timeout_declared()) leave_to_watchdog(communicator.get(), error);
-    // This rank alone may have failed: record why, then end the whole job so no peer waits.
-    const int rank = communicator->local_ranks()[0];
-    fmt::print(stderr, "commcert sweep: error on rank {} ({}): {}\n", rank, node.node,
-               error.what());
-    RecordOrigin origin = record_context.origin;
-    origin.rank = rank;
-    origin.host = node.node;
-    StageErrorRecord record = stage_error_record(std::move(origin), CollectiveRecord::kKind, error);
-    record.backend = backend.name;
-    try {
-      output->append_record(to_json(record));
-      output->update_meta({{"status", "error"},
-                           {"exit_code", to_int(ExitCode::kError)},
-                           {"end_time", utc_timestamp_now()}});
-    } catch (const std::exception&) {
-      // Already failing; the stderr line above is the evidence left.
-    }
-    communicator->abort();
-    if (group.process_count() > 1) control.abort_job(to_int(ExitCode::kError));
-    return to_int(ExitCode::kError);
-  }
+  });
 }
 
 }  // namespace commcert

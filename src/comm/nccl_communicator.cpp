@@ -220,7 +220,7 @@ NcclCommunicator::NcclCommunicator(ControlPlane& control, const std::vector<int>
     slot.gpu.name = properties.name;
     slot.gpu.uuid = format_uuid(properties.uuid);
     // The sysfs spelling (4-digit domain) the other stages write; the sweep normalizes it again
-    // with the rank identities (exchange_rank_identities).
+    // with its ranks (communicator_slots in cli/run_setup).
     slot.gpu.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", properties.pciDomainID,
                                       properties.pciBusID, properties.pciDeviceID);
     COMMCERT_CHECK_CUDA(cudaStreamCreateWithFlags(slot.stream.out(), cudaStreamNonBlocking));

@@ -42,14 +42,6 @@ enum class ExitCode : int {
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-
-  // Set when the message was already printed (under MPI it must be printed before any process
-  // exits, or the launcher kills the printing process first).
-  void mark_reported() { reported_ = true; }
-  [[nodiscard]] bool reported() const { return reported_; }
-
- private:
-  bool reported_ = false;
 };
 
 // Thrown when a backend or the system fails underneath us. Becomes exit 3 and an error record.
@@ -57,5 +49,20 @@ class RuntimeFailure : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// A stage's error after the failing rank said it on stderr and wrote its error record (the stage
+// skeleton's run()): the CLI edge only turns it into the exit status.
+class ReportedFailure : public RuntimeFailure {
+ public:
+  using RuntimeFailure::RuntimeFailure;
+};
+
+// The exit status of a command that stopped on `error`: 2 for what the user can fix, 3 for a run
+// that could not complete. The one mapping from errors to statuses, used by the CLI edge and by
+// the stage skeleton when it must end every process of a job at once.
+[[nodiscard]] inline int exit_code_for_error(const std::exception& error) {
+  return dynamic_cast<const UsageError*>(&error) != nullptr ? to_int(ExitCode::kUsage)
+                                                            : to_int(ExitCode::kError);
+}
 
 }  // namespace commcert

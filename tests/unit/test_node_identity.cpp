@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "cli/run_setup.hpp"
-#include "comm/control_plane.hpp"
 #include "core/errors.hpp"
 #include "core/node_identity.hpp"
 #include "fake_communicator.hpp"
@@ -197,16 +196,12 @@ TEST(RankIdentities, TheSweepSpellsAGpusPciAddressAsTheOtherStagesDo) {
   gpu.name = "NVIDIA H100 80GB HBM3";
   gpu.pci_bus_id = "00000000:3B:00.0";
   const test_support::FakeCommunicator communicator({gpu});
-  SingleProcessControlPlane control;
-  NodeIdentity node;
-  node.node = "nodeA";
-  node.hostname = "nodeA";
-  const auto ranks = exchange_rank_identities(control, node, communicator, 0);
-  ASSERT_EQ(ranks.size(), 1u);
-  ASSERT_TRUE(ranks[0].gpu.has_value());
-  EXPECT_EQ(ranks[0].gpu->pci_bus_id, "0000:3b:00.0");
-  EXPECT_EQ(ranks[0].gpu->pci_bus_id, normalize_pci_bus_id("0000:3b:00.0"));
-  EXPECT_EQ(ranks[0].gpu->uuid, gpu.uuid);
+  const auto slots = communicator_slots(communicator);
+  ASSERT_EQ(slots.size(), 1u);
+  ASSERT_TRUE(slots[0].gpu.has_value());
+  EXPECT_EQ(slots[0].gpu->pci_bus_id, "0000:3b:00.0");
+  EXPECT_EQ(slots[0].gpu->pci_bus_id, normalize_pci_bus_id("0000:3b:00.0"));
+  EXPECT_EQ(slots[0].gpu->uuid, gpu.uuid);
 }
 
 }  // namespace
