@@ -18,11 +18,12 @@ GpuRegistrationPlan plan_gpu_registration(const GpuRegistrationFacts& facts) {
                    ? "dma-buf: the CUDA driver does not export GPU memory as dma-buf"
                    : "dma-buf: this libibverbs has no ibv_reg_dmabuf_mr";
   }
-  if (facts.peer_memory_loaded) {
-    plan.order.push_back(GpuRegistration::kPeerMemory);
-  } else {
-    left_out +=
-        std::string(left_out.empty() ? "" : "; ") + "peer memory: nvidia-peermem is not loaded";
+  // Peer memory is always the last try: a module built into the kernel shows nowhere in sysfs,
+  // and ibv_reg_mr on a device pointer without one only fails.
+  plan.order.push_back(GpuRegistration::kPeerMemory);
+  if (!facts.peer_memory_loaded) {
+    left_out += std::string(left_out.empty() ? "" : "; ") +
+                "peer memory: no nvidia_peermem module seen in sysfs";
   }
   plan.why = left_out;
   return plan;

@@ -22,12 +22,13 @@ struct GpuRegistrationFacts {
 };
 
 struct GpuRegistrationPlan {
-  std::vector<GpuRegistration> order;  // what to try, first first; empty: none possible
-  std::string why;                     // what was left out and why
+  std::vector<GpuRegistration> order;  // what to try, first first
+  std::string why;                     // what was left out or looks unlikely, and why
 };
 
-// dma-buf when both libibverbs and the CUDA driver offer it, then peer memory when its module is
-// loaded; the transport tries them in order and records the one that worked. Pure.
+// dma-buf when both libibverbs and the CUDA driver offer it, then peer memory (always tried last;
+// `why` says when its module was not seen); the transport tries them in order and records the
+// one that worked. Pure.
 [[nodiscard]] GpuRegistrationPlan plan_gpu_registration(const GpuRegistrationFacts& facts);
 
 // Whether a peer-memory module is loaded: <sysfs>/module/nvidia_peermem or /module/nv_peer_mem.
