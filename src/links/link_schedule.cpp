@@ -117,6 +117,7 @@ std::vector<int> verbs_rails_for_node(std::vector<std::vector<std::string>> near
                                           [](const auto& nearest) { return !nearest.empty(); });
   if (topology_known) return rails_by_affinity(nearest_nics, node_nics);
   std::vector<int> rails;
+  rails.reserve(static_cast<std::size_t>(std::max(local_ranks, 0)));
   const int nics = static_cast<int>(node_nics.size());
   for (int i = 0; i < local_ranks; ++i)
     rails.push_back(i < nics ? i : -1);

@@ -1,5 +1,6 @@
 #include "links/verbs_library.hpp"
 
+#include <cstddef>
 #include <cstring>
 #include <optional>
 
@@ -64,7 +65,11 @@ Loaded load() {
 int VerbsLibrary::query_port_attr(ibv_context* context, std::uint8_t port,
                                   ibv_port_attr& attr) const {
   std::memset(&attr, 0, sizeof(attr));
-  if (verbs_context* extended = verbs_get_ctx_op(context, query_port)) {
+  // verbs_get_ctx_op's test, spelled out (the macro is a GNU statement expression): the
+  // provider's context is large enough to hold the entry, and the entry is set.
+  const verbs_context* extended = verbs_get_ctx(context);
+  if (extended && extended->sz >= sizeof(verbs_context) - offsetof(verbs_context, query_port) &&
+      extended->query_port) {
     return extended->query_port(context, port, &attr, sizeof(attr));
   }
   return query_port(context, port, reinterpret_cast<_compat_ibv_port_attr*>(&attr));
