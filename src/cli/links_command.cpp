@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/links_verbs.hpp"
 #include "cli/stage_session.hpp"
 #include "comm/fault_injection.hpp"
 #include "comm/mpi_session.hpp"
@@ -13,9 +14,9 @@
 #include "core/errors.hpp"
 #include "core/progress.hpp"
 #include "core/units.hpp"
-#include "health/verbs_probe.hpp"
 #include "links/link_measurement.hpp"
 #include "links/link_schedule.hpp"
+#include "links/verbs_counters.hpp"
 #include "records/link.hpp"
 
 namespace commcert {
@@ -34,18 +35,45 @@ std::vector<std::string_view> split_list(std::string_view text) {
   return out;
 }
 
-// Why the transport cannot run on this node at all (every rank agrees: the reason is the same
-// kind of fact everywhere), or empty when it can.
-std::string verbs_unavailable_reason() {
-  const VerbsProbe probe = probe_verbs();
-  if (!probe.built) return "this build has no libibverbs (configured without verbs)";
-  if (probe.devices.empty()) {
-    return fmt::format("no RDMA device{}", probe.error.empty() ? "" : ": " + probe.error);
+// The process at the other end of this rank's pair in `round`.
+int peer_process_of(const LinkRound& round, int index, int me,
+                    const std::vector<RankIdentity>& ranks) {
+  const LinkPair& pair = round.pairs[static_cast<std::size_t>(index)];
+  const int peer_rank = pair.ranks[0] == me ? pair.ranks[1] : pair.ranks[0];
+  return ranks[static_cast<std::size_t>(peer_rank)].process;
+}
+
+// Both ends' port counter deltas over this round, on every record the round wrote here. Every
+// process takes part (the exchange is collective); one without a partner sends nothing.
+void attach_counter_deltas(StageSession& session, const VerbsSetup& verbs,
+                           std::optional<int> partner,
+                           const std::map<std::string, std::uint64_t>& before,
+                           std::vector<LinkRecord>& round_records) {
+  std::string mine;
+  if (verbs.transport && partner) {
+    const auto after = verbs.transport->port_counters();
+    LinkCounterDeltas end;
+    end.node = session.node();
+    end.device = verbs.transport->options().device;
+    end.port = verbs.transport->options().port;
+    end.deltas = counter_deltas(before, after);
+    end.saturated = saturated_counters(after);
+    mine = encode_counter_end(end);
   }
-  return fmt::format(
-      "{} RDMA device(s) found, but this version has no verbs data path yet; measure with "
-      "--transport mpi, or with perftest (docs/links.md)",
-      probe.devices.size());
+  session.watchdog().set_context("links: port counters of the round");
+  WatchedSection section(&session.watchdog());
+  const auto all = session.all_gather("links: port counters of the round", mine);
+  if (!partner || round_records.empty()) return;
+  std::vector<LinkCounterDeltas> ends;
+  try {
+    for (const std::string& text : {mine, all[static_cast<std::size_t>(*partner)]}) {
+      if (auto end = decode_counter_end(text)) ends.push_back(std::move(*end));
+    }
+  } catch (const std::invalid_argument& e) {
+    throw RuntimeFailure(fmt::format("links: {}", e.what()));
+  }
+  for (LinkRecord& record : round_records)
+    record.counter_deltas = ends;
 }
 
 }  // namespace
@@ -92,6 +120,13 @@ void LinksCommand::configure(CLI::App& app) {
   app.add_option("--window", flags_.window, "Messages in flight per bandwidth iteration")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  app.add_option("--gid-index", flags_.gid_index,
+                 "verbs: GID index to address the peer by (default: RoCE v2 from the GID table; "
+                 "LID on InfiniBand)")
+      ->check(CLI::Range(0, 255));
+  app.add_option("--ib-port", flags_.ib_port, "verbs: port of each RDMA device to test")
+      ->check(CLI::Range(1, 255))
+      ->capture_default_str();
   app.add_option("-T,--timeout", flags_.timeout, "Bound on any one wait for a peer process")
       ->envname("COMMCERT_TIMEOUT")
       ->capture_default_str();
@@ -135,6 +170,11 @@ LinksSettings LinksCommand::resolve_settings() const {
       throw UsageError("--window: sizes times window must stay within 4G of buffer");
     }
   }
+  if (flags_.gid_index >= 0) {
+    if (s.transport != "verbs") throw UsageError("--gid-index: only with --transport verbs");
+    s.gid_index = flags_.gid_index;
+  }
+  s.ib_port = flags_.ib_port;
   s.timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
   if (!(s.timeout_s > 0)) throw UsageError("-T/--timeout: must be longer than 0 s");
   return s;
@@ -161,8 +201,12 @@ int LinksCommand::run(Invocation& invocation) {
 
   std::string unavailable;
   std::unique_ptr<LinkTransport> transport;
+  VerbsSetup verbs;
   if (s.transport == "verbs") {
-    unavailable = verbs_unavailable_reason();
+    session.watchdog().set_context("links: set-up of the verbs transport");
+    WatchedSection section(&session.watchdog());
+    verbs = set_up_verbs(session, s);
+    unavailable = verbs.unavailable;
   } else if (MpiSession* mpi = session.group().mpi()) {
     session.watchdog().set_context("links: set-up of the MPI transport");
     WatchedSection section(&session.watchdog());
@@ -184,8 +228,20 @@ int LinksCommand::run(Invocation& invocation) {
     if (session.show_progress()) fmt::print(stderr, "commcert links: skipped: {}\n", unavailable);
     return session.finish(records, false);
   }
+  if (!verbs.problem.empty()) {
+    // This end cannot test its rail (port down, device not openable): its node lacks evidence.
+    records.push_back(to_json(lone_link_record(session.origin(0), s.transport, s.memory,
+                                               session.first_rank(), verbs.problem)));
+  }
+  if (verbs.transport && session.show_progress()) {
+    fmt::print(stderr, "commcert links: verbs on {} ({}, memory registered as {})\n",
+               verbs.transport->device_port(), verbs.transport->gid_choice(),
+               verbs.transport->registration());
+  }
 
-  const auto rounds = plan_link_rounds(ranks, first_rank_rails(ranks));
+  const auto rounds = plan_link_rounds(
+      ranks, s.transport == "verbs" ? verbs.rail_of_rank : first_rank_rails(ranks));
+  LinkTransport* link = verbs.transport ? verbs.transport.get() : transport.get();
   const int me = session.first_rank();
   const std::optional<std::uint64_t> hang_before = faults.hang_before_operation(me);
   std::uint64_t operations = 0;
@@ -193,6 +249,23 @@ int LinksCommand::run(Invocation& invocation) {
   for (const LinkRound& round : rounds) {
     const FaultPlan round_faults = faults.for_groups(round.pair_of_rank);
     const int index = round.pair_of_rank[static_cast<std::size_t>(me)];
+    const std::optional<int> partner =
+        index >= 0 ? std::optional(peer_process_of(round, index, me, ranks)) : std::nullopt;
+    if (s.transport == "verbs") {
+      // Queue pairs of this round: every process states its end, the peers' ends are exchanged
+      // over the control plane (MPI), and each pair connects.
+      session.watchdog().set_context(fmt::format("links: round {} verbs connection", round.round));
+      WatchedSection section(&session.watchdog());
+      const std::string mine = link ? link->prepare_connection(partner) : std::string();
+      const auto all = session.all_gather(
+          fmt::format("links: round {} verbs connection info", round.round), mine);
+      if (link && partner)
+        link->complete_connection(*partner, all[static_cast<std::size_t>(*partner)]);
+    }
+    const std::map<std::string, std::uint64_t> counters_before =
+        verbs.transport && partner ? verbs.transport->port_counters()
+                                   : std::map<std::string, std::uint64_t>{};
+    std::vector<LinkRecord> round_records;
     if (index >= 0) {
       const LinkPair& pair = round.pairs[static_cast<std::size_t>(index)];
       const int side = pair.ranks[0] == me ? 0 : 1;
@@ -231,17 +304,27 @@ int LinksCommand::run(Invocation& invocation) {
             std::vector<double> samples;
             {
               WatchedSection section(&session.watchdog());
-              samples = transport->run(transfer);
+              samples = link->run(transfer);
             }
             if (!transfer.initiator) continue;
-            const LinkRecord record = link_test_record(
+            LinkRecord record = link_test_record(
                 session.origin(0), s.transport, s.memory, test, round.round, pair, from,
                 link_measurement(test, bytes, transfer.window, s.warmup, std::move(samples)));
-            records.push_back(to_json(record));
+            if (verbs.transport) {
+              record.devices = {verbs.transport->device_port(), verbs.transport->peer_device()};
+              record.registrations = {std::string(verbs.transport->registration()),
+                                      verbs.transport->peer_registration()};
+            }
+            round_records.push_back(std::move(record));
           }
         }
       }
     }
+    if (s.transport == "verbs") {
+      attach_counter_deltas(session, verbs, partner, counters_before, round_records);
+    }
+    for (const LinkRecord& record : round_records)
+      records.push_back(to_json(record));
     session.barrier(fmt::format("links: end of round {}", round.round));
     progress.advance(1, fmt::format("round {} of {} ({} link(s) at once)", round.round + 1,
                                     rounds.size(), round.pairs.size()));

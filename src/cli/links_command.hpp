@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct LinksSettings {
   int warmup = 3;
   int window = 4;
   double timeout_s = 120;
+  std::optional<int> gid_index;  // verbs: --gid-index; nullopt: chosen from the GID table
+  int ib_port = 1;               // verbs: --ib-port
 };
 
 // The test names `--tests` accepts, and the defaults per transport.
@@ -51,6 +54,8 @@ class LinksCommand final : public Command {
     int warmup = 3;
     int window = 4;
     std::string timeout = "120";
+    int gid_index = -1;
+    int ib_port = 1;
   };
   RawFlags flags_;
   StageOptions stage_;

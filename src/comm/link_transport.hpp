@@ -50,6 +50,12 @@ class LinkTransport {
   [[nodiscard]] virtual std::string_view memory() const = 0;  // "host", "gpu"
   // Why this transport cannot run `test`, or nullopt when it can.
   [[nodiscard]] virtual std::optional<std::string> unsupported(LinkTest test) const = 0;
+  // Connection set-up at the start of every round, on every process: prepare_connection says
+  // what this end tells `peer` (nullopt: idle this round), the caller exchanges every process's
+  // text over the control plane, and complete_connection gets the peer's. Transports without
+  // connections (MPI) say nothing.
+  virtual std::string prepare_connection(std::optional<int> /*peer*/) { return {}; }
+  virtual void complete_connection(int /*peer*/, std::string_view /*peer_text*/) {}
   // Seconds per timed iteration on the initiator; empty on the other end. Throws RuntimeFailure.
   virtual std::vector<double> run(const LinkTransfer& transfer) = 0;
 };

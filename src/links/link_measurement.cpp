@@ -44,6 +44,7 @@ LinkRecord link_test_record(RecordOrigin origin, std::string_view transport,
   record.nodes = {pair.nodes[first], pair.nodes[second]};
   record.ranks = {pair.ranks[first], pair.ranks[second]};
   record.devices = {std::nullopt, std::nullopt};
+  record.registrations = {std::nullopt, std::nullopt};
   record.measurement = std::move(measurement);
   return record;
 }
@@ -59,6 +60,7 @@ LinkRecord lone_link_record(RecordOrigin origin, std::string_view transport,
   record.memory = std::string(memory);
   record.ranks = {rank};
   record.devices = {std::nullopt};
+  record.registrations = {std::nullopt};
   return record;
 }
 

@@ -110,4 +110,18 @@ std::vector<int> rails_by_affinity(const std::vector<std::vector<std::string>>& 
   return out;
 }
 
+std::vector<int> verbs_rails_for_node(std::vector<std::vector<std::string>> nearest_nics,
+                                      const std::vector<std::string>& node_nics, int local_ranks) {
+  nearest_nics.resize(static_cast<std::size_t>(std::max(local_ranks, 0)));
+  const bool topology_known = std::any_of(nearest_nics.begin(), nearest_nics.end(),
+                                          [](const auto& nearest) { return !nearest.empty(); });
+  if (topology_known) return rails_by_affinity(nearest_nics, node_nics);
+  std::vector<int> rails;
+  rails.reserve(static_cast<std::size_t>(std::max(local_ranks, 0)));
+  const int nics = static_cast<int>(node_nics.size());
+  for (int i = 0; i < local_ranks; ++i)
+    rails.push_back(i < nics ? i : -1);
+  return rails;
+}
+
 }  // namespace commcert

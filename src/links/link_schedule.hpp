@@ -44,6 +44,14 @@ struct LinkRound {
     const std::vector<std::vector<std::string>>& nearest_nics,
     const std::vector<std::string>& node_nics);
 
+// The rails of one node's `local_ranks` ranks for the verbs transport: rails_by_affinity when the
+// topology knows the nearest NICs of any of them (`nearest_nics[i]` for local rank i; shorter or
+// empty where unknown), otherwise local rank i drives NIC i in natural name order, as far as
+// there are NICs; the rest sit out (-1).
+[[nodiscard]] std::vector<int> verbs_rails_for_node(
+    std::vector<std::vector<std::string>> nearest_nics, const std::vector<std::string>& node_nics,
+    int local_ranks);
+
 // Device names in natural order: a trailing number compares as a number.
 [[nodiscard]] bool natural_less(const std::string& a, const std::string& b);
 

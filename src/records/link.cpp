@@ -28,7 +28,8 @@ Json counters_json(const std::optional<std::vector<LinkCounterDeltas>>& counters
     out.push_back({{C::kNode, end.node},
                    {C::kDevice, end.device},
                    {C::kPort, end.port},
-                   {C::kDeltas, end.deltas}});
+                   {C::kDeltas, end.deltas},
+                   {C::kSaturated, end.saturated}});
   }
   return out;
 }
@@ -50,6 +51,10 @@ Json to_json(const LinkRecord& record) {
   for (const auto& device : record.devices)
     devices.push_back(or_null(device));
   out[R::kDevices] = std::move(devices);
+  Json registrations = Json::array();
+  for (const auto& registration : record.registrations)
+    registrations.push_back(or_null(registration));
+  out[R::kRegistrations] = std::move(registrations);
   if (record.measurement) measurement_json(out, *record.measurement);
   out[R::kCounterDeltas] = counters_json(record.counter_deltas);
   return out;

@@ -22,10 +22,14 @@ struct LinkCounterDeltas {
   static constexpr const char* kDevice = "device";
   static constexpr const char* kPort = "port";
   static constexpr const char* kDeltas = "deltas";
+  static constexpr const char* kSaturated = "saturated";
   std::string node;
   std::string device;
   int port = 0;
   std::map<std::string, std::int64_t> deltas;
+  // Error counters at their maximum after the test: they cannot show growth, so their delta is a
+  // lower bound (links/verbs_counters.hpp).
+  std::vector<std::string> saturated;
 };
 
 // Per-iteration seconds and the figures derived from them (medians: one slow iteration does
@@ -63,6 +67,7 @@ struct LinkRecord {
   static constexpr const char* kNodes = "nodes";
   static constexpr const char* kRanks = "ranks";
   static constexpr const char* kDevices = "devices";
+  static constexpr const char* kRegistrations = "registrations";
   static constexpr const char* kCounterDeltas = "counter_deltas";
   RecordOrigin origin;
   RecordStatus status = RecordStatus::kOk;
@@ -75,6 +80,9 @@ struct LinkRecord {
   std::vector<std::string> nodes;  // [initiator's node, peer's node]; one node for a lone skip
   std::vector<int> ranks;
   std::vector<std::optional<std::string>> devices;  // per end: "mlx5_0:1"; null for MPI
+  // Per end, how the buffer was registered with the NIC: "host" (ibv_reg_mr on host memory),
+  // "dmabuf" or "peer_memory" (GPU memory: GPUDirect RDMA); null for MPI.
+  std::vector<std::optional<std::string>> registrations;
   std::optional<LinkMeasurement> measurement;
   std::optional<std::vector<LinkCounterDeltas>> counter_deltas;  // nullopt: not read (MPI)
 };

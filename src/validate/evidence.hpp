@@ -188,6 +188,7 @@ struct LinkCounterEvidence {
   int port = 0;
   StringId counter = kNoString;
   std::int64_t delta = 0;
+  bool saturated = false;  // at its maximum after the test: the delta is only a lower bound
 };
 
 // kind `link`: one link test between two nodes on one rail (docs/links.md). A record that
@@ -206,7 +207,7 @@ struct LinkEvidence {
   std::uint64_t bytes = 0;
   std::optional<double> bytes_per_s;
   std::optional<double> latency_s;
-  std::vector<LinkCounterEvidence> counters;  // only counters that grew
+  std::vector<LinkCounterEvidence> counters;  // only counters that grew or are saturated
   std::string reason;
 
   [[nodiscard]] bool measured() const {

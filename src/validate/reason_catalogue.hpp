@@ -195,6 +195,10 @@ inline constexpr ReasonSpec kRows[] = {
     {"links.counter_errors", kQuarantine, kTriage,
      "{where}{counter} grew by {count} during a link test with {partner} (limit {limit})",
      "drain; the port accrues errors under load: check or replace the cable and transceiver"},
+    {"links.counter_saturated", kInconclusive, kUnknown,
+     "{where}{counter} is at its maximum, so errors during the link test with {partner} cannot "
+     "show (limit {limit})",
+     "clear the port's counters (perfquery -x -R, or reset them on the switch) and rerun links"},
     // Copies inside a node (docs/p2p.md).
     {"p2p.slow_gpu", kQuarantine, kTriage,
      "{where}{test}: slow to all {peers} peers (median {measured} {unit}, pairs need {limit} "

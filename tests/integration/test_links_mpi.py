@@ -152,11 +152,17 @@ class LinksOverMpi(unittest.TestCase):
         links = [r for r in self.records(run_dir) if r["kind"] == "link"]
         self.assertEqual({r["status"] for r in links}, {"skipped"})
         self.assertEqual(len(links), 2)  # one per node
+        for record in links:
+            self.assertIn("no RDMA device", record["reason"])
+            self.assertEqual(record["registrations"], [None])
         validate_records(self, links)
 
     def test_bad_flags_are_usage_errors_before_anything_runs(self):
         for args, fragment in ((["--tests", "read_bw"], "needs --transport verbs"),
                                (["--mem", "gpu"], "--mem gpu"),
+                               (["--gid-index", "3"], "--gid-index: only with --transport verbs"),
+                               (["--transport", "verbs", "--gid-index", "256"], "--gid-index"),
+                               (["--transport", "verbs", "--ib-port", "0"], "--ib-port"),
                                (["--sizes", "4M,0"], "--sizes"),
                                (["--tests", "write_bw,nope"], "unknown test 'nope'")):
             with self.subTest(args=args):

@@ -629,7 +629,7 @@ TEST(RecordStructRoundTrip, LinkMeasurementCountersAndALoneSkipReachTheEvidence)
   m.max_s = 4.3e-4;
   m.bytes_per_s = 3.99e10;
   w.counter_deltas = std::vector<LinkCounterDeltas>{
-      {"nodeG", "mlx5_3", 1, {{"symbol_error", 7}, {"link_downed", 0}}}};
+      {"nodeG", "mlx5_3", 1, {{"symbol_error", 7}, {"link_downed", 0}}, {}}};
   LinkRecord alone;
   alone.origin = origin_of("nodeH", 0);
   alone.status = RecordStatus::kSkipped;

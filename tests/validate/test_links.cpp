@@ -192,6 +192,42 @@ TEST(Links, APortCounterThatGrowsBeyondItsLimitQuarantinesThatPortsNode) {
   }
 }
 
+Json with_saturated(Json record, const std::string& node, const std::string& counter,
+                    std::int64_t delta) {
+  record = with_counter(std::move(record), node, counter, delta);
+  record["counter_deltas"][0]["saturated"] = Json::array({counter});
+  return record;
+}
+
+// Fail closed: a counter stuck at its maximum cannot show errors, so it cannot clear the port;
+// growth beyond the limit still convicts it.
+TEST(Links, ASaturatedCounterWithinItsLimitLeavesThePortsNodeInconclusive) {
+  for (const auto& [delta, state] :
+       std::vector<std::pair<std::int64_t, NodeState>>{{0, NodeState::kInconclusive},
+                                                       {2, NodeState::kInconclusive},
+                                                       {3, NodeState::kQuarantined}}) {
+    SCOPED_TRACE(delta);
+    auto records = all_pairs(kNodes, [](auto&, auto&) { return 20.0; });
+    records[1] = with_saturated(records[1], "n1", "symbol_error", delta);
+    const auto verdict =
+        judge(records, links_baseline("    max_counter_deltas: {symbol_error: 2}\n"));
+    const NodeVerdict& n1 = fixtures::node(verdict, "n1");
+    EXPECT_EQ(n1.state, state);
+    if (state == NodeState::kInconclusive) {
+      EXPECT_THAT(fixtures::codes(n1), ElementsAre("links.counter_saturated"));
+      EXPECT_THAT(fixtures::reason(n1, "links.counter_saturated").message,
+                  HasSubstr("mlx5_0 port 1: symbol_error is at its maximum"));
+    }
+    EXPECT_EQ(fixtures::node(verdict, "n0").state, NodeState::kCertified);
+  }
+}
+
+TEST(Links, ASaturatedCounterWithoutALimitIsNotJudged) {
+  auto records = all_pairs(kNodes, [](auto&, auto&) { return 20.0; });
+  records[1] = with_saturated(records[1], "n1", "VL15_dropped", 0);
+  EXPECT_EQ(fixtures::nodes_in(judge(records), NodeState::kCertified), kNodes);
+}
+
 TEST(Links, ACounterWithoutALimitIsNotJudged) {
   auto records = all_pairs(kNodes, [](auto&, auto&) { return 20.0; });
   records[1] = with_counter(records[1], "n1", "port_xmit_wait", 1000);

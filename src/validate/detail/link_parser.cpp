@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "records/link.hpp"
 #include "validate/detail/record_common.hpp"
 
@@ -14,6 +16,7 @@ void read_counter_end(od::value& element, LinkEvidence& record, Evidence& eviden
   StringId device = kNoString;
   int port = 0;
   std::vector<std::pair<StringId, std::int64_t>> grown;
+  std::vector<StringId> saturated;
   for_each_field(object_of(element), where, [&](std::string_view k, od::value& v) {
     if (k == C::kNode) {
       node = evidence.nodes.intern(string(v, {R::kCounterDeltas, C::kNode, true}));
@@ -28,11 +31,25 @@ void read_counter_end(od::value& element, LinkEvidence& record, Evidence& eviden
                        if (delta < 0) record_error({C::kDeltas, name}, "negative delta");
                        if (delta > 0) grown.emplace_back(evidence.strings.intern(name), delta);
                      });
+    } else if (k == C::kSaturated) {
+      for_each_element(
+          array(v, {R::kCounterDeltas, C::kSaturated, true}), C::kSaturated, [&](od::value& name) {
+            saturated.push_back(
+                evidence.strings.intern(string(name, {R::kCounterDeltas, C::kSaturated, true})));
+          });
     }
   });
   if (node == kNoString) record_error(where, "counter deltas without a node");
-  for (const auto& [counter, delta] : grown)
-    record.counters.push_back({node, device, port, counter, delta});
+  for (const auto& [counter, delta] : grown) {
+    const bool stuck = std::find(saturated.begin(), saturated.end(), counter) != saturated.end();
+    record.counters.push_back({node, device, port, counter, delta, stuck});
+  }
+  // A counter at its maximum that did not grow may still have counted errors: it is evidence too.
+  for (const StringId counter : saturated) {
+    const bool listed =
+        std::any_of(grown.begin(), grown.end(), [&](const auto& g) { return g.first == counter; });
+    if (!listed) record.counters.push_back({node, device, port, counter, 0, true});
+  }
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ class LinkCounterRule final : public Rule {
   std::string_view id() const override { return "rule.link_counters"; }
   std::string_view summary() const override {
     return "a port error counter that grows beyond its limit during a link test quarantines "
-           "the port's node";
+           "the port's node; one stuck at its maximum leaves the node inconclusive";
   }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
@@ -23,10 +23,17 @@ class LinkCounterRule final : public Rule {
       for (const auto& c : r.counters) {
         const std::string name(evidence.text(c.counter));
         const auto limit = limits.find(name);
-        if (limit == limits.end() || c.delta <= limit->second) continue;
+        if (limit == limits.end()) continue;
+        const bool over = c.delta > limit->second;
+        // A saturated counter within its limit may have counted errors it cannot show: it
+        // cannot clear the port (fail closed), nor convict it.
+        if (!over && !c.saturated) continue;
         const NodeId partner = c.node == r.from ? r.to : r.from;
         const std::string device(evidence.text(c.device));
-        Finding f = gpu_finding(evidence, "links.counter_errors", id(), "links", c.node, {}, r.ref);
+        Finding f =
+            over ? gpu_finding(evidence, "links.counter_errors", id(), "links", c.node, {}, r.ref)
+                 : gpu_finding(evidence, "links.counter_saturated", id(), "links", c.node, {},
+                               r.ref);
         f.link = LinkRef{"ib_port", device, c.port, {}};
         f.measured = static_cast<double>(c.delta);
         f.limit = static_cast<double>(limit->second);
