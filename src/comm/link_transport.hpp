@@ -41,6 +41,13 @@ struct LinkTransfer {
   std::function<void()> after_iteration;
 };
 
+// One test's iterations as every transport times them: both ends start each iteration together
+// (`start_together`), an injected delay falls inside the timed window, and the initiator keeps
+// one sample per timed iteration (half the round trip for latency); the other end keeps none.
+[[nodiscard]] std::vector<double> timed_iterations(const LinkTransfer& transfer,
+                                                   const std::function<void()>& start_together,
+                                                   const std::function<void()>& iterate_once);
+
 // A transport for link tests. MPI point-to-point on host memory (every machine), or RDMA verbs
 // on host or GPU memory. Both ends of every pair of a round call run() at the same time.
 class LinkTransport {

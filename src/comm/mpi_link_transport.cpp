@@ -1,13 +1,10 @@
 #include "comm/mpi_link_transport.hpp"
 
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include <climits>
 
 #include "comm/mpi_runtime.hpp"
-#include "core/clock.hpp"
 #include "core/errors.hpp"
 
 namespace commcert {
@@ -42,23 +39,14 @@ class MpiLinkTransport final : public LinkTransport {
       send_.assign(span, std::byte{0x5a});
       receive_.assign(span, std::byte{0});
     }
-    std::vector<double> samples;
-    for (int i = 0; i < t.warmup + t.iterations; ++i) {
-      // Both ends start each iteration together, so one end's lateness is the fault's alone.
-      COMMCERT_CHECK_MPI(MPI_Sendrecv(nullptr, 0, MPI_BYTE, t.peer, kSyncTag, nullptr, 0, MPI_BYTE,
-                                      t.peer, kSyncTag, comm_, MPI_STATUS_IGNORE));
-      const auto start = SteadyClock::now();
-      if (t.fault_delay_s > 0) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(t.fault_delay_s));
-      }
-      iterate(t);
-      const double seconds = seconds_between(start, SteadyClock::now());
-      if (t.initiator && i >= t.warmup) {
-        samples.push_back(t.test == LinkTest::kWriteLatency ? seconds / 2 : seconds);
-      }
-      if (t.after_iteration) t.after_iteration();
-    }
-    return samples;
+    // Both ends start each iteration together, so one end's lateness is the fault's alone.
+    return timed_iterations(
+        t,
+        [&] {
+          COMMCERT_CHECK_MPI(MPI_Sendrecv(nullptr, 0, MPI_BYTE, t.peer, kSyncTag, nullptr, 0,
+                                          MPI_BYTE, t.peer, kSyncTag, comm_, MPI_STATUS_IGNORE));
+        },
+        [&] { iterate(t); });
   }
 
  private:

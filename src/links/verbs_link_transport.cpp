@@ -1,12 +1,10 @@
 #include "links/verbs_link_transport.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
-#include <thread>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -105,20 +103,8 @@ class VerbsTransport final : public VerbsLinkTransport {
                                        t.bytes, buffer_bytes_));
     }
     peer_ = t.peer;
-    std::vector<double> samples;
-    for (int i = 0; i < t.warmup + t.iterations; ++i) {
-      handshake("the start of an iteration");
-      const auto start = SteadyClock::now();
-      if (t.fault_delay_s > 0) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(t.fault_delay_s));
-      }
-      iterate(t);
-      const double seconds = seconds_between(start, SteadyClock::now());
-      if (t.initiator && i >= t.warmup) {
-        samples.push_back(t.test == LinkTest::kWriteLatency ? seconds / 2 : seconds);
-      }
-      if (t.after_iteration) t.after_iteration();
-    }
+    auto samples = timed_iterations(
+        t, [&] { handshake("the start of an iteration"); }, [&] { iterate(t); });
     // Neither end leaves while the other may still be writing into its buffer.
     handshake("the end of the test");
     return samples;
@@ -329,11 +315,11 @@ class VerbsTransport final : public VerbsLinkTransport {
     switch (t.test) {
       case LinkTest::kWriteLatency:
         if (t.initiator) {
-          post_write_with_immediate(t.bytes);
+          post_rdma(IBV_WR_RDMA_WRITE_WITH_IMM, 0, t.bytes);
           await_messages(1, "the latency reply");
         } else {
           await_messages(1, "the latency message");
-          post_write_with_immediate(t.bytes);
+          post_rdma(IBV_WR_RDMA_WRITE_WITH_IMM, 0, t.bytes);
         }
         await_sends("the latency message's completion");
         return;
@@ -379,22 +365,6 @@ class VerbsTransport final : public VerbsLinkTransport {
     wr.opcode = opcode;
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.wr.rdma.remote_addr = remote_.address + offset;
-    wr.wr.rdma.rkey = remote_.rkey;
-    post_send(wr);
-  }
-
-  void post_write_with_immediate(std::uint64_t bytes) {
-    ibv_sge sge{};
-    sge.addr = reinterpret_cast<std::uintptr_t>(buffer_);
-    sge.length = static_cast<std::uint32_t>(bytes);
-    sge.lkey = mr_->lkey;
-    ibv_send_wr wr{};
-    wr.wr_id = kSendWorkId;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = remote_.address;
     wr.wr.rdma.rkey = remote_.rkey;
     post_send(wr);
   }
