@@ -144,6 +144,32 @@ TEST(ReasonFigures, AnUnknownPcieGenerationOrWidthIsNotADegradedLink) {
   }
 }
 
+TEST(ReasonFigures, ADegradedLinkWithOneFigureUnreadSaysSoInsteadOfZero) {
+  // NVML read a generation below the maximum but not the width (or the reverse): the link is
+  // degraded all the same, and the message must not send a technician after an x0 link.
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
+  struct Case {
+    const char* low_field;
+    int low_value;
+    const char* unread_field;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"gen_current", 3, "width_current", "gpu 0 (GPU-n0-0): PCIe link gen3 x?, expected gen5 x16"},
+      {"width_current", 8, "gen_current", "gpu 0 (GPU-n0-0): PCIe link gen? x8, expected gen5 x16"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.unread_field);
+    Json gpu = fixtures::gpu_health("n0", 0);
+    gpu["pcie"][c.low_field] = c.low_value;
+    gpu["pcie"][c.unread_field] = nullptr;
+    const NodeVerdict node =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({gpu}), b), "n0");
+    EXPECT_EQ(node.state, NodeState::kQuarantined);
+    EXPECT_EQ(fixtures::reason(node, "health.pcie_degraded").message, c.message);
+  }
+}
+
 TEST(ReasonFigures, ASharedFigureSaysWhichLimitItFails) {
   // Nobody is blamed for a two-node figure, so its message is all the operator has: it must say
   // whether the figure is under the floor, over the ceiling or off the required value.
