@@ -90,6 +90,27 @@ TEST(PcieLinkRule, BelowMaximumWidthOrGenerationQuarantines) {
             "gpu 0 (GPU-n0-0): PCIe link gen5 x8, expected gen5 x16");
 }
 
+TEST(PcieLinkRule, ItsReasonsFailTheGpuHealthCheckAndNameTheRule) {
+  // verdict.json's checks and each reason's rule are how an operator finds which check failed
+  // and where the docs explain it: a degraded link (quarantine) and many replays (warning).
+  Json degraded = gpu_health("n0", 0);
+  degraded["pcie"]["width_current"] = 8;
+  const NodeVerdict n0 =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({degraded}), health_baseline()), "n0");
+  const Reason& link = fixtures::reason(n0, "health.pcie_degraded");
+  EXPECT_EQ(link.check, "health.gpu");
+  EXPECT_EQ(link.rule, "rule.pcie_link");
+  EXPECT_THAT(n0.checks, Contains(Pair("health.gpu", "fail")));
+
+  Json replaying = gpu_health("n0", 0);
+  replaying["pcie"]["replay_count"] = 101;
+  const NodeVerdict warned = fixtures::node(
+      fixtures::certify(fixtures::evidence_of({replaying}), health_baseline()), "n0");
+  const Reason& replays = fixtures::reason(warned, "health.pcie_replays");
+  EXPECT_EQ(replays.check, "health.gpu");
+  EXPECT_EQ(replays.rule, "rule.pcie_link");
+}
+
 TEST(NvlinkRule, InactiveMissingAndErroringLinks) {
   EXPECT_THAT(codes_for("rule.nvlink", [](Json& r) { r["nvlink"][5]["active"] = false; }),
               ElementsAre("health.nvlink_down"));
