@@ -74,6 +74,19 @@ TEST(ReasonFigures, AnEccReasonCarriesTheCountTheLimitAndTheGpu) {
   EXPECT_EQ(reasons[0]["gpu"]["index"], 0);
 }
 
+TEST(ReasonFigures, APcieReplaysWarningCarriesTheCountAndTheLimit) {
+  Json gpu = fixtures::gpu_health("n0", 0);
+  gpu["pcie"]["replay_count"] = 101;
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu: {max_pcie_replays: 100}\n");
+  const Json reasons = reasons_of(fixtures::certify(fixtures::evidence_of({gpu}), b), "n0");
+  ASSERT_EQ(reasons.size(), 1u) << reasons.dump();
+  EXPECT_EQ(reasons[0]["code"], "health.pcie_replays");
+  EXPECT_EQ(reasons[0]["measured"], 101.0);
+  EXPECT_EQ(reasons[0]["limit"], 100.0);
+  EXPECT_EQ(reasons[0]["message"], "gpu 0 (GPU-n0-0): 101 PCIe replays (warn above 100)");
+}
+
 TEST(ReasonFigures, AFailedHealthRecordSaysWhereAndWhy) {
   Json gpu = fixtures::gpu_health("n0", 0);
   gpu["status"] = "fail";
