@@ -85,6 +85,12 @@ TEST(ReasonFigures, APcieReplaysWarningCarriesTheCountAndTheLimit) {
   EXPECT_EQ(reasons[0]["measured"], 101.0);
   EXPECT_EQ(reasons[0]["limit"], 100.0);
   EXPECT_EQ(reasons[0]["message"], "gpu 0 (GPU-n0-0): 101 PCIe replays (warn above 100)");
+  // Without max_pcie_replays in the baseline, replays are not judged at all.
+  const Baseline unbounded = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
+  const NodeVerdict node =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({gpu}), unbounded), "n0");
+  EXPECT_EQ(node.state, NodeState::kCertified);
+  EXPECT_TRUE(node.reasons.empty());
 }
 
 TEST(ReasonFigures, AFailedHealthRecordSaysWhereAndWhy) {
