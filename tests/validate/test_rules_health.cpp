@@ -111,6 +111,30 @@ TEST(PcieLinkRule, ItsReasonsFailTheGpuHealthCheckAndNameTheRule) {
   EXPECT_EQ(replays.rule, "rule.pcie_link");
 }
 
+TEST(PcieLinkRule, EveryGpuIsJudgedAfterOneWarns) {
+  // GPU 0 replays too often (a warning); GPU 1, judged after it, has a degraded link and must
+  // still quarantine the node, and two replaying GPUs are two warnings.
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 2}\nchecks:\n  health.gpu: {max_pcie_replays: 100}\n");
+  Json replaying = gpu_health("n0", 0);
+  replaying["pcie"]["replay_count"] = 101;
+  Json degraded = gpu_health("n0", 1);
+  degraded["pcie"]["width_current"] = 8;
+  const NodeVerdict mixed =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({replaying, degraded}), b), "n0");
+  EXPECT_EQ(mixed.state, NodeState::kQuarantined);
+  EXPECT_EQ(fixtures::reason(mixed, "health.pcie_degraded").gpu_index, 1);
+
+  Json second = gpu_health("n0", 1);
+  second["pcie"]["replay_count"] = 101;
+  const FleetVerdict both = fixtures::certify(fixtures::evidence_of({replaying, second}), b);
+  std::vector<int> warned;
+  for (const Reason& r : fixtures::node(both, "n0").reasons) {
+    if (r.code == "health.pcie_replays") warned.push_back(r.gpu_index);
+  }
+  EXPECT_THAT(warned, UnorderedElementsAre(0, 1));
+}
+
 TEST(NvlinkRule, InactiveMissingAndErroringLinks) {
   EXPECT_THAT(codes_for("rule.nvlink", [](Json& r) { r["nvlink"][5]["active"] = false; }),
               ElementsAre("health.nvlink_down"));
