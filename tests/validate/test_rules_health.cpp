@@ -111,6 +111,19 @@ TEST(PcieLinkRule, ItsReasonsFailTheGpuHealthCheckAndNameTheRule) {
   EXPECT_EQ(replays.rule, "rule.pcie_link");
 }
 
+TEST(PcieLinkRule, ADegradedLinkThatAlsoReplaysReportsBoth) {
+  // The replays say how bad the degraded link is: the technician sees both.
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu: {max_pcie_replays: 100}\n");
+  Json r = gpu_health("n0", 0);
+  r["pcie"]["width_current"] = 8;
+  r["pcie"]["replay_count"] = 101;
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({r}), b);
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
+  EXPECT_THAT(fixtures::codes(fixtures::node(v, "n0")),
+              UnorderedElementsAre("health.pcie_degraded", "health.pcie_replays"));
+}
+
 TEST(PcieLinkRule, EveryGpuIsJudgedAfterOneWarns) {
   // GPU 0 replays too often (a warning); GPU 1, judged after it, has a degraded link and must
   // still quarantine the node, and two replaying GPUs are two warnings.
