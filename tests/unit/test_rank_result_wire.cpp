@@ -68,9 +68,18 @@ TEST(RankResultWire, AFieldEncodeNeverWritesIsRefused) {
     damaged[flag] = 2;
     EXPECT_THROW((void)decode_rank_results(damaged), RuntimeFailure) << "flag " << flag;
   }
-  auto high = wire;
-  high[4] = 4294967295.0;  // the largest high half is fine
-  EXPECT_EQ(decode_rank_results(high).at(0).wrong_elements, 0xffffffffULL << 32);
+  // Each half of the wrong-element count holds 32 bits: the largest is fine, one more is refused
+  // (a low half of 2^32 would carry into the high half unseen).
+  for (const std::size_t half : {4U, 5U}) {
+    auto largest = wire;
+    largest[half] = 4294967295.0;
+    EXPECT_EQ(decode_rank_results(largest).at(0).wrong_elements,
+              half == 4 ? 0xffffffffULL << 32 : 0xffffffffULL)
+        << "field " << half;
+    auto above = wire;
+    above[half] = 4294967296.0;
+    EXPECT_THROW((void)decode_rank_results(above), RuntimeFailure) << "field " << half;
+  }
 }
 
 }  // namespace

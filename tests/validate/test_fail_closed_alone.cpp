@@ -120,6 +120,21 @@ TEST(FailClosedAlone, AGpuHealthRecordThatIsNotOkIsNoEvidence) {
   }
 }
 
+TEST(FailClosedAlone, TheFiguresOfAGpuHealthRecordThatIsNotOkAreNotJudged) {
+  // A record that did not finish says nothing about the GPU, whatever partial figures it
+  // carries: a degraded PCIe link in it neither certifies nor quarantines the node.
+  const std::string baseline = "required: [health.gpu]\nnode: {gpus: 1}\n";
+  Json degraded = fixtures::gpu_health("n0", 0);
+  degraded["pcie"]["width_current"] = 8;
+  EXPECT_EQ(judged_alone(degraded, baseline), NodeState::kQuarantined);
+  for (const char* status : {"skipped", "error", "timeout"}) {
+    Json r = degraded;
+    r["status"] = status;
+    r["reason"] = std::string("health said ") + status;
+    EXPECT_EQ(judged_alone(r, baseline), NodeState::kInconclusive) << status;
+  }
+}
+
 TEST(FailClosedAlone, ABurnThatDidNotMeasureIsNoEvidence) {
   const std::string baseline = "required: [burn]\nnode: {gpus: 1}\n";
   EXPECT_EQ(judged_alone(fixtures::burn("n0", 0, 700), baseline), NodeState::kCertified);

@@ -74,6 +74,25 @@ TEST(ReasonFigures, AnEccReasonCarriesTheCountTheLimitAndTheGpu) {
   EXPECT_EQ(reasons[0]["gpu"]["index"], 0);
 }
 
+TEST(ReasonFigures, APcieReplaysWarningCarriesTheCountAndTheLimit) {
+  Json gpu = fixtures::gpu_health("n0", 0);
+  gpu["pcie"]["replay_count"] = 101;
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu: {max_pcie_replays: 100}\n");
+  const Json reasons = reasons_of(fixtures::certify(fixtures::evidence_of({gpu}), b), "n0");
+  ASSERT_EQ(reasons.size(), 1u) << reasons.dump();
+  EXPECT_EQ(reasons[0]["code"], "health.pcie_replays");
+  EXPECT_EQ(reasons[0]["measured"], 101.0);
+  EXPECT_EQ(reasons[0]["limit"], 100.0);
+  EXPECT_EQ(reasons[0]["message"], "gpu 0 (GPU-n0-0): 101 PCIe replays (warn above 100)");
+  // Without max_pcie_replays in the baseline, replays are not judged at all.
+  const Baseline unbounded = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
+  const NodeVerdict node =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({gpu}), unbounded), "n0");
+  EXPECT_EQ(node.state, NodeState::kCertified);
+  EXPECT_TRUE(node.reasons.empty());
+}
+
 TEST(ReasonFigures, AFailedHealthRecordSaysWhereAndWhy) {
   Json gpu = fixtures::gpu_health("n0", 0);
   gpu["status"] = "fail";
@@ -141,6 +160,32 @@ TEST(ReasonFigures, AnUnknownPcieGenerationOrWidthIsNotADegradedLink) {
     gpu["pcie"][field] = nullptr;
     const FleetVerdict verdict = fixtures::certify(fixtures::evidence_of({gpu}), b);
     EXPECT_EQ(fixtures::node(verdict, "n0").state, NodeState::kCertified) << field;
+  }
+}
+
+TEST(ReasonFigures, ADegradedLinkWithOneFigureUnreadSaysSoInsteadOfZero) {
+  // NVML read a generation below the maximum but not the width (or the reverse): the link is
+  // degraded all the same, and the message must not send a technician after an x0 link.
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
+  struct Case {
+    const char* low_field;
+    int low_value;
+    const char* unread_field;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"gen_current", 3, "width_current", "gpu 0 (GPU-n0-0): PCIe link gen3 x?, expected gen5 x16"},
+      {"width_current", 8, "gen_current", "gpu 0 (GPU-n0-0): PCIe link gen? x8, expected gen5 x16"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.unread_field);
+    Json gpu = fixtures::gpu_health("n0", 0);
+    gpu["pcie"][c.low_field] = c.low_value;
+    gpu["pcie"][c.unread_field] = nullptr;
+    const NodeVerdict node =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({gpu}), b), "n0");
+    EXPECT_EQ(node.state, NodeState::kQuarantined);
+    EXPECT_EQ(fixtures::reason(node, "health.pcie_degraded").message, c.message);
   }
 }
 

@@ -323,6 +323,32 @@ TEST(RuleBoundaries, EqualityQuarantinesAnyOtherFigure) {
       [&](double v) { return judge_busbw(v, bound); });
 }
 
+TEST(RuleBoundaries, EqualityForgivesOnePartInABillionAndNoMore) {
+  // A figure written out and read back can differ from the required value in its last digits:
+  // within 1e-9 of it, relative (absolute for a required value below 1), it is equal. Each side
+  // of that limit, just inside and just outside, above 1, at 1, below 1 and at 0.
+  const Expected differs = quarantines("perf.not_equal");
+  const std::vector<std::pair<std::string, std::vector<FigureRow>>> limits = {
+      {"{equals: 400}",  // 4e-7 either side
+       {{400 - 5e-7, differs},
+        {400 - 3e-7, kPasses},
+        {400 + 3e-7, kPasses},
+        {400 + 5e-7, differs}}},
+      {"{equals: 1}",  // 1e-9 either side
+       {{1 - 1.05e-9, differs},
+        {1 - 0.95e-9, kPasses},
+        {1 + 0.95e-9, kPasses},
+        {1 + 1.05e-9, differs}}},
+      {"{equals: 0.5}",  // still 1e-9, not 5e-10
+       {{0.5 - 0.75e-9, kPasses}, {0.5 + 0.75e-9, kPasses}, {0.5 + 1.05e-9, differs}}},
+      {"{equals: 0}",  // exactly 1e-9 away is still equal
+       {{-1e-9, kPasses}, {0, kPasses}, {1e-9, kPasses}, {1.05e-9, differs}}},
+  };
+  for (const auto& [bound, rows] : limits) {
+    expect_figures(bound, rows, [&](double v) { return judge_busbw(v, bound); });
+  }
+}
+
 // One GPU's temperature judged against a ceiling (lower is better), with a warn band below it.
 NodeVerdict judge_temperature(double celsius, const std::string& bound) {
   Json hot = gpu_health("n0", 0);

@@ -90,6 +90,64 @@ TEST(PcieLinkRule, BelowMaximumWidthOrGenerationQuarantines) {
             "gpu 0 (GPU-n0-0): PCIe link gen5 x8, expected gen5 x16");
 }
 
+TEST(PcieLinkRule, ItsReasonsFailTheGpuHealthCheckAndNameTheRule) {
+  // verdict.json's checks and each reason's rule are how an operator finds which check failed
+  // and where the docs explain it: a degraded link (quarantine) and many replays (warning).
+  Json degraded = gpu_health("n0", 0);
+  degraded["pcie"]["width_current"] = 8;
+  const NodeVerdict n0 =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({degraded}), health_baseline()), "n0");
+  const Reason& link = fixtures::reason(n0, "health.pcie_degraded");
+  EXPECT_EQ(link.check, "health.gpu");
+  EXPECT_EQ(link.rule, "rule.pcie_link");
+  EXPECT_THAT(n0.checks, Contains(Pair("health.gpu", "fail")));
+
+  Json replaying = gpu_health("n0", 0);
+  replaying["pcie"]["replay_count"] = 101;
+  const NodeVerdict warned = fixtures::node(
+      fixtures::certify(fixtures::evidence_of({replaying}), health_baseline()), "n0");
+  const Reason& replays = fixtures::reason(warned, "health.pcie_replays");
+  EXPECT_EQ(replays.check, "health.gpu");
+  EXPECT_EQ(replays.rule, "rule.pcie_link");
+}
+
+TEST(PcieLinkRule, ADegradedLinkThatAlsoReplaysReportsBoth) {
+  // The replays say how bad the degraded link is: the technician sees both.
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu: {max_pcie_replays: 100}\n");
+  Json r = gpu_health("n0", 0);
+  r["pcie"]["width_current"] = 8;
+  r["pcie"]["replay_count"] = 101;
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({r}), b);
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
+  EXPECT_THAT(fixtures::codes(fixtures::node(v, "n0")),
+              UnorderedElementsAre("health.pcie_degraded", "health.pcie_replays"));
+}
+
+TEST(PcieLinkRule, EveryGpuIsJudgedAfterOneWarns) {
+  // GPU 0 replays too often (a warning); GPU 1, judged after it, has a degraded link and must
+  // still quarantine the node, and two replaying GPUs are two warnings.
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 2}\nchecks:\n  health.gpu: {max_pcie_replays: 100}\n");
+  Json replaying = gpu_health("n0", 0);
+  replaying["pcie"]["replay_count"] = 101;
+  Json degraded = gpu_health("n0", 1);
+  degraded["pcie"]["width_current"] = 8;
+  const NodeVerdict mixed =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({replaying, degraded}), b), "n0");
+  EXPECT_EQ(mixed.state, NodeState::kQuarantined);
+  EXPECT_EQ(fixtures::reason(mixed, "health.pcie_degraded").gpu_index, 1);
+
+  Json second = gpu_health("n0", 1);
+  second["pcie"]["replay_count"] = 101;
+  const FleetVerdict both = fixtures::certify(fixtures::evidence_of({replaying, second}), b);
+  std::vector<int> warned;
+  for (const Reason& r : fixtures::node(both, "n0").reasons) {
+    if (r.code == "health.pcie_replays") warned.push_back(r.gpu_index);
+  }
+  EXPECT_THAT(warned, UnorderedElementsAre(0, 1));
+}
+
 TEST(NvlinkRule, InactiveMissingAndErroringLinks) {
   EXPECT_THAT(codes_for("rule.nvlink", [](Json& r) { r["nvlink"][5]["active"] = false; }),
               ElementsAre("health.nvlink_down"));

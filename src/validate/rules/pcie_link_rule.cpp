@@ -1,8 +1,17 @@
+#include <optional>
+#include <string>
+
 #include "validate/rules/rules.hpp"
 #include "validate/rules/support.hpp"
 
 namespace commcert::rules {
 namespace {
+
+// NVML can read a link's generation and not its width, or the reverse: the message then says
+// which figure it could not read, not a generation or width of 0 (an x0 link has no lanes).
+std::string link_figure(const std::optional<int>& value) {
+  return value ? std::to_string(*value) : "?";
+}
 
 // A GPU that trained its PCIe link below its maximum generation or width moves host data at a
 // fraction of the rate (DCGM's pcie plugin fails on gen/width below the SKU's minimum).
@@ -28,8 +37,8 @@ class PcieLinkRule final : public Rule {
       if (gen_low || width_low) {
         Finding f = gpu_finding(context.evidence, "health.pcie_degraded", id(), "health.gpu",
                                 r.node, r.gpu, r.ref);
-        f.fields.emplace_back("gen", std::to_string(r.pcie_gen.value_or(0)));
-        f.fields.emplace_back("width", std::to_string(r.pcie_width.value_or(0)));
+        f.fields.emplace_back("gen", link_figure(r.pcie_gen));
+        f.fields.emplace_back("width", link_figure(r.pcie_width));
         f.fields.emplace_back("gen_expected", std::to_string(gen_expected));
         f.fields.emplace_back("width_expected", std::to_string(width_expected));
         out.push_back(std::move(f));
