@@ -1,6 +1,7 @@
 // links --transport verbs: the logic of the RDMA data path that runs without a device (connection
 // info on the wire, queue-pair attributes, the request window, GPU registration order, rails, the
 // record). The data path itself has not run here: no RDMA device (docs/links.md).
+#include <map>
 #include <stdexcept>
 
 #include <gmock/gmock.h>
@@ -90,6 +91,9 @@ TEST(VerbsEndpoint, AnotherVersionOrAMissingOrExtraFieldIsRefusedNamingTheSender
   EXPECT_THAT(invalid_argument_of(good + " extra=1"), HasSubstr("15 fields"));
   EXPECT_THAT(invalid_argument_of(""), HasSubstr("not commcert verbs"));
   EXPECT_THAT(invalid_argument_of("hello world"), HasSubstr("not commcert verbs"));
+  // Our line with nothing after the version: the field count says what is wrong.
+  EXPECT_THAT(invalid_argument_of("commcert-verbs 1"), HasSubstr("2 fields, expected 14"));
+  EXPECT_THAT(invalid_argument_of("commcert-verbs"), HasSubstr("not commcert verbs"));
 }
 
 TEST(VerbsEndpoint, ValuesOutOfRangeAreRefusedAtTheirLimit) {
@@ -107,6 +111,8 @@ TEST(VerbsEndpoint, ValuesOutOfRangeAreRefusedAtTheirLimit) {
   EXPECT_THAT(invalid_argument_of(replaced(good, "mtu=5", "mtu=x")), HasSubstr("not a number"));
   EXPECT_THAT(invalid_argument_of(replaced(good, "gid=f0", "gid=g0")), HasSubstr("32 hex"));
   EXPECT_THAT(invalid_argument_of(replaced(good, "gid=f0", "gid=f")), HasSubstr("32 hex"));
+  // 31 hex digits and a valid digit pair after: still not a GID.
+  EXPECT_THAT(invalid_argument_of(replaced(good, "gid=f0", "gid=0")), HasSubstr("32 hex"));
   EXPECT_THAT(invalid_argument_of(replaced(good, "ll=eth", "ll=x")), HasSubstr("link layer"));
   EXPECT_THAT(invalid_argument_of(replaced(good, "len=16777216", "len=0")), HasSubstr("len=0"));
   EXPECT_THAT(invalid_argument_of(replaced(good, "reg=dmabuf", "reg=gpu")), HasSubstr("reg=gpu"));
@@ -147,6 +153,20 @@ TEST(VerbsQpPlan, RoceAddressesThePeerByGidWithAGrhAndTheSmallerMtu) {
   VerbsEndpoint mine = roce_endpoint();
   mine.psn = 77;
   EXPECT_EQ(plan_rts(roce_port(), mine, remote).send_psn, 77U);
+}
+
+TEST(VerbsQpPlan, RoceIgnoresTheLidAndAcceptsGidIndexZero) {
+  // RoCE routes by GID only: a LID the peer sent must not be used, and GID index 0 is a GID.
+  VerbsPortFacts local = roce_port();
+  local.gid_index = 0;
+  VerbsEndpoint remote = roce_endpoint();
+  remote.gid_index = 0;
+  remote.lid = 7;
+  const VerbsRtrPlan rtr = plan_rtr(local, remote);
+  EXPECT_TRUE(rtr.is_global);
+  EXPECT_EQ(rtr.sgid_index, 0);
+  EXPECT_EQ(rtr.dlid, 0);
+  EXPECT_EQ(rtr.hop_limit, 64);  // what perftest and the kernel's RoCE defaults use
 }
 
 TEST(VerbsQpPlan, InfinibandWithoutAGidRoutesByLidWithoutAGrh) {
@@ -228,6 +248,12 @@ TEST(RequestWindow, CountsThatCannotHappenAreTransportBugs) {
   EXPECT_THROW(window.completed(3), std::logic_error);
   EXPECT_THROW(RequestWindow(0, 1), std::logic_error);
   EXPECT_THROW(RequestWindow(1, 0), std::logic_error);
+  try {
+    RequestWindow(5, 0);
+    ADD_FAILURE() << "accepted a queue depth of 0";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("RequestWindow(5, 0)"));  // the bug report names both counts
+  }
 }
 
 TEST(RequestWindow, TheBufferHoldsTheLargestWindowOrTheLatencyMessage) {
@@ -314,6 +340,29 @@ TEST(VerbsCounters, AnErrorCounterAtTheMaximumOfItsWidthIsSaturatedOneBelowIsNot
               ElementsAre("link_downed", "symbol_error"));
   EXPECT_THAT(saturated_counters({{"excessive_buffer_overrun_errors", 15}}),
               ElementsAre("excessive_buffer_overrun_errors"));
+}
+
+TEST(VerbsCounters, EveryErrorCounterHasItsPortCountersWidth) {
+  // InfiniBand PortCounters: a wrong width would call a healthy counter saturated, or miss one.
+  const std::map<std::string, int> widths = {{"symbol_error", 16},
+                                             {"link_error_recovery", 8},
+                                             {"link_downed", 8},
+                                             {"port_rcv_errors", 16},
+                                             {"port_rcv_remote_physical_errors", 16},
+                                             {"port_rcv_switch_relay_errors", 16},
+                                             {"port_xmit_discards", 16},
+                                             {"port_xmit_constraint_errors", 8},
+                                             {"port_rcv_constraint_errors", 8},
+                                             {"local_link_integrity_errors", 4},
+                                             {"excessive_buffer_overrun_errors", 4},
+                                             {"VL15_dropped", 16}};
+  for (const auto& [name, bits] : widths) {
+    EXPECT_EQ(error_counter_bits(name), bits) << name;
+    const std::uint64_t maximum = (std::uint64_t{1} << bits) - 1;
+    EXPECT_THAT(saturated_counters({{name, maximum}}), ElementsAre(name));
+    EXPECT_TRUE(saturated_counters({{name, maximum - 1}}).empty()) << name;
+  }
+  EXPECT_EQ(error_counter_bits(""), 0);
 }
 
 TEST(VerbsCounters, ASaturatedCounterShowsNoGrowthSoItsDeltaIsOnlyALowerBound) {
