@@ -39,6 +39,19 @@ class Result:
                 if r["kind"] == "collective" and (status is None or r["status"] == status)]
 
 
+def mpirun_launch(ranks, fault=None):
+    """mpirun's command prefix for `ranks` ranks and the environment to run it in: the caller's,
+    with COMMCERT_FAULT set to `fault` and passed to every rank, or removed when there is none."""
+    env = dict(os.environ)
+    env.pop("COMMCERT_FAULT", None)
+    command = [shutil.which("mpirun") or "mpirun", "--allow-run-as-root", "--oversubscribe",
+               "-np", str(ranks)]
+    if fault:
+        env["COMMCERT_FAULT"] = fault
+        command += ["-x", "COMMCERT_FAULT"]
+    return command, env
+
+
 def read_records(path):
     records = []
     with open(path, encoding="utf-8") as lines:

@@ -16,12 +16,11 @@ import subprocess
 import tempfile
 import unittest
 
-from commcert_testing import CommcertTestCase, read_records, validate_records
+from commcert_testing import CommcertTestCase, mpirun_launch, read_records, validate_records
 
 BIN = os.environ["COMMCERT_BIN"]
 SOURCE = os.environ["COMMCERT_SOURCE_DIR"]
 CI_BASELINE = os.path.join(SOURCE, "suites", "baselines", "cpu-mpi-ci.yaml")
-MPIRUN = shutil.which("mpirun") or "mpirun"
 DELAY_US = 400000
 
 SUITE = """schema: 1
@@ -63,12 +62,7 @@ class BisectionInRun(unittest.TestCase):
         self.run_dir = os.path.join(self.tmp, "results", "r")
 
     def run_suite(self, ranks, fault=None):
-        env = dict(os.environ)
-        env.pop("COMMCERT_FAULT", None)
-        command = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)]
-        if fault:
-            env["COMMCERT_FAULT"] = fault
-            command += ["-x", "COMMCERT_FAULT"]
+        command, env = mpirun_launch(ranks, fault)
         command += [BIN, "run", self.suite, "--node-name", "node{rank}", "--out",
                     os.path.join(self.tmp, "results"), "--run-id", "r"]
         return subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)

@@ -9,10 +9,9 @@ import subprocess
 import tempfile
 import unittest
 
-from commcert_testing import validate_records
+from commcert_testing import mpirun_launch, validate_records
 
 BIN = os.environ["COMMCERT_BIN"]
-MPIRUN = shutil.which("mpirun") or "mpirun"
 # Four processes share a busy CI host's cores: 4M bandwidth varies by a third from pair to pair
 # and small-message latency by orders of magnitude, so the judged tests are the bandwidths, and a
 # pair must be 80 % below the best quartile to count as slow. The injected delay (200 ms per
@@ -40,12 +39,7 @@ class LinksOverMpi(unittest.TestCase):
             f.write(BASELINE)
 
     def links(self, run_id, ranks=4, fault=None, args=(), node_name="node{rank}"):
-        env = dict(os.environ)
-        env.pop("COMMCERT_FAULT", None)
-        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)]
-        if fault:
-            env["COMMCERT_FAULT"] = fault
-            cmd += ["-x", "COMMCERT_FAULT"]
+        cmd, env = mpirun_launch(ranks, fault)
         cmd += [BIN, "links", *args, "--node-name", node_name,
                 "--out", os.path.join(self.tmp, "results"), "--run-id", run_id]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)

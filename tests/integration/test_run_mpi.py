@@ -15,12 +15,11 @@ import subprocess
 import tempfile
 import unittest
 
-from commcert_testing import read_records, validate_records
+from commcert_testing import mpirun_launch, read_records, validate_records
 
 BIN = os.environ["COMMCERT_BIN"]
 SOURCE = os.environ["COMMCERT_SOURCE_DIR"]
 CI_BASELINE = os.path.join(SOURCE, "suites", "baselines", "cpu-mpi-ci.yaml")
-MPIRUN = shutil.which("mpirun") or "mpirun"
 NODES = [f"node{i}" for i in range(4)]
 
 
@@ -48,12 +47,7 @@ class RunSuite(unittest.TestCase):
         self.results = os.path.join(self.tmp, "results")
 
     def run_suite(self, suite, *args, fault=None, ranks=4, timeout=300):
-        env = dict(os.environ)
-        env.pop("COMMCERT_FAULT", None)
-        command = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)]
-        if fault:
-            env["COMMCERT_FAULT"] = fault
-            command += ["-x", "COMMCERT_FAULT"]
+        command, env = mpirun_launch(ranks, fault)
         command += [BIN, "run", suite, "--node-name", "node{rank}", "--out", self.results,
                     "--run-id", "suite-run", *args]
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)

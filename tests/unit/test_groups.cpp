@@ -7,35 +7,15 @@
 
 #include "bench/groups.hpp"
 #include "core/errors.hpp"
+#include "node_groups_support.hpp"
 
 namespace commcert {
 namespace {
 
 using ::testing::HasSubstr;
 
-// `per_node` ranks on each of `nodes` nodes named n0, n1, ...
-std::vector<RankIdentity> job(int nodes, int per_node) {
-  std::vector<RankIdentity> ranks;
-  for (int n = 0; n < nodes; ++n) {
-    for (int local = 0; local < per_node; ++local) {
-      RankIdentity r;
-      r.rank = static_cast<int>(ranks.size());
-      r.node = "n" + std::to_string(n);
-      r.local_rank = local;
-      ranks.push_back(r);
-    }
-  }
-  return ranks;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using test_support::job;
+using test_support::usage_error_of;
 
 TEST(PlanRounds, EveryPairOnceWithTheNodesFirstRanks) {
   const auto rounds = plan_rounds(Scope::kPairs, job(5, 2));
@@ -67,7 +47,7 @@ TEST(PlanRounds, AListedPairsPlanMeasuresOnlyThosePairsInDisjointRounds) {
 }
 
 TEST(PlanRounds, AListedNodeTheJobDoesNotHaveIsAUsageError) {
-  EXPECT_THAT(error_of([] {
+  EXPECT_THAT(usage_error_of([] {
                 (void)plan_rounds(Scope::kPairs, job(3, 1), PairRanks::kOne,
                                   parse_pair_list("n0:n7", "--pair-list"));
               }),
@@ -77,7 +57,7 @@ TEST(PlanRounds, AListedNodeTheJobDoesNotHaveIsAUsageError) {
 TEST(ParsePairList, RejectsWhatIsNotAListOfNodePairs) {
   EXPECT_EQ(parse_pair_list("a:b", "--pair-list"), (std::vector<NodePair>{{"a", "b"}}));
   for (const char* bad : {"", "a", "a:", ":b", "a:b:c", "a:b,", "a:a"}) {
-    EXPECT_THAT(error_of([&] { (void)parse_pair_list(bad, "--pair-list"); }),
+    EXPECT_THAT(usage_error_of([&] { (void)parse_pair_list(bad, "--pair-list"); }),
                 HasSubstr("--pair-list"))
         << bad;
   }

@@ -9,6 +9,7 @@
 
 #include "bench/groups.hpp"
 #include "core/errors.hpp"
+#include "node_groups_support.hpp"
 #include "temp_directory.hpp"
 
 namespace commcert {
@@ -17,31 +18,11 @@ namespace {
 using ::testing::HasSubstr;
 using Groups = std::vector<std::vector<std::string>>;
 
-std::vector<RankIdentity> job(int nodes, int per_node) {
-  std::vector<RankIdentity> ranks;
-  for (int n = 0; n < nodes; ++n) {
-    for (int local = 0; local < per_node; ++local) {
-      RankIdentity r;
-      r.rank = static_cast<int>(ranks.size());
-      r.node = "n" + std::to_string(n);
-      r.local_rank = local;
-      ranks.push_back(r);
-    }
-  }
-  return ranks;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using test_support::job;
+using test_support::usage_error_of;
 
 std::string spec_error(const std::string& spec) {
-  return error_of([&] { (void)parse_node_groups(spec, "--groups"); });
+  return usage_error_of([&] { (void)parse_node_groups(spec, "--groups"); });
 }
 
 TEST(NodeGroups, ASpecNamesGroupsAndTheirNodes) {
@@ -99,7 +80,7 @@ TEST(NodeGroups, OneRoundOfGroupsWithEveryRankOfTheirNodesAndTheRestIdle) {
 }
 
 TEST(NodeGroups, ANodeTheJobDoesNotRunIsAUsageError) {
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(usage_error_of([] {
               (void)plan_rounds(Scope::kGroups, job(2, 1), PairRanks::kOne, {},
                                 NodeGroups{{{"n0", "n9"}}, 0});
             }),
@@ -109,7 +90,7 @@ TEST(NodeGroups, ANodeTheJobDoesNotRunIsAUsageError) {
 TEST(NodeGroups, TheScopeIsNamedGroups) {
   EXPECT_EQ(name_of(Scope::kGroups), "groups");
   EXPECT_EQ(parse_scope("groups", "--scope"), Scope::kGroups);
-  EXPECT_THAT(error_of([] { (void)parse_scope("rings", "--scope"); }),
+  EXPECT_THAT(usage_error_of([] { (void)parse_scope("rings", "--scope"); }),
               HasSubstr("cluster, node, pairs or groups"));
 }
 

@@ -2,6 +2,7 @@
 
 #include "health/clock_event_reasons.hpp"
 #include "health/telemetry.hpp"
+#include "telemetry_samples.hpp"
 
 namespace commcert {
 namespace {
@@ -18,23 +19,13 @@ TEST(ClockEventReasons, DecodesEveryBitSetNotJustExactValues) {
             (std::vector<std::string>{"hw_power_brake", "unknown_0x200"}));
 }
 
-TelemetrySample sample(double t, unsigned sm, double power, unsigned temperature,
-                       std::uint64_t reasons) {
-  TelemetrySample s;
-  s.time_s = t;
-  s.sm_clock_mhz = sm;
-  s.mem_clock_mhz = 3201;
-  s.power_w = power;
-  s.temperature_c = temperature;
-  s.clock_event_reasons = reasons;
-  return s;
-}
+using test_support::sample_at;
 
 TEST(TelemetrySummary, SummarisesSensorsAndChargesReasonsWithTheirTime) {
   TelemetrySeries series;
   series.interval_s = 0.1;
-  series.samples = {sample(0.0, 1980, 120, 40, 0x1), sample(0.1, 1980, 690, 60, 0x0),
-                    sample(0.2, 1830, 700, 70, 0x4), sample(0.4, 1755, 701, 74, 0x24)};
+  series.samples = {sample_at(0.0, 1980, 120, 40, 0x1), sample_at(0.1, 1980, 690, 60, 0x0),
+                    sample_at(0.2, 1830, 700, 70, 0x4), sample_at(0.4, 1755, 701, 74, 0x24)};
   series.power_limit_w = 700;
   series.ecc_before = {5, 0};
   series.ecc_after = {7, 0};

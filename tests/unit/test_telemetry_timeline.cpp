@@ -3,21 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "health/telemetry_timeline.hpp"
+#include "telemetry_samples.hpp"
 
 namespace commcert {
 namespace {
 
-TelemetrySample sample_at(double time_s, unsigned sm_clock, double power, unsigned temperature,
-                          std::uint64_t reasons) {
-  TelemetrySample sample;
-  sample.time_s = time_s;
-  sample.sm_clock_mhz = sm_clock;
-  sample.mem_clock_mhz = 3201;
-  sample.power_w = power;
-  sample.temperature_c = temperature;
-  sample.clock_event_reasons = reasons;
-  return sample;
-}
+using test_support::sample_at;
 
 TEST(TelemetryTimeline, OnePointPerWindowWithTheSamplesOfItsSpan) {
   // Window 0 ends at 1.0 s, window 1 at 2.0 s; a sample exactly at a window's end is that

@@ -199,6 +199,18 @@ Baseline baseline_of(const std::string& yaml_body) {
   return parse_baseline("schema: 1\nsku: test\n" + yaml_body, "test.yaml");
 }
 
+Baseline cluster_floor_baseline(const std::string& pairs_line) {
+  return baseline_of(
+      "required: [collective.allreduce]\n"
+      "fleet: {enabled: false}\n"
+      "checks:\n"
+      "  collective.allreduce:\n"
+      "    min_bytes: 1G\n" +
+      pairs_line +
+      "    busbw_gb_per_s:\n"
+      "      cluster: {floor: 100}\n");
+}
+
 FleetVerdict certify(const Evidence& evidence, const Baseline& baseline) {
   return judge(evidence, baseline, nullptr);
 }

@@ -57,6 +57,9 @@ class TempDir {
 
 // A minimal baseline: the YAML text after `schema`/`sku` lines.
 [[nodiscard]] Baseline baseline_of(const std::string& yaml_body);
+// allreduce required and judged from 1 GiB against a cluster floor of 100 GB/s, fleet rules off;
+// `pairs_line` (e.g. "    pairs: {floor_gb_per_s: 80}\n") is added to its collective bounds.
+[[nodiscard]] Baseline cluster_floor_baseline(const std::string& pairs_line = "");
 
 // Runs every rule and folds, as `commcert certify` does.
 [[nodiscard]] FleetVerdict certify(const Evidence& evidence, const Baseline& baseline);

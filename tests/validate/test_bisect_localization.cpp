@@ -24,15 +24,8 @@ constexpr double kFloor = 100.0;
 const std::vector<std::string> kNodes = {"n0", "n1", "n2", "n3", "n4", "n5"};
 
 Baseline floor_baseline(const std::string& pairs_floor = "") {
-  return fixtures::baseline_of(
-      "required: [collective.allreduce]\n"
-      "fleet: {enabled: false}\n"
-      "checks:\n"
-      "  collective.allreduce:\n"
-      "    min_bytes: 1G\n" +
-      (pairs_floor.empty() ? std::string() : "    pairs: {floor_gb_per_s: " + pairs_floor + "}\n") +
-      "    busbw_gb_per_s:\n"
-      "      cluster: {floor: 100}\n");
+  return fixtures::cluster_floor_baseline(
+      pairs_floor.empty() ? std::string() : "    pairs: {floor_gb_per_s: " + pairs_floor + "}\n");
 }
 
 Json group_record(const std::vector<std::string>& nodes, int round, int group, double busbw_gb) {

@@ -24,17 +24,7 @@ constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 const std::vector<std::string> kNodes = {"n0", "n1", "n2", "n3", "n4", "n5"};
 
 // A cluster floor of 100 GB/s; pairs judged with the defaults (20 % below the upper quartile).
-Baseline cluster_floor_baseline(const std::string& pairs = "") {
-  return fixtures::baseline_of(
-      "required: [collective.allreduce]\n"
-      "fleet: {enabled: false}\n"
-      "checks:\n"
-      "  collective.allreduce:\n"
-      "    min_bytes: 1G\n" +
-      pairs +
-      "    busbw_gb_per_s:\n"
-      "      cluster: {floor: 100}\n");
-}
+using fixtures::cluster_floor_baseline;
 
 Json pair_record(const std::string& a, const std::string& b, double busbw_gb, bool listed = false,
                  std::uint64_t bytes = kGiB) {
