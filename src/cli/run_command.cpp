@@ -310,12 +310,16 @@ class SuiteRunner {
     int exit_code = 0;
     if (reporting()) {
       exit_code = judge_run(worst_stage_status);
-      log_.finish(exit_code == 0 ? "certified" : status_word(exit_code), exit_code);
+      log_.finish(suite_outcome(exit_code), exit_code);
     }
     return std::stoi(group_.control().broadcast_from_root(std::to_string(exit_code)));
   }
 
   [[nodiscard]] bool reporting() const { return group_.process_index() == 0; }
+  // suite.json's final status for the verdict's exit status.
+  [[nodiscard]] static std::string suite_outcome(int exit_code) {
+    return exit_code == 0 ? "certified" : status_word(exit_code);
+  }
   [[nodiscard]] double elapsed_s() const { return seconds_since(start_); }
 
  private:
@@ -381,8 +385,15 @@ class SuiteRunner {
       const auto path = output_.directory() / "verdict.json";
       write_json_file_atomically(path, to_json(verdict));
       std::optional<RunDetails> details;
-      if (outputs_read_run(reports_))
+      if (outputs_read_run(reports_)) {
         details = collect_run_details(inputs.evidence, baseline_, verdict);
+        // suite.json says running until this verdict is out; the reports are read later, when
+        // it says what the verdict made of the run.
+        for (RunMeta& run : details->runs) {
+          if (std::filesystem::path(run.directory) == output_.directory())
+            run.status = suite_outcome(verdict.exit_status());
+        }
+      }
       const bool reported =
           write_reports(Report(verdict, details ? &*details : nullptr), reports_, "commcert run");
       fmt::print(stderr, "commcert run: verdict written to {} after {}\n", path.string(),

@@ -458,8 +458,16 @@ std::vector<RunMeta> run_metas(const Evidence& evidence) {
       run.fault_injection = fault.is_string() ? fault.get<std::string>() : fault.dump();
     const Json& earlier = object_at(*meta, "earlier");
     if (earlier.is_array()) {
-      for (const auto& stage : earlier)
+      for (const auto& stage : earlier) {
         run.commands.push_back(stage_command(stage));
+        // meta.json's own times are its latest command's: the run spans all of them.
+        // Timestamps are ISO 8601 UTC of one width, so text order is time order.
+        const std::string start = string_at(stage, "start_time");
+        const std::string end = string_at(stage, "end_time");
+        if (!start.empty() && (run.start_time.empty() || start < run.start_time))
+          run.start_time = start;
+        if (!end.empty() && end > run.end_time) run.end_time = end;
+      }
     }
     run.commands.push_back(stage_command(*meta));
     if (const auto suite = read_json_file(directory / "suite.json")) {

@@ -96,7 +96,8 @@ class RunSuite(unittest.TestCase):
         reports = os.path.join(self.tmp, "reports")
         os.makedirs(reports)
         proc = self.run_suite("ci", "--report", f"json={reports}/verdict.json",
-                              "--report", f"nhc={reports}/verdict.nhc", fault="corrupt:2")
+                              "--report", f"nhc={reports}/verdict.nhc",
+                              "--report", f"md={reports}/verdict.md", fault="corrupt:2")
         self.assertEqual(proc.returncode, 1, proc.stdout[-3000:] + proc.stderr[-3000:])
         self.assertEqual(self.states(), {"node0": "certified", "node1": "certified",
                                          "node2": "quarantined", "node3": "certified"})
@@ -109,6 +110,15 @@ class RunSuite(unittest.TestCase):
         self.assertEqual({n["node"]: n["state"] for n in report["nodes"]}, self.states())
         with open(os.path.join(reports, "verdict.nhc")) as f:
             self.assertRegex(f.read(), r"^ERROR: commcert: node2: quarantined")
+        # The report written by the run says how the run ended (suite.json said running while
+        # it was judged) and spans every stage, not only the last one's meta.json times.
+        with open(os.path.join(self.run_dir, "meta.json")) as f:
+            meta = json.load(f)
+        first_start = min([meta["start_time"]] + [e["start_time"] for e in meta["earlier"]])
+        with open(os.path.join(reports, "verdict.md")) as f:
+            runs = f.read().split("### Runs", 1)[1]
+        run_id = os.path.basename(self.run_dir)
+        self.assertIn(f"- {run_id}: fail, suite ci, {first_start} – {meta['end_time']}", runs)
 
     def test_a_slow_node_is_found_by_the_pairs_and_blamed_alone(self):
         baseline = localization_baseline(os.path.join(self.tmp, "floor.yaml"))

@@ -44,7 +44,42 @@ TEST(RequiredEvidenceRule, SizesTheBaselineDoesNotJudgeAreNotEvidence) {
   EXPECT_EQ(first(v, "n0").code, "evidence.not_judgeable");
   EXPECT_THAT(
       first(v, "n0").message,
-      HasSubstr(">= 1 GiB in scope cluster; the largest checked measurement here is 1 MiB"));
+      HasSubstr(">= 1 GiB in scope cluster; the largest checked measurement there is 1 MiB"));
+}
+
+// Why a checked measurement could not be judged is said as the user must act on it: one rank
+// (a one-GPU node run by itself), the wrong scope, or too small. A one-rank 1 GiB record used to
+// read "judges busbw at >= 1 GiB ...; the largest checked measurement here is 1 GiB".
+TEST(RequiredEvidenceRule, ANotJudgeableMeasurementSaysWhatKeptItFromBeingJudged) {
+  const auto reason_for = [](const Json& only) {
+    const FleetVerdict v =
+        fixtures::certify(fixtures::evidence_of({run_record({"n0"}), only}), sweep_baseline());
+    return first(v, "n0");
+  };
+  Json one_rank = collective(std::uint64_t{1} << 30, 1);
+  one_rank["nranks"] = 1;
+  one_rank["nodes"] = 1;
+  EXPECT_EQ(reason_for(one_rank).code, "evidence.not_judgeable");
+  EXPECT_THAT(reason_for(one_rank).message,
+              HasSubstr(": its measurements at >= 1 GiB in scope cluster ran on a one-rank "
+                        "communicator, which has no bus bandwidth"));
+  // One rank and too small: the size is what to change first.
+  Json one_rank_small = collective(1 << 20, 1);
+  one_rank_small["nranks"] = 1;
+  EXPECT_THAT(reason_for(one_rank_small).message,
+              HasSubstr("the largest checked measurement there is 1 MiB"));
+  // Large enough, but only in a scope the baseline does not judge (node; it judges cluster).
+  const Json node_only = collective(std::uint64_t{2} << 30, 1, "node");
+  EXPECT_THAT(reason_for(node_only).message,
+              HasSubstr("judges busbw in scope cluster; no checked measurement here is in that "
+                        "scope"));
+  // The largest is the largest in the judged scope, not a larger one elsewhere.
+  const FleetVerdict mixed = fixtures::certify(
+      fixtures::evidence_of({run_record({"n0"}), collective(std::uint64_t{2} << 30, 1, "node"),
+                             collective(1 << 20, 1)}),
+      sweep_baseline());
+  EXPECT_THAT(first(mixed, "n0").message,
+              HasSubstr("the largest checked measurement there is 1 MiB"));
 }
 
 TEST(RequiredEvidenceRule, UncheckedOutputsAreNotEvidence) {

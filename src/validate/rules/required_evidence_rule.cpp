@@ -200,16 +200,21 @@ class RequiredEvidenceRule final : public Rule {
       const auto name = scope == CollectiveScope::kNode ? "node" : "cluster";
       if (context.baseline.bound(fmt::format("{}.busbw.{}", check, name))) bounded.insert(scope);
     }
+    const auto in_judged_range = [&](const CollectiveEvidence& c) {
+      return bounded.empty() || (bounded.count(c.scope) > 0 && c.bytes >= min_bytes);
+    };
+    // A one-rank communicator has no bus bandwidth to judge (metrics.cpp).
     const auto judgeable_size = [&](const CollectiveEvidence& c) {
-      // A one-rank communicator has no bus bandwidth to judge (metrics.cpp).
-      return bounded.empty() ||
-             (bounded.count(c.scope) > 0 && c.bytes >= min_bytes && c.nranks != 1);
+      return in_judged_range(c) && (bounded.empty() || c.nranks != 1);
     };
     const auto collective_id = evidence.strings.find(info.collective);
 
     struct Coverage {
       bool any = false, measured = false, checked = false, judgeable = false;
-      std::uint64_t largest = 0;
+      // Why checked measurements were not judgeable, for the reason's message: one was in the
+      // judged scopes and sizes but ran on one rank; one was in a judged scope at all.
+      bool one_rank_in_range = false, in_judged_scope = false;
+      std::uint64_t largest = 0;  // of the checked measurements in a judged scope
       std::optional<EvidenceRef> skipped_ref;
       std::string skipped;
     };
@@ -232,8 +237,15 @@ class RequiredEvidenceRule final : public Rule {
           g.measured = true;
           if (c.checked || !require_check) {
             g.checked = true;
-            g.largest = std::max(g.largest, c.bytes);
-            if (judgeable_size(c)) g.judgeable = true;
+            if (bounded.empty() || bounded.count(c.scope) > 0) {
+              g.in_judged_scope = true;
+              g.largest = std::max(g.largest, c.bytes);
+            }
+            if (judgeable_size(c)) {
+              g.judgeable = true;
+            } else if (in_judged_range(c)) {
+              g.one_rank_in_range = true;
+            }
           }
         } else if (g.skipped.empty() && c.reason != kNoString) {
           g.skipped = std::string(evidence.text(c.reason));
@@ -262,6 +274,8 @@ class RequiredEvidenceRule final : public Rule {
         n.measured |= g.measured;
         n.checked |= g.checked;
         n.judgeable |= g.judgeable;
+        n.one_rank_in_range |= g.one_rank_in_range;
+        n.in_judged_scope |= g.in_judged_scope;
         n.largest = std::max(n.largest, g.largest);
         if (n.skipped.empty()) {
           n.skipped = g.skipped;
@@ -321,12 +335,24 @@ class RequiredEvidenceRule final : public Rule {
         scopes.reserve(bounded.size());
         for (const auto scope : bounded)
           scopes.emplace_back(scope == CollectiveScope::kNode ? "node" : "cluster");
-        cause = {
-            "evidence.not_judgeable",
-            fmt::format(": the baseline judges busbw at >= {} in scope {}; the largest "
-                        "checked measurement here is {}",
-                        format_bytes(min_bytes), join(scopes, " or "), format_bytes(n.largest)),
-            std::nullopt};
+        std::string why;
+        if (n.one_rank_in_range) {
+          why = fmt::format(
+              ": its measurements at >= {} in scope {} ran on a one-rank communicator, which has "
+              "no bus bandwidth (run two or more ranks per communicator: one per GPU, or -g N)",
+              format_bytes(min_bytes), join(scopes, " or "));
+        } else if (!n.in_judged_scope) {
+          why = fmt::format(
+              ": the baseline judges busbw in scope {}; no checked measurement here "
+              "is in that scope",
+              join(scopes, " or "));
+        } else {
+          why = fmt::format(
+              ": the baseline judges busbw at >= {} in scope {}; the largest checked "
+              "measurement there is {}",
+              format_bytes(min_bytes), join(scopes, " or "), format_bytes(n.largest));
+        }
+        cause = {"evidence.not_judgeable", std::move(why), std::nullopt};
       } else if (n.any) {
         cause = {"evidence.skipped", n.skipped.empty() ? std::string() : ": " + n.skipped,
                  n.skipped_ref};
