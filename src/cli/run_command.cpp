@@ -13,11 +13,14 @@
 #include "cli/process_group.hpp"
 #include "cli/stage_deadline.hpp"
 #include "cli/stage_plan.hpp"
+#include "comm/gpu_runtime.hpp"
+#include "comm/mpi_session_loader.hpp"
 #include "core/errors.hpp"
 #include "core/printable.hpp"
 #include "core/records_file.hpp"
 #include "core/run_output.hpp"
 #include "core/units.hpp"
+#include "runtime/library_search.hpp"
 #include "validate/bisect_localization.hpp"
 #include "validate/catalog.hpp"
 #include "validate/inputs.hpp"
@@ -470,9 +473,14 @@ void RunCommand::configure(CLI::App& app) {
 
 int RunCommand::run(Invocation& invocation) {
   // Everything a suite or baseline can get wrong is found before any process starts work.
-  const Suite suite = load_suite_ref(flags_.suite);
+  Suite suite = load_suite_ref(flags_.suite);
   if (suite.stages.empty()) {
     throw UsageError(fmt::format("{}: the suite has no stages to run", suite.path));
+  }
+  if (launcher_process_count(process_environment()) == 1) {
+    const int gpus = probe_gpu_runtime().device_count;
+    for (auto& stage : suite.stages)
+      stage = with_every_local_gpu(std::move(stage), 1, gpus);
   }
   const std::string baseline_ref = flags_.baseline.value_or(suite.baseline.value_or(""));
   if (baseline_ref.empty()) {

@@ -89,6 +89,36 @@ std::vector<PlannedStage> plan_stages(const Suite& suite, const Baseline& baseli
 
 namespace {
 
+bool names_option(const std::vector<std::string>& args, std::string_view short_name,
+                  std::string_view long_name) {
+  return std::any_of(args.begin(), args.end(), [&](const std::string& arg) {
+    return arg == short_name || arg == long_name || arg.starts_with(std::string(long_name) + "=") ||
+           (arg.size() > short_name.size() && arg.starts_with(short_name));  // -g2
+  });
+}
+
+bool on_mpi_backend(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--backend=mpi") return true;
+    if (args[i] == "--backend" && i + 1 < args.size() && args[i + 1] == "mpi") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+SuiteStage with_every_local_gpu(SuiteStage stage, int processes, int visible_gpus) {
+  if (processes != 1 || visible_gpus < 1 || names_option(stage.args, "-g", "--ngpus")) return stage;
+  if (stage.command == "burn" || stage.command == "membw") {
+    stage.args.insert(stage.args.end(), {"-g", "0"});
+  } else if (stage.command == "sweep" && !on_mpi_backend(stage.args)) {
+    stage.args.insert(stage.args.end(), {"-g", std::to_string(visible_gpus)});
+  }
+  return stage;
+}
+
+namespace {
+
 // The sweep stage in another scope, judged by localization rather than by coverage.
 SuiteStage rescoped(const SuiteStage& sweep, std::string name, const std::string& scope) {
   SuiteStage out = sweep;

@@ -44,6 +44,12 @@ struct ParsedStage {
 [[nodiscard]] std::vector<PlannedStage> plan_stages(const Suite& suite, const Baseline& baseline,
                                                     const StageOptions& shared);
 
+// A job of one process checks its whole node: a burn, membw or sweep stage whose suite arguments
+// do not say how many GPUs to drive gets every visible one (burn and membw `-g 0`; a sweep
+// `-g N` on the nccl backend). Unchanged in a job of several processes (one per GPU), without a
+// GPU, or for a sweep the suite puts on the mpi backend.
+[[nodiscard]] SuiteStage with_every_local_gpu(SuiteStage stage, int processes, int visible_gpus);
+
 // The same sweep in the pairs scope: the localization step after a cluster-scope shortfall.
 [[nodiscard]] SuiteStage pairs_stage_of(const SuiteStage& sweep);
 
