@@ -72,6 +72,29 @@ class RealGpuRecords(unittest.TestCase):
         files = [os.path.join(RECORDS, "h200", "burn-timeline.jsonl")]
         self.assert_healthy_under_its_floor_and_caught_by_the_earlier_one("h200-sxm-8gpu-ndr400", files)
 
+    def test_a_one_gpu_node_run_by_itself_is_told_why_its_collectives_cannot_be_judged(self):
+        # `commcert run quick` on one H100 (4cc0032): every stage ran, every sweep one rank.
+        run = os.path.join(RECORDS, "h100", "quick-one-gpu")
+        with open(os.path.join(run, "suite.json")) as f:
+            suite = json.load(f)
+        self.assertEqual([(s["name"], s["status"]) for s in suite["stages"]],
+                         [("health", "ok"), ("burn", "ok"), ("node-collectives", "ok"),
+                          ("cluster-collectives", "ok")])
+        self.assertIn("-g", suite["stages"][1]["argv"])  # the one process drove every GPU
+        verdict = self.judge("h100-sxm-8gpu-ndr400", [run])
+        self.assertEqual(perf_findings(verdict), [])  # 682.2 TFLOP/s passes the H100 floor
+        reasons = {r["check"]: r for node in verdict["nodes"] for r in node["reasons"]}
+        for check in ("collective.allreduce", "collective.allgather"):
+            self.assertEqual(reasons[check]["code"], "evidence.not_judgeable")
+            self.assertIn("ran on a one-rank communicator, which has no bus bandwidth",
+                          reasons[check]["message"])
+        # The run is judged as finished, and its report spans it from the first stage's start.
+        self.assertNotIn("input.run_unfinished", json.dumps(verdict))
+        completed = subprocess.run([BIN, "report", run, "--baseline", "h100-sxm-8gpu-ndr400",
+                                    "--format", "md"], capture_output=True, text=True, timeout=120)
+        self.assertIn("- quick: fail, suite quick, 2026-11-26T17:16:46.331Z – 2026-11-26T17:17:51.640Z",
+                      completed.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()
