@@ -78,9 +78,9 @@ std::vector<PlannedStage> plan_stages(const Suite& suite, const Baseline& baseli
         (void)parse_stage(groups, stage_argv(groups, shared, "planned"));
       }
     }
-    if (stage.needs_gpu && baseline.gpus_per_node == 0) {
+    if (auto reason = stage_skip_reason(stage, baseline)) {
       planned.skipped = true;
-      planned.skip_reason = fmt::format("baseline {} has no GPUs per node", baseline.sku);
+      planned.skip_reason = std::move(*reason);
     }
     plan.push_back(std::move(planned));
   }

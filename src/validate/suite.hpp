@@ -45,6 +45,12 @@ inline constexpr std::size_t kMaxSuiteStages = 1000;
 [[nodiscard]] Suite load_suite(const std::filesystem::path& path);
 [[nodiscard]] Suite parse_suite(std::string_view text, std::string_view origin);
 
+// Why a stage does not run under this baseline, or nothing: a GPU stage (burn, membw, p2p, links
+// with `--mem gpu`) under 0 GPUs per node, links over `--transport verbs` under 0 RDMA ports per
+// node. The suite's arguments decide; an unset count is not zero (the stage runs).
+[[nodiscard]] std::optional<std::string> stage_skip_reason(const SuiteStage& stage,
+                                                           const Baseline& baseline);
+
 // The checks a stage produces evidence for, as far as the baseline says the node has the parts:
 // a baseline of 0 GPUs per node needs no GPU evidence, one without InfiniBand ports no port
 // evidence. An unset count is not zero: the evidence is required (fail closed).

@@ -261,9 +261,19 @@ class SuiteErrors(unittest.TestCase):
         self.assertRegex(proc.stdout, r"burn\s+-\s+burn --duration 60s .*\[skipped: baseline "
                                       r"cpu-mpi-ci has no GPUs per node\]")
         self.assertRegex(proc.stdout, r"cluster-collectives\s+5m00s\s+sweep allreduce allgather")
+        self.assertRegex(proc.stdout, r"p2p\s+-\s+p2p --size 64M .*\[skipped: baseline "
+                                      r"cpu-mpi-ci has no GPUs per node\]")
         self.assertIn("required checks: health.node, collective.allreduce, collective.allgather",
                       proc.stdout)
         self.assertFalse(os.path.exists(self.out))
+        # RDMA links need the ports the baseline says a node has; over MPI they run anywhere.
+        proc = self.run_plain("acceptance", "--baseline", "cpu-mpi-ci", "--plan")
+        self.assertRegex(proc.stdout, r"links-host\s+-\s+links --transport verbs --mem host .*"
+                                      r"\[skipped: baseline cpu-mpi-ci has no RDMA ports per node")
+        self.assertNotIn("links,", proc.stdout.split("required checks:")[1])
+        proc = self.run_plain("acceptance", "--baseline", "h100-sxm-8gpu-ndr400", "--plan")
+        self.assertRegex(proc.stdout, r"links-gpu\s+10m00s\s+links --transport verbs --mem gpu")
+        self.assertIn("links, p2p", proc.stdout)
         proc = self.run_plain("quick", "--baseline", "h100-sxm-8gpu-ndr400", "--plan")
         self.assertIn("burn", proc.stdout)
         self.assertIn("health.gpu", proc.stdout)

@@ -121,6 +121,42 @@ TEST(SuiteStages, ALinksStageRequiresTheLinksCheckOnAnyNode) {
   EXPECT_EQ(required_checks(suite, cpu_node), (std::vector<std::string>{"links"}));
 }
 
+// A links stage over verbs needs RDMA ports, one with --mem gpu needs GPUs: under a baseline
+// that says the node has none the stage is skipped and requires nothing; over MPI it runs
+// anywhere. An unset count is not zero: the stage runs and its check is required (fail closed).
+TEST(SuiteStages, ALinksStageIsSkippedOnlyWhereTheBaselineSaysItsPartsAreAbsent) {
+  const auto links_stage = [](const std::string& args) {
+    return parse_suite("schema: 1\nname: s\nstages:\n  - run: links\n    args: [" + args +
+                           "]\n    budget: 1m\n",
+                       "s.yaml")
+        .stages.at(0);
+  };
+  const Baseline no_ib =
+      fixtures::baseline_of("node: {gpus: 8, ib_ports: 0}\nrequired: [health.node]\n");
+  const Baseline no_gpu =
+      fixtures::baseline_of("node: {gpus: 0, ib_ports: 8}\nrequired: [health.node]\n");
+  const Baseline one_ib =
+      fixtures::baseline_of("node: {gpus: 8, ib_ports: 1}\nrequired: [health.node]\n");
+  const Baseline unset = fixtures::baseline_of("required: [health.node]\n");
+  using Checks = std::vector<std::string>;
+  for (const std::string verbs : {"--transport, verbs", "--transport=verbs"}) {
+    const SuiteStage stage = links_stage(verbs);
+    EXPECT_THAT(stage_skip_reason(stage, no_ib).value_or(""), HasSubstr("no RDMA ports per node"));
+    EXPECT_EQ(stage_checks(stage, no_ib), Checks{});
+    EXPECT_EQ(stage_skip_reason(stage, one_ib), std::nullopt);
+    EXPECT_EQ(stage_checks(stage, one_ib), Checks{"links"});
+    EXPECT_EQ(stage_checks(stage, unset), Checks{"links"});
+  }
+  const SuiteStage gpu_memory = links_stage("--transport, verbs, --mem, gpu");
+  EXPECT_THAT(stage_skip_reason(gpu_memory, no_gpu).value_or(""), HasSubstr("no GPUs per node"));
+  EXPECT_EQ(stage_checks(gpu_memory, no_gpu), Checks{});
+  EXPECT_EQ(stage_checks(gpu_memory, one_ib), Checks{"links"});
+  EXPECT_EQ(stage_checks(links_stage("--transport, verbs, --mem, host"), no_gpu), Checks{"links"});
+  const SuiteStage over_mpi = links_stage("--transport, mpi");
+  EXPECT_EQ(stage_skip_reason(over_mpi, no_ib), std::nullopt);
+  EXPECT_EQ(stage_checks(over_mpi, no_ib), Checks{"links"});
+}
+
 TEST(SuiteStages, MistakesNameTheLineAndKey) {
   const auto error_of = [](const std::string& stages) {
     try {
