@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "bench/device_assignment.hpp"
+#include "bench/gpu_devices.hpp"
+#include "comm/gpu_runtime.hpp"
 #include "core/errors.hpp"
 #include "health/topology.hpp"
 #include "health/verbs_probe.hpp"
@@ -13,19 +16,49 @@
 namespace commcert {
 namespace {
 
-// This process's rail on its node, or -1.
-int my_rail(const StageSession& session, const std::vector<std::string>& nics) {
+// The GPU this process drives, as every GPU stage assigns it (one per process); none without one.
+struct OwnGpu {
+  std::optional<int> cuda_device;
+  std::string pci_bus_id;  // normalized; empty when unknown
+};
+
+OwnGpu own_gpu(StageSession& session) {
+  OwnGpu own;
+  const GpuRuntimeInfo runtime = probe_gpu_runtime();
+  if (runtime.device_count <= 0) return own;
+  const DeviceAssignment assignment = assign_devices(
+      runtime.device_count, session.group().local_index(), session.group().local_count(), 1);
+  if (!assignment.error.empty() || assignment.devices.empty()) return own;
+  own.cuda_device = assignment.devices.front();
+  try {
+    own.pci_bus_id = describe_gpus({*own.cuda_device}).front().identity.pci_bus_id;
+  } catch (const std::exception&) {
+    // The NIC is then chosen by position, as without a topology.
+  }
+  return own;
+}
+
+// This process's rail on its node, or -1. Each local rank's NICs are those nearest the GPU it
+// drives, found by PCI address: every process's address is gathered first.
+int my_rail(const StageSession& session, const std::vector<std::string>& nics,
+            const std::vector<std::string>& addresses) {
   const RankIdentity& me = session.ranks()[static_cast<std::size_t>(session.first_rank())];
-  const auto local_ranks = std::count_if(session.ranks().begin(), session.ranks().end(),
-                                         [&](const RankIdentity& r) { return r.node == me.node; });
+  std::vector<std::string> by_local_rank;
+  for (const RankIdentity& rank : session.ranks()) {
+    if (rank.node != me.node || rank.local_rank < 0) continue;
+    const auto index = static_cast<std::size_t>(rank.local_rank);
+    if (by_local_rank.size() <= index) by_local_rank.resize(index + 1);
+    by_local_rank[index] = addresses[static_cast<std::size_t>(rank.process)];
+  }
   const TopologyReport topology = read_topology({});
-  std::vector<std::vector<std::string>> nearest;
+  std::vector<std::pair<std::string, std::vector<std::string>>> topology_gpus;
   if (topology.available) {
-    for (const GpuLocality& gpu : topology.gpus)
-      nearest.push_back(gpu.nearest_ib_devices);
+    for (const GpuLocality& located : topology.gpus)
+      topology_gpus.emplace_back(located.pci_bus_id, located.nearest_ib_devices);
   }
   const std::vector<int> rails =
-      verbs_rails_for_node(std::move(nearest), nics, static_cast<int>(local_ranks));
+      verbs_rails_for_node(nearest_nics_by_address(topology_gpus, by_local_rank), nics,
+                           static_cast<int>(by_local_rank.size()));
   const auto index = static_cast<std::size_t>(me.local_rank);
   return index < rails.size() ? rails[index] : -1;
 }
@@ -35,6 +68,10 @@ int my_rail(const StageSession& session, const std::vector<std::string>& nics) {
 VerbsSetup set_up_verbs(StageSession& session, const LinksSettings& s) {
   VerbsSetup setup;
   const VerbsProbe probe = probe_verbs();
+  // Every process takes part, with or without an RDMA device of its own.
+  const OwnGpu gpu = own_gpu(session);
+  const std::vector<std::string> gpu_addresses =
+      session.all_gather("links: GPU addresses of the verbs transport", gpu.pci_bus_id);
   int rail = -1;
   if (!probe.built) {
     setup.problem = "this build has no libibverbs (configured without verbs)";
@@ -43,14 +80,17 @@ VerbsSetup set_up_verbs(StageSession& session, const LinksSettings& s) {
   } else {
     std::vector<std::string> nics = probe.devices;
     std::sort(nics.begin(), nics.end(), natural_less);
-    rail = my_rail(session, nics);
-    if (rail >= 0) {
+    rail = my_rail(session, nics, gpu_addresses);
+    if (rail >= 0 && s.memory == "gpu" && !gpu.cuda_device) {
+      setup.problem = "--mem gpu: this process has no GPU";
+      rail = -1;
+    } else if (rail >= 0) {
       VerbsTransportOptions options;
       options.device = nics[static_cast<std::size_t>(rail)];
       options.port = s.ib_port;
       options.gid_index = s.gid_index;
       options.memory = s.memory;
-      options.gpu = session.ranks()[static_cast<std::size_t>(session.first_rank())].local_rank;
+      options.gpu = gpu.cuda_device.value_or(0);
       const std::uint64_t largest = *std::max_element(s.sizes.begin(), s.sizes.end());
       options.buffer_bytes = verbs_buffer_bytes(largest, s.window, s.latency_bytes);
       options.window = s.window;

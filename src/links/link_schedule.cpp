@@ -110,6 +110,20 @@ std::vector<int> rails_by_affinity(const std::vector<std::vector<std::string>>& 
   return out;
 }
 
+std::vector<std::vector<std::string>> nearest_nics_by_address(
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& topology_gpus,
+    const std::vector<std::string>& local_rank_gpu_addresses) {
+  std::vector<std::vector<std::string>> nearest;
+  nearest.reserve(local_rank_gpu_addresses.size());
+  for (const std::string& address : local_rank_gpu_addresses) {
+    const auto gpu = std::find_if(topology_gpus.begin(), topology_gpus.end(),
+                                  [&](const auto& known) { return known.first == address; });
+    nearest.push_back(address.empty() || gpu == topology_gpus.end() ? std::vector<std::string>{}
+                                                                    : gpu->second);
+  }
+  return nearest;
+}
+
 std::vector<int> verbs_rails_for_node(std::vector<std::vector<std::string>> nearest_nics,
                                       const std::vector<std::string>& node_nics, int local_ranks) {
   nearest_nics.resize(static_cast<std::size_t>(std::max(local_ranks, 0)));

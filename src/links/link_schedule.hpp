@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/rank_identity.hpp"
@@ -51,6 +52,15 @@ struct LinkRound {
 [[nodiscard]] std::vector<int> verbs_rails_for_node(
     std::vector<std::vector<std::string>> nearest_nics, const std::vector<std::string>& node_nics,
     int local_ranks);
+
+// The nearest NICs of each local rank's GPU, found by that GPU's PCI address (as CUDA reports it
+// for the device the rank drives, normalized) among the topology's GPUs, given as (address,
+// nearest NICs) in the topology's own order. CUDA's device order need not be the PCI order
+// (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES), so position alone can pair a GPU with another GPU's
+// NIC. A rank whose address is unknown or not in the topology gets an empty list.
+[[nodiscard]] std::vector<std::vector<std::string>> nearest_nics_by_address(
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& topology_gpus,
+    const std::vector<std::string>& local_rank_gpu_addresses);
 
 // Device names in natural order: a trailing number compares as a number.
 [[nodiscard]] bool natural_less(const std::string& a, const std::string& b);

@@ -23,6 +23,7 @@ namespace {
 using test_support::TempDirectory;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 VerbsEndpoint roce_endpoint() {
   VerbsEndpoint e;
@@ -292,6 +293,23 @@ TEST(VerbsRails, KnownAffinityWinsOverPosition) {
   // GPU 0 sits next to mlx5_1, GPU 1 next to mlx5_0.
   EXPECT_THAT(verbs_rails_for_node({{"mlx5_1"}, {"mlx5_0"}}, {"mlx5_0", "mlx5_1"}, 2),
               ElementsAre(1, 0));
+}
+
+TEST(VerbsRails, EachRanksNicsAreThoseOfTheGpuItDrivesFoundByAddressNotPosition) {
+  // The topology lists GPUs in PCI order; CUDA (CUDA_VISIBLE_DEVICES=1,0, or FASTEST_FIRST on a
+  // mixed node) gives local rank 0 the second of them.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> topology = {
+      {"0000:1b:00.0", {"mlx5_0"}}, {"0000:3b:00.0", {"mlx5_1"}}};
+  const auto nearest = nearest_nics_by_address(topology, {"0000:3b:00.0", "0000:1b:00.0"});
+  EXPECT_THAT(nearest, ElementsAre(ElementsAre("mlx5_1"), ElementsAre("mlx5_0")));
+  EXPECT_THAT(verbs_rails_for_node(nearest, {"mlx5_0", "mlx5_1"}, 2), ElementsAre(1, 0));
+  // An unknown address, or one the topology lacks, has no nearest NICs; with none known at all
+  // the ranks fall back to position.
+  EXPECT_THAT(nearest_nics_by_address(topology, {"", "0000:5e:00.0", "0000:1b:00.0"}),
+              ElementsAre(IsEmpty(), IsEmpty(), ElementsAre("mlx5_0")));
+  const auto unknown = nearest_nics_by_address(topology, {"", ""});
+  EXPECT_THAT(verbs_rails_for_node(unknown, {"mlx5_0", "mlx5_1"}, 2), ElementsAre(0, 1));
+  EXPECT_THAT(nearest_nics_by_address({}, {"0000:1b:00.0"}), ElementsAre(IsEmpty()));
 }
 
 TEST(VerbsRecord, HostAndGpuRecordsSayHowEachEndRegisteredItsBuffer) {
