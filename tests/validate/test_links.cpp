@@ -234,6 +234,49 @@ TEST(Links, ACounterWithoutALimitIsNotJudged) {
   EXPECT_EQ(fixtures::nodes_in(judge(records), NodeState::kCertified), kNodes);
 }
 
+// Over verbs each NIC is a rail: a node needs a measurement on every RDMA port its baseline says
+// it has. Tested at the limit (every rail), one short, and with the baseline's count unset.
+TEST(Links, OverVerbsEveryRailTheBaselineCountsMustBeMeasured) {
+  const auto over_verbs = [](const std::vector<int>& rails) {
+    std::vector<Json> records = {fixtures::run_record({"n0", "n1"})};
+    for (const int rail : rails) {
+      Json r = link("n0", "n1", 20.0);
+      r["transport"] = "verbs";
+      r["rail"] = rail;
+      r["devices"] = {"mlx5_" + std::to_string(rail) + ":1", "mlx5_" + std::to_string(rail) + ":1"};
+      records.push_back(r);
+    }
+    return records;
+  };
+  const auto with_ports = [](int ports) {
+    return fixtures::baseline_of("node: {ib_ports: " + std::to_string(ports) +
+                                 "}\nrequired: [links]\nfleet: {enabled: false}\n");
+  };
+  EXPECT_EQ(fixtures::nodes_in(judge(over_verbs({0, 1, 2}), with_ports(3)), NodeState::kCertified),
+            (std::vector<std::string>{"n0", "n1"}));
+  const auto short_one = judge(over_verbs({0, 2}), with_ports(3));
+  for (const std::string node : {"n0", "n1"}) {
+    SCOPED_TRACE(node);
+    const NodeVerdict& n = fixtures::node(short_one, node);
+    EXPECT_EQ(n.state, NodeState::kInconclusive);
+    ASSERT_NE(n.first_reason(), nullptr);
+    EXPECT_EQ(n.first_reason()->code, "evidence.missing");
+    EXPECT_THAT(n.first_reason()->message, HasSubstr("over verbs for rail 1 (of 3)"));
+  }
+  // A rail beyond the count does not stand in for a missing one.
+  EXPECT_EQ(fixtures::node(judge(over_verbs({0, 1, 3}), with_ports(3)), "n0").state,
+            NodeState::kInconclusive);
+  // Without a port count, or over MPI (one path between two nodes), one rail is the evidence.
+  EXPECT_EQ(fixtures::node(judge(over_verbs({0})), "n0").state, NodeState::kCertified);
+  EXPECT_EQ(fixtures::node(judge(over_verbs({0}), with_ports(0)), "n0").state,
+            NodeState::kCertified);
+  EXPECT_EQ(
+      fixtures::node(
+          judge({fixtures::run_record({"n0", "n1"}), link("n0", "n1", 20.0)}, with_ports(8)), "n0")
+          .state,
+      NodeState::kCertified);
+}
+
 // Fail closed: a node whose only link evidence measured nothing is never certified.
 TEST(Links, ASkippedRecordAsTheOnlyEvidenceIsInconclusive) {
   Json skipped = fixtures::record("link", "n0", "skipped");

@@ -440,24 +440,48 @@ class RequiredEvidenceRule final : public Rule {
   }
 
   // A node needs one measured link test with any partner; the link rules judge how it went.
-  // Without one, the first record that names the node and measured nothing says why.
+  // Without one, the first record that names the node and measured nothing says why. Over
+  // verbs every NIC is a rail of its own: a node tested over verbs needs a measurement on each
+  // of the RDMA ports its baseline says it has, or its untested NICs would pass unseen (a job
+  // of one process per node drives one NIC).
   void links(const JudgeContext& context, std::vector<Finding>& out) const {
     const Evidence& evidence = context.evidence;
     std::unordered_set<NodeId> measured_nodes;
+    std::unordered_map<NodeId, std::set<int>> verbs_rails;
     std::unordered_map<NodeId, Cause> causes;
     for (const auto& r : evidence.links) {
       if (r.measured()) {
         measured_nodes.insert(r.from);
         measured_nodes.insert(r.to);
+        if (evidence.text(r.transport) == "verbs" && r.rail >= 0) {
+          verbs_rails[r.from].insert(r.rail);
+          verbs_rails[r.to].insert(r.rail);
+        }
         continue;
       }
       for (const NodeId node : {r.from, r.to}) {
         if (node != kNoString) causes.try_emplace(node, cause_of(r.status, r.reason, r.ref));
       }
     }
+    const int ports = context.baseline.ib_ports_per_node.value_or(0);
     for (const NodeId node : context.nodes) {
-      if (measured_nodes.count(node)) continue;
-      out.push_back(gap(node, "links", causes.count(node) ? causes[node] : Cause{}));
+      if (!measured_nodes.count(node)) {
+        out.push_back(gap(node, "links", causes.count(node) ? causes[node] : Cause{}));
+        continue;
+      }
+      const auto rails = verbs_rails.find(node);
+      if (rails == verbs_rails.end() || ports <= 0) continue;
+      std::vector<int> untested;
+      for (int rail = 0; rail < ports; ++rail) {
+        if (!rails->second.count(rail)) untested.push_back(rail);
+      }
+      if (untested.empty()) continue;
+      Cause cause = causes.count(node) ? causes[node] : Cause{};
+      cause.detail =
+          fmt::format(" over verbs for rail {} (of {}): run one process per NIC (one per GPU)",
+                      index_list(untested), ports) +
+          (cause.code == "evidence.missing" ? std::string() : cause.detail);
+      out.push_back(gap(node, "links", cause));
     }
   }
 
