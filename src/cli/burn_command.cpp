@@ -140,135 +140,140 @@ int BurnCommand::run(Invocation& invocation) {
 
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   StageSession session(invocation, name(), "burn", stage_, settings.timeout_s);
-  const GpuSlots plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process,
-                                       NodeGpuIndex(flags_.nvml_library, "/sys"));
+  return session.run([&] {
+    const GpuSlots plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process,
+                                         NodeGpuIndex(flags_.nvml_library, "/sys"));
 
-  std::unique_ptr<BurnTelemetry> telemetry;
-  std::vector<std::string> warnings;
-  if (!plan.gpus.empty()) {
-    telemetry = std::make_unique<BurnTelemetry>(flags_.nvml_library, plan.gpus, telemetry_interval);
-    if (!telemetry->unavailable_reason().empty()) {
-      warnings.push_back("no telemetry (clocks, power, throttling, Xids): " +
-                         telemetry->unavailable_reason());
+    std::unique_ptr<BurnTelemetry> telemetry;
+    std::vector<std::string> warnings;
+    if (!plan.gpus.empty()) {
+      telemetry =
+          std::make_unique<BurnTelemetry>(flags_.nvml_library, plan.gpus, telemetry_interval);
+      if (!telemetry->unavailable_reason().empty()) {
+        warnings.push_back("no telemetry (clocks, power, throttling, Xids): " +
+                           telemetry->unavailable_reason());
+      }
     }
-  }
-  Json parameters = {{"kernel", burn_kernel_name(settings.kernel)},
-                     {"size", settings.size},
-                     {"duration_s", settings.duration_s},
-                     {"window_s", settings.window_s},
-                     {"check_every", settings.check_every},
-                     {"gpus_per_process", flags_.gpus_per_process},
-                     {"telemetry_interval_s", telemetry_interval},
-                     {"nvml_library", flags_.nvml_library},
-                     {"timeout_s", settings.timeout_s},
-                     {"seed", settings.seed}};
-  session.start(plan.slots, runtime, std::move(parameters), warnings);
-  if (session.reporting() && !stage_.quiet) {
-    fmt::print(stderr, "commcert burn: {} for {} on {} rank(s)\n",
-               burn_kernel_name(settings.kernel), format_duration(settings.duration_s),
-               session.ranks().size());
-  }
+    Json parameters = {{"kernel", burn_kernel_name(settings.kernel)},
+                       {"size", settings.size},
+                       {"duration_s", settings.duration_s},
+                       {"window_s", settings.window_s},
+                       {"check_every", settings.check_every},
+                       {"gpus_per_process", flags_.gpus_per_process},
+                       {"telemetry_interval_s", telemetry_interval},
+                       {"nvml_library", flags_.nvml_library},
+                       {"timeout_s", settings.timeout_s},
+                       {"seed", settings.seed}};
+    session.start(plan.slots, runtime, std::move(parameters), warnings);
+    if (session.reporting() && !stage_.quiet) {
+      fmt::print(stderr, "commcert burn: {} for {} on {} rank(s)\n",
+                 burn_kernel_name(settings.kernel), format_duration(settings.duration_s),
+                 session.ranks().size());
+    }
 
-  BurnRun run;
-  if (!plan.gpus.empty()) {
-    ProgressReporter progress(session.show_progress(), "burn", settings.duration_s);
-    double shown = 0;
-    BurnHooks hooks;
-    hooks.ready = [&] {
+    BurnRun run;
+    if (!plan.gpus.empty()) {
+      ProgressReporter progress(session.show_progress(), "burn", settings.duration_s);
+      double shown = 0;
+      BurnHooks hooks;
+      hooks.ready = [&] {
+        session.barrier("burn: all GPUs ready to start");
+        telemetry->start();
+      };
+      hooks.tick = [&](double elapsed) {
+        progress.advance(elapsed - shown,
+                         fmt::format("{} on {} local GPU(s)", burn_kernel_name(settings.kernel),
+                                     plan.gpus.size()));
+        shown = elapsed;
+      };
+      hooks.stop = &stop_request();
+      {
+        const InterruptsRequestStop interrupts;
+        run = run_burn(settings, plan.gpus, hooks);
+      }
+      telemetry->stop();
+      for (std::size_t i = 0; i < run.outcomes.size(); ++i) {
+        auto& outcome = run.outcomes[i];
+        outcome.telemetry = telemetry->json(i);
+        outcome.timeline = telemetry_timeline_json(telemetry->samples(i), outcome.window_end_s,
+                                                   outcome.window_tflops);
+      }
+      std::string summary;
+      for (const auto& outcome : run.outcomes) {
+        summary += fmt::format("{}GPU {}: {}", summary.empty() ? "" : ", ", outcome.gpu.index,
+                               outcome.window_tflops.empty()
+                                   ? std::string("no result")
+                                   : fmt::format("{:.1f} TFLOP/s", median(outcome.window_tflops)));
+      }
+      progress.finish(summary);
+    } else {
+      // Every process takes part in the same exchanges: GPU processes meet at the start line.
       session.barrier("burn: all GPUs ready to start");
-      telemetry->start();
-    };
-    hooks.tick = [&](double elapsed) {
-      progress.advance(elapsed - shown,
-                       fmt::format("{} on {} local GPU(s)", burn_kernel_name(settings.kernel),
-                                   plan.gpus.size()));
-      shown = elapsed;
-    };
-    hooks.stop = &stop_request();
-    {
-      const InterruptsRequestStop interrupts;
-      run = run_burn(settings, plan.gpus, hooks);
     }
-    telemetry->stop();
-    for (std::size_t i = 0; i < run.outcomes.size(); ++i) {
-      auto& outcome = run.outcomes[i];
-      outcome.telemetry = telemetry->json(i);
-      outcome.timeline = telemetry_timeline_json(telemetry->samples(i), outcome.window_end_s,
-                                                 outcome.window_tflops);
-    }
-    std::string summary;
-    for (const auto& outcome : run.outcomes) {
-      summary += fmt::format("{}GPU {}: {}", summary.empty() ? "" : ", ", outcome.gpu.index,
-                             outcome.window_tflops.empty()
-                                 ? std::string("no result")
-                                 : fmt::format("{:.1f} TFLOP/s", median(outcome.window_tflops)));
-    }
-    progress.finish(summary);
-  } else {
-    // Every process takes part in the same exchanges: GPU processes meet at the start line.
-    session.barrier("burn: all GPUs ready to start");
-  }
 
-  // Same-model GPUs of a node must agree bit for bit: exchange every GPU's first-result
-  // fingerprint, one entry per rank, so entry i is rank i.
-  Json mine = Json::array();
-  for (std::size_t slot = 0; slot < plan.slots.size(); ++slot) {
-    const BurnOutcome* outcome = slot < run.outcomes.size() ? &run.outcomes[slot] : nullptr;
-    const bool usable = outcome && outcome->measured && outcome->status == RecordStatus::kOk;
-    mine.push_back({{"node", session.node()},
-                    {"model", outcome ? outcome->model : ""},
-                    {"fingerprint", usable && outcome->fingerprint ? Json(*outcome->fingerprint)
-                                                                   : Json(nullptr)}});
-  }
-  std::vector<PeerResult> everyone;
-  for (const auto& text : session.all_gather("burn: comparing results between GPUs", mine.dump())) {
-    for (const auto& entry : Json::parse(text)) {
-      PeerResult result;
-      result.node = entry.at("node").get<std::string>();
-      result.model = entry.at("model").get<std::string>();
-      if (!entry.at("fingerprint").is_null())
-        result.fingerprint = entry.at("fingerprint").get<std::uint64_t>();
-      everyone.push_back(std::move(result));
+    // Same-model GPUs of a node must agree bit for bit: exchange every GPU's first-result
+    // fingerprint, one entry per rank, so entry i is rank i.
+    Json mine = Json::array();
+    for (std::size_t slot = 0; slot < plan.slots.size(); ++slot) {
+      const BurnOutcome* outcome = slot < run.outcomes.size() ? &run.outcomes[slot] : nullptr;
+      const bool usable = outcome && outcome->measured && outcome->status == RecordStatus::kOk;
+      mine.push_back({{"node", session.node()},
+                      {"model", outcome ? outcome->model : ""},
+                      {"fingerprint", usable && outcome->fingerprint ? Json(*outcome->fingerprint)
+                                                                     : Json(nullptr)}});
     }
-  }
-  const auto verdicts = compare_with_peers(everyone);
+    std::vector<PeerResult> everyone;
+    for (const auto& text :
+         session.all_gather("burn: comparing results between GPUs", mine.dump())) {
+      for (const auto& entry : Json::parse(text)) {
+        PeerResult result;
+        result.node = entry.at("node").get<std::string>();
+        result.model = entry.at("model").get<std::string>();
+        if (!entry.at("fingerprint").is_null())
+          result.fingerprint = entry.at("fingerprint").get<std::uint64_t>();
+        everyone.push_back(std::move(result));
+      }
+    }
+    const auto verdicts = compare_with_peers(everyone);
 
-  std::vector<Json> records;
-  if (plan.gpus.empty()) {
-    BurnRecord record;
-    record.origin = session.origin(0);
-    record.status = plan.unavailable_status;
-    record.reason = plan.unavailable_reason;
-    record.kernel = burn_kernel_name(settings.kernel);
-    records.push_back(to_json(record));
-  }
-  for (std::size_t slot = 0; slot < run.outcomes.size(); ++slot) {
-    const BurnOutcome& outcome = run.outcomes[slot];
-    const PeerVerdict& peers = verdicts.at(static_cast<std::size_t>(session.first_rank()) + slot);
-    BurnRecord record;
-    record.origin = session.origin(slot);
-    record.origin.gpu = outcome.gpu;
-    record.status = burn_status(outcome, peers);
-    if (record.status != RecordStatus::kOk)
-      record.reason = burn_reason(outcome, peers, session.node());
-    record.kernel = burn_kernel_name(settings.kernel);
-    // Nothing ran on a GPU that was skipped or failed in set-up: no measurement fields.
-    if (outcome.measured) {
-      const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);
-      record.measurement = burn_measurement(
-          settings, outcome, peers,
-          sheet ? datasheet_peak_tflops(*sheet, burn_kernel_name(settings.kernel)) : std::nullopt);
+    std::vector<Json> records;
+    if (plan.gpus.empty()) {
+      BurnRecord record;
+      record.origin = session.origin(0);
+      record.status = plan.unavailable_status;
+      record.reason = plan.unavailable_reason;
+      record.kernel = burn_kernel_name(settings.kernel);
+      records.push_back(to_json(record));
     }
-    records.push_back(to_json(record));
-  }
-  const int exit_code = session.finish(records, stop_request().load());
-  if (run.abandoned) {
-    // A GPU thread is stuck in the driver; waiting for it at exit would hang. Records and
-    // meta.json are on disk (each append is fsynced).
-    std::fflush(nullptr);
-    std::_Exit(exit_code);
-  }
-  return exit_code;
+    for (std::size_t slot = 0; slot < run.outcomes.size(); ++slot) {
+      const BurnOutcome& outcome = run.outcomes[slot];
+      const PeerVerdict& peers = verdicts.at(static_cast<std::size_t>(session.first_rank()) + slot);
+      BurnRecord record;
+      record.origin = session.origin(slot);
+      record.origin.gpu = outcome.gpu;
+      record.status = burn_status(outcome, peers);
+      if (record.status != RecordStatus::kOk)
+        record.reason = burn_reason(outcome, peers, session.node());
+      record.kernel = burn_kernel_name(settings.kernel);
+      // Nothing ran on a GPU that was skipped or failed in set-up: no measurement fields.
+      if (outcome.measured) {
+        const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);
+        record.measurement = burn_measurement(
+            settings, outcome, peers,
+            sheet ? datasheet_peak_tflops(*sheet, burn_kernel_name(settings.kernel))
+                  : std::nullopt);
+      }
+      records.push_back(to_json(record));
+    }
+    const int exit_code = session.finish(records, stop_request().load());
+    if (run.abandoned) {
+      // A GPU thread is stuck in the driver; waiting for it at exit would hang. Records and
+      // meta.json are on disk (each append is fsynced).
+      std::fflush(nullptr);
+      std::_Exit(exit_code);
+    }
+    return exit_code;
+  });
 }
 
 }  // namespace commcert

@@ -50,35 +50,37 @@ int HealthCommand::run(Invocation& invocation) {
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   // Waiting for Xids is part of the stage: peers wait at most the watch time plus the timeout.
   StageSession session(invocation, name(), "health", stage_, timeout_s + options.watch_seconds);
-  Json parameters = {{"sysfs_root", options.sysfs_root.string()},
-                     {"nvml_library", options.nvml_library},
-                     {"watch_s", options.watch_seconds},
-                     {"timeout_s", timeout_s}};
-  session.start({StageSlot{}}, runtime, std::move(parameters), {});
+  return session.run([&] {
+    Json parameters = {{"sysfs_root", options.sysfs_root.string()},
+                       {"nvml_library", options.nvml_library},
+                       {"watch_s", options.watch_seconds},
+                       {"timeout_s", timeout_s}};
+    session.start({StageSlot{}}, runtime, std::move(parameters), {});
 
-  std::vector<Json> records;
-  // One process speaks for each node: NVML and sysfs show the whole node to every process.
-  if (session.speaks_for_node()) {
-    ProgressReporter progress(session.show_progress() && options.watch_seconds > 0, "health",
-                              options.watch_seconds);
-    double shown = 0;
-    const NodeHealth health = collect_node_health(options, [&](double elapsed, double /*total*/) {
-      progress.advance(elapsed - shown, "listening for Xid events");
-      shown = elapsed;
-    });
-    records = node_health_records(health, session.origin(0));
-    if (session.reporting() && !stage_.quiet) {
-      fmt::print(stderr, "commcert health: {} GPU(s), {} IB port(s) on {}{}\n",
-                 health.gpu_count ? fmt::format("{}", *health.gpu_count) : std::string("no"),
-                 health.ib.ports.size(), session.node(),
-                 health.nvml_unavailable_reason.empty()
-                     ? ""
-                     : " (" + health.nvml_unavailable_reason + ")");
-      fmt::print(stderr, "commcert health: libraries (also in meta.json):\n{}",
-                 format_library_lines(runtime_libraries(session.group().mpi_library())));
+    std::vector<Json> records;
+    // One process speaks for each node: NVML and sysfs show the whole node to every process.
+    if (session.speaks_for_node()) {
+      ProgressReporter progress(session.show_progress() && options.watch_seconds > 0, "health",
+                                options.watch_seconds);
+      double shown = 0;
+      const NodeHealth health = collect_node_health(options, [&](double elapsed, double /*total*/) {
+        progress.advance(elapsed - shown, "listening for Xid events");
+        shown = elapsed;
+      });
+      records = node_health_records(health, session.origin(0));
+      if (session.reporting() && !stage_.quiet) {
+        fmt::print(stderr, "commcert health: {} GPU(s), {} IB port(s) on {}{}\n",
+                   health.gpu_count ? fmt::format("{}", *health.gpu_count) : std::string("no"),
+                   health.ib.ports.size(), session.node(),
+                   health.nvml_unavailable_reason.empty()
+                       ? ""
+                       : " (" + health.nvml_unavailable_reason + ")");
+        fmt::print(stderr, "commcert health: libraries (also in meta.json):\n{}",
+                   format_library_lines(runtime_libraries(session.group().mpi_library())));
+      }
     }
-  }
-  return session.finish(records, false);
+    return session.finish(records, false);
+  });
 }
 
 }  // namespace commcert

@@ -186,151 +186,163 @@ int LinksCommand::run(Invocation& invocation) {
   const FaultPlan faults = fault_plan_from_environment();
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   StageSession session(invocation, name(), LinkRecord::kKind, stage_, s.timeout_s);
-  faults.validate_ranks(session.group().process_count());
-  Json tests = Json::array();
-  for (const LinkTest test : s.tests)
-    tests.push_back(name_of(test));
-  Json parameters = {{"transport", s.transport},         {"memory", s.memory},
-                     {"tests", std::move(tests)},        {"sizes", s.sizes},
-                     {"latency_bytes", s.latency_bytes}, {"iterations", s.iterations},
-                     {"warmup_iterations", s.warmup},    {"window", s.window},
-                     {"timeout_s", s.timeout_s}};
-  session.start({StageSlot{}}, runtime, std::move(parameters), {});
-  session.update_meta(
-      {{"fault_injection", faults.empty() ? Json(nullptr) : Json(faults.describe())}});
+  return session.run([&] {
+    faults.validate_ranks(session.group().process_count());
+    Json tests = Json::array();
+    for (const LinkTest test : s.tests)
+      tests.push_back(name_of(test));
+    Json parameters = {{"transport", s.transport},         {"memory", s.memory},
+                       {"tests", std::move(tests)},        {"sizes", s.sizes},
+                       {"latency_bytes", s.latency_bytes}, {"iterations", s.iterations},
+                       {"warmup_iterations", s.warmup},    {"window", s.window},
+                       {"timeout_s", s.timeout_s}};
+    session.start({StageSlot{}}, runtime, std::move(parameters), {});
+    session.update_meta(
+        {{"fault_injection", faults.empty() ? Json(nullptr) : Json(faults.describe())}});
 
-  std::string unavailable;
-  std::unique_ptr<LinkTransport> transport;
-  VerbsSetup verbs;
-  if (s.transport == "verbs") {
-    session.watchdog().set_context("links: set-up of the verbs transport");
-    WatchedSection section(&session.watchdog());
-    verbs = set_up_verbs(session, s);
-    unavailable = verbs.unavailable;
-  } else if (MpiSession* mpi = session.group().mpi()) {
-    session.watchdog().set_context("links: set-up of the MPI transport");
-    WatchedSection section(&session.watchdog());
-    transport = mpi->make_link_transport();
-  } else {
-    unavailable = "no MPI: " + session.group().mpi_unavailable_reason();
-  }
-  const auto& ranks = session.ranks();
-  if (unavailable.empty() && distinct_nodes(ranks).size() < 2) {
-    unavailable = "one node: no partner to test a link with";
-  }
-
-  std::vector<Json> records;
-  if (!unavailable.empty()) {
-    if (session.speaks_for_node()) {
-      records.push_back(to_json(lone_link_record(session.origin(0), s.transport, s.memory,
-                                                 session.first_rank(), unavailable)));
-    }
-    if (session.show_progress()) fmt::print(stderr, "commcert links: skipped: {}\n", unavailable);
-    return session.finish(records, false);
-  }
-  if (!verbs.problem.empty()) {
-    // This end cannot test its rail (port down, device not openable): its node lacks evidence.
-    records.push_back(to_json(lone_link_record(session.origin(0), s.transport, s.memory,
-                                               session.first_rank(), verbs.problem)));
-  }
-  if (verbs.transport && session.show_progress()) {
-    fmt::print(stderr, "commcert links: verbs on {} ({}, memory registered as {})\n",
-               verbs.transport->device_port(), verbs.transport->gid_choice(),
-               verbs.transport->registration());
-  }
-
-  const auto rounds = plan_link_rounds(
-      ranks, s.transport == "verbs" ? verbs.rail_of_rank : first_rank_rails(ranks));
-  LinkTransport* link = verbs.transport ? verbs.transport.get() : transport.get();
-  const int me = session.first_rank();
-  const std::optional<std::uint64_t> hang_before = faults.hang_before_operation(me);
-  std::uint64_t operations = 0;
-  ProgressReporter progress(session.show_progress(), "links", static_cast<double>(rounds.size()));
-  for (const LinkRound& round : rounds) {
-    const FaultPlan round_faults = faults.for_groups(round.pair_of_rank);
-    const int index = round.pair_of_rank[static_cast<std::size_t>(me)];
-    const std::optional<int> partner =
-        index >= 0 ? std::optional(peer_process_of(round, index, me, ranks)) : std::nullopt;
+    std::string unavailable;
+    std::unique_ptr<LinkTransport> transport;
+    VerbsSetup verbs;
     if (s.transport == "verbs") {
-      // Queue pairs of this round: every process states its end, the peers' ends are exchanged
-      // over the control plane (MPI), and each pair connects.
-      session.watchdog().set_context(fmt::format("links: round {} verbs connection", round.round));
+      session.watchdog().set_context("links: set-up of the verbs transport");
       WatchedSection section(&session.watchdog());
-      const std::string mine = link ? link->prepare_connection(partner) : std::string();
-      const auto all = session.all_gather(
-          fmt::format("links: round {} verbs connection info", round.round), mine);
-      if (link && partner)
-        link->complete_connection(*partner, all[static_cast<std::size_t>(*partner)]);
+      verbs = set_up_verbs(session, s);
+      unavailable = verbs.unavailable;
+    } else if (MpiSession* mpi = session.group().mpi()) {
+      session.watchdog().set_context("links: set-up of the MPI transport");
+      WatchedSection section(&session.watchdog());
+      transport = mpi->make_link_transport();
+    } else {
+      unavailable = "no MPI: " + session.group().mpi_unavailable_reason();
     }
-    const std::map<std::string, std::uint64_t> counters_before =
-        verbs.transport && partner ? verbs.transport->port_counters()
-                                   : std::map<std::string, std::uint64_t>{};
-    std::vector<LinkRecord> round_records;
-    if (index >= 0) {
-      const LinkPair& pair = round.pairs[static_cast<std::size_t>(index)];
-      const int side = pair.ranks[0] == me ? 0 : 1;
-      const int peer_rank = pair.ranks[static_cast<std::size_t>(1 - side)];
-      const int peer_process = ranks[static_cast<std::size_t>(peer_rank)].process;
-      for (const LinkTest test : s.tests) {
-        // One-way bandwidth is measured both ways: each end initiates once, so an asymmetric
-        // fault (one direction of a cable) shows in the direction it affects.
-        const int initiators = test == LinkTest::kWriteBandwidth ? 2 : 1;
-        const std::vector<std::uint64_t> sizes =
-            test == LinkTest::kWriteLatency ? std::vector{s.latency_bytes} : s.sizes;
-        for (int from = 0; from < initiators; ++from) {
-          for (const std::uint64_t bytes : sizes) {
-            LinkTransfer transfer;
-            transfer.test = test;
-            transfer.peer = peer_process;
-            transfer.initiator = side == from;
-            transfer.bytes = bytes;
-            transfer.window = test == LinkTest::kWriteLatency ? 1 : s.window;
-            transfer.warmup = s.warmup;
-            transfer.iterations = s.iterations;
-            transfer.fault_delay_s = round_faults.delay_seconds(me).value_or(0.0);
-            transfer.after_iteration = [&session] { session.watchdog().refresh(0); };
-            const auto& a = pair.nodes[static_cast<std::size_t>(from)];
-            const auto& b = pair.nodes[static_cast<std::size_t>(1 - from)];
-            session.watchdog().set_context(fmt::format("links: round {} {} {} {}->{}", round.round,
-                                                       name_of(test), format_bytes(bytes), a, b));
-            if (hang_before && operations == *hang_before) {
-              // COMMCERT_FAULT hang: this end never arrives; its watchdog thread still answers,
-              // so the peer's watchdog names it and ends the job within the timeout.
-              session.watchdog().await_absent(0);
-              for (;;)
-                std::this_thread::sleep_for(std::chrono::seconds(1));
+    const auto& ranks = session.ranks();
+    if (unavailable.empty() && distinct_nodes(ranks).size() < 2) {
+      unavailable = "one node: no partner to test a link with";
+    }
+
+    std::vector<Json> records;
+    if (!unavailable.empty()) {
+      if (session.speaks_for_node()) {
+        records.push_back(to_json(lone_link_record(session.origin(0), s.transport, s.memory,
+                                                   session.first_rank(), unavailable)));
+      }
+      if (session.show_progress()) fmt::print(stderr, "commcert links: skipped: {}\n", unavailable);
+      return session.finish(records, false);
+    }
+    if (!verbs.problem.empty()) {
+      // This end cannot test its rail (port down, device not openable): its node lacks evidence.
+      records.push_back(to_json(lone_link_record(session.origin(0), s.transport, s.memory,
+                                                 session.first_rank(), verbs.problem)));
+    }
+    if (verbs.transport && session.show_progress()) {
+      fmt::print(stderr, "commcert links: verbs on {} ({}, memory registered as {})\n",
+                 verbs.transport->device_port(), verbs.transport->gid_choice(),
+                 verbs.transport->registration());
+    }
+
+    const auto rounds = plan_link_rounds(
+        ranks, s.transport == "verbs" ? verbs.rail_of_rank : first_rank_rails(ranks));
+    LinkTransport* link = verbs.transport ? verbs.transport.get() : transport.get();
+    const int me = session.first_rank();
+    const std::optional<std::uint64_t> hang_before = faults.hang_before_operation(me);
+    const std::optional<std::uint64_t> fail_at = faults.failing_operation(me);
+    std::uint64_t operations = 0;
+    ProgressReporter progress(session.show_progress(), "links", static_cast<double>(rounds.size()));
+    for (const LinkRound& round : rounds) {
+      const FaultPlan round_faults = faults.for_groups(round.pair_of_rank);
+      const int index = round.pair_of_rank[static_cast<std::size_t>(me)];
+      const std::optional<int> partner =
+          index >= 0 ? std::optional(peer_process_of(round, index, me, ranks)) : std::nullopt;
+      if (s.transport == "verbs") {
+        // Queue pairs of this round: every process states its end, the peers' ends are exchanged
+        // over the control plane (MPI), and each pair connects.
+        session.watchdog().set_context(
+            fmt::format("links: round {} verbs connection", round.round));
+        WatchedSection section(&session.watchdog());
+        const std::string mine = link ? link->prepare_connection(partner) : std::string();
+        const auto all = session.all_gather(
+            fmt::format("links: round {} verbs connection info", round.round), mine);
+        if (link && partner)
+          link->complete_connection(*partner, all[static_cast<std::size_t>(*partner)]);
+      }
+      const std::map<std::string, std::uint64_t> counters_before =
+          verbs.transport && partner ? verbs.transport->port_counters()
+                                     : std::map<std::string, std::uint64_t>{};
+      std::vector<LinkRecord> round_records;
+      if (index >= 0) {
+        const LinkPair& pair = round.pairs[static_cast<std::size_t>(index)];
+        const int side = pair.ranks[0] == me ? 0 : 1;
+        const int peer_rank = pair.ranks[static_cast<std::size_t>(1 - side)];
+        const int peer_process = ranks[static_cast<std::size_t>(peer_rank)].process;
+        for (const LinkTest test : s.tests) {
+          // One-way bandwidth is measured both ways: each end initiates once, so an asymmetric
+          // fault (one direction of a cable) shows in the direction it affects.
+          const int initiators = test == LinkTest::kWriteBandwidth ? 2 : 1;
+          const std::vector<std::uint64_t> sizes =
+              test == LinkTest::kWriteLatency ? std::vector{s.latency_bytes} : s.sizes;
+          for (int from = 0; from < initiators; ++from) {
+            for (const std::uint64_t bytes : sizes) {
+              LinkTransfer transfer;
+              transfer.test = test;
+              transfer.peer = peer_process;
+              transfer.initiator = side == from;
+              transfer.bytes = bytes;
+              transfer.window = test == LinkTest::kWriteLatency ? 1 : s.window;
+              transfer.warmup = s.warmup;
+              transfer.iterations = s.iterations;
+              transfer.fault_delay_s = round_faults.delay_seconds(me).value_or(0.0);
+              transfer.after_iteration = [&session] { session.watchdog().refresh(0); };
+              const auto& a = pair.nodes[static_cast<std::size_t>(from)];
+              const auto& b = pair.nodes[static_cast<std::size_t>(1 - from)];
+              session.watchdog().set_context(fmt::format("links: round {} {} {} {}->{}",
+                                                         round.round, name_of(test),
+                                                         format_bytes(bytes), a, b));
+              if (hang_before && operations == *hang_before) {
+                // COMMCERT_FAULT hang: this end never arrives; its watchdog thread still answers,
+                // so the peer's watchdog names it and ends the job within the timeout.
+                session.watchdog().await_absent(0);
+                for (;;)
+                  std::this_thread::sleep_for(std::chrono::seconds(1));
+              }
+              if (fail_at && operations == *fail_at) {
+                // COMMCERT_FAULT fail: this end's transfer reports an error, as one does whose
+                // queue pair went into the error state.
+                throw RuntimeFailure(fmt::format(
+                    "injected fault (COMMCERT_FAULT fail:{}:{}): {} {} to process {} failed", me,
+                    *fail_at, name_of(test), format_bytes(bytes), peer_process));
+              }
+              ++operations;
+              std::vector<double> samples;
+              {
+                WatchedSection section(&session.watchdog());
+                samples = link->run(transfer);
+              }
+              if (!transfer.initiator) continue;
+              LinkRecord record = link_test_record(
+                  session.origin(0), s.transport, s.memory, test, round.round, pair, from,
+                  link_measurement(test, bytes, transfer.window, s.warmup, std::move(samples)));
+              if (verbs.transport) {
+                record.devices = {verbs.transport->device_port(), verbs.transport->peer_device()};
+                record.registrations = {std::string(verbs.transport->registration()),
+                                        verbs.transport->peer_registration()};
+              }
+              round_records.push_back(std::move(record));
             }
-            ++operations;
-            std::vector<double> samples;
-            {
-              WatchedSection section(&session.watchdog());
-              samples = link->run(transfer);
-            }
-            if (!transfer.initiator) continue;
-            LinkRecord record = link_test_record(
-                session.origin(0), s.transport, s.memory, test, round.round, pair, from,
-                link_measurement(test, bytes, transfer.window, s.warmup, std::move(samples)));
-            if (verbs.transport) {
-              record.devices = {verbs.transport->device_port(), verbs.transport->peer_device()};
-              record.registrations = {std::string(verbs.transport->registration()),
-                                      verbs.transport->peer_registration()};
-            }
-            round_records.push_back(std::move(record));
           }
         }
       }
+      if (s.transport == "verbs") {
+        attach_counter_deltas(session, verbs, partner, counters_before, round_records);
+      }
+      for (const LinkRecord& record : round_records)
+        records.push_back(to_json(record));
+      session.barrier(fmt::format("links: end of round {}", round.round));
+      progress.advance(1, fmt::format("round {} of {} ({} link(s) at once)", round.round + 1,
+                                      rounds.size(), round.pairs.size()));
     }
-    if (s.transport == "verbs") {
-      attach_counter_deltas(session, verbs, partner, counters_before, round_records);
-    }
-    for (const LinkRecord& record : round_records)
-      records.push_back(to_json(record));
-    session.barrier(fmt::format("links: end of round {}", round.round));
-    progress.advance(1, fmt::format("round {} of {} ({} link(s) at once)", round.round + 1,
-                                    rounds.size(), round.pairs.size()));
-  }
-  progress.finish(fmt::format("{} round(s) of node pairs measured", rounds.size()));
-  return session.finish(records, false);
+    progress.finish(fmt::format("{} round(s) of node pairs measured", rounds.size()));
+    return session.finish(records, false);
+  });
 }
 
 }  // namespace commcert

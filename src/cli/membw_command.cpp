@@ -71,92 +71,94 @@ int MembwCommand::run(Invocation& invocation) {
   const MembwSettings settings = resolve_settings();
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   StageSession session(invocation, name(), "membw", stage_, settings.timeout_s);
-  const GpuSlots plan =
-      plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process,
-                     NodeGpuIndex(nvml_library_from_environment(), settings.sysfs_root));
-  Json parameters = {{"buffer_bytes", settings.buffer_bytes},
-                     {"iterations", settings.iterations},
-                     {"warmup_iterations", settings.warmup},
-                     {"memtest_fraction", settings.memtest_fraction},
-                     {"host_bytes", settings.host_bytes},
-                     {"host_iterations", settings.host_iterations},
-                     {"gpus_per_process", flags_.gpus_per_process},
-                     {"timeout_s", settings.timeout_s},
-                     {"sysfs_root", settings.sysfs_root.string()},
-                     {"seed", settings.seed}};
-  session.start(plan.slots, runtime, std::move(parameters), {});
+  return session.run([&] {
+    const GpuSlots plan =
+        plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process,
+                       NodeGpuIndex(nvml_library_from_environment(), settings.sysfs_root));
+    Json parameters = {{"buffer_bytes", settings.buffer_bytes},
+                       {"iterations", settings.iterations},
+                       {"warmup_iterations", settings.warmup},
+                       {"memtest_fraction", settings.memtest_fraction},
+                       {"host_bytes", settings.host_bytes},
+                       {"host_iterations", settings.host_iterations},
+                       {"gpus_per_process", flags_.gpus_per_process},
+                       {"timeout_s", settings.timeout_s},
+                       {"sysfs_root", settings.sysfs_root.string()},
+                       {"seed", settings.seed}};
+    session.start(plan.slots, runtime, std::move(parameters), {});
 
-  // Host transfers first, one GPU at a time per host (the processes of a host take turns), then
-  // the device memory. On an H200, host-to-device copies measured after the pattern test over
-  // 90 % of the GPU's memory ran at 26.5 GB/s, against 55.4 GB/s without it or after one over
-  // 50 %; device-to-host stayed at 55.3 (docs/gpu-results.md).
-  std::vector<std::optional<HostTransfer>> host_transfers(plan.gpus.size());
-  std::vector<std::string> host_errors(plan.gpus.size());
-  if (settings.host_bytes > 0) {
-    const int turns = static_cast<int>(
-        session.all_reduce_max("membw: host transfer turns", session.group().local_count()));
-    for (int turn = 0; turn < turns; ++turn) {
-      session.barrier(fmt::format("membw: host transfer turn {}", turn));
-      if (turn != session.group().local_index()) continue;
-      for (std::size_t i = 0; i < plan.gpus.size(); ++i) {
-        try {
-          host_transfers[i] = measure_host_transfer(settings, plan.gpus[i]);
-        } catch (const std::exception& error) {
-          host_errors[i] =
-              fmt::format("GPU {}: host transfer: {}", plan.gpus[i].identity.index, error.what());
+    // Host transfers first, one GPU at a time per host (the processes of a host take turns), then
+    // the device memory. On an H200, host-to-device copies measured after the pattern test over
+    // 90 % of the GPU's memory ran at 26.5 GB/s, against 55.4 GB/s without it or after one over
+    // 50 %; device-to-host stayed at 55.3 (docs/gpu-results.md).
+    std::vector<std::optional<HostTransfer>> host_transfers(plan.gpus.size());
+    std::vector<std::string> host_errors(plan.gpus.size());
+    if (settings.host_bytes > 0) {
+      const int turns = static_cast<int>(
+          session.all_reduce_max("membw: host transfer turns", session.group().local_count()));
+      for (int turn = 0; turn < turns; ++turn) {
+        session.barrier(fmt::format("membw: host transfer turn {}", turn));
+        if (turn != session.group().local_index()) continue;
+        for (std::size_t i = 0; i < plan.gpus.size(); ++i) {
+          try {
+            host_transfers[i] = measure_host_transfer(settings, plan.gpus[i]);
+          } catch (const std::exception& error) {
+            host_errors[i] =
+                fmt::format("GPU {}: host transfer: {}", plan.gpus[i].identity.index, error.what());
+          }
         }
       }
     }
-  }
 
-  MembwRun run;
-  if (!plan.gpus.empty()) {
-    ProgressReporter progress(session.show_progress(), "membw", 1.0);
-    double shown = 0;
-    run = measure_device_memory(settings, plan.gpus, [&](double fraction) {
-      progress.advance(fraction - shown,
-                       fmt::format("bandwidth and patterns on {} local GPU(s)", plan.gpus.size()));
-      shown = fraction;
-    });
-    progress.finish("device memory measured");
-  }
-  for (std::size_t i = 0; i < run.outcomes.size() && i < plan.gpus.size(); ++i) {
-    MembwOutcome& outcome = run.outcomes[i];
-    if (outcome.status != RecordStatus::kOk) continue;
-    if (!host_errors[i].empty()) {
-      outcome.status = RecordStatus::kError;
-      outcome.reason = host_errors[i];
-      continue;
+    MembwRun run;
+    if (!plan.gpus.empty()) {
+      ProgressReporter progress(session.show_progress(), "membw", 1.0);
+      double shown = 0;
+      run = measure_device_memory(settings, plan.gpus, [&](double fraction) {
+        progress.advance(fraction - shown, fmt::format("bandwidth and patterns on {} local GPU(s)",
+                                                       plan.gpus.size()));
+        shown = fraction;
+      });
+      progress.finish("device memory measured");
     }
-    outcome.host_transfer = host_transfers[i];
-  }
+    for (std::size_t i = 0; i < run.outcomes.size() && i < plan.gpus.size(); ++i) {
+      MembwOutcome& outcome = run.outcomes[i];
+      if (outcome.status != RecordStatus::kOk) continue;
+      if (!host_errors[i].empty()) {
+        outcome.status = RecordStatus::kError;
+        outcome.reason = host_errors[i];
+        continue;
+      }
+      outcome.host_transfer = host_transfers[i];
+    }
 
-  std::vector<Json> records;
-  if (plan.gpus.empty()) {
-    MembwRecord record;
-    record.origin = session.origin(0);
-    record.status = plan.unavailable_status;
-    record.reason = plan.unavailable_reason;
-    records.push_back(to_json(record));
-  }
-  for (std::size_t slot = 0; slot < run.outcomes.size(); ++slot) {
-    const MembwOutcome& outcome = run.outcomes[slot];
-    MembwRecord record;
-    record.origin = session.origin(slot);
-    record.origin.gpu = outcome.gpu;
-    record.status = membw_status(outcome);
-    if (record.status != RecordStatus::kOk) record.reason = membw_reason(outcome);
-    const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);
-    record.measurement = membw_measurement(
-        outcome, sheet ? std::optional<double>(sheet->hbm_bytes_per_s) : std::nullopt);
-    records.push_back(to_json(record));
-  }
-  const int exit_code = session.finish(records, false);
-  if (run.abandoned) {
-    std::fflush(nullptr);
-    std::_Exit(exit_code);
-  }
-  return exit_code;
+    std::vector<Json> records;
+    if (plan.gpus.empty()) {
+      MembwRecord record;
+      record.origin = session.origin(0);
+      record.status = plan.unavailable_status;
+      record.reason = plan.unavailable_reason;
+      records.push_back(to_json(record));
+    }
+    for (std::size_t slot = 0; slot < run.outcomes.size(); ++slot) {
+      const MembwOutcome& outcome = run.outcomes[slot];
+      MembwRecord record;
+      record.origin = session.origin(slot);
+      record.origin.gpu = outcome.gpu;
+      record.status = membw_status(outcome);
+      if (record.status != RecordStatus::kOk) record.reason = membw_reason(outcome);
+      const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);
+      record.measurement = membw_measurement(
+          outcome, sheet ? std::optional<double>(sheet->hbm_bytes_per_s) : std::nullopt);
+      records.push_back(to_json(record));
+    }
+    const int exit_code = session.finish(records, false);
+    if (run.abandoned) {
+      std::fflush(nullptr);
+      std::_Exit(exit_code);
+    }
+    return exit_code;
+  });
 }
 
 }  // namespace commcert

@@ -122,125 +122,129 @@ int P2pCommand::run(Invocation& invocation) {
   const P2pSettings s = resolve_settings();
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   StageSession session(invocation, name(), P2pRecord::kKind, stage_, s.timeout_s);
-  // Pairs need every GPU of the node in one process: with -g 0 and several processes on a host
-  // (a suite launched one rank per GPU), the host's first process drives them all and the others
-  // stand by, writing no records.
-  const int local_count = session.group().local_count();
-  const bool one_for_the_node = flags_.gpus_per_process == 0 && local_count > 1;
-  const bool bystander = one_for_the_node && session.group().local_index() != 0;
-  const NodeGpuIndex node_index(nvml_library_from_environment(), s.sysfs_root);
-  GpuSlots plan;
-  if (bystander) {
-    plan.slots = {StageSlot{}};
-  } else if (one_for_the_node) {
-    plan = plan_gpu_slots(runtime, 0, 1, 0, node_index);
-  } else {
-    plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process, node_index);
-  }
-  Json parameters = {{"bytes", s.bytes},
-                     {"copies_per_sample", s.copies_per_sample},
-                     {"iterations", s.iterations},
-                     {"warmup_iterations", s.warmup},
-                     {"methods", flags_.methods},
-                     {"paths", flags_.paths},
-                     {"chase_bytes", s.chase_bytes},
-                     {"chase_stride", s.chase_stride},
-                     {"chase_loads", s.chase_loads},
-                     {"gpus_per_process", flags_.gpus_per_process},
-                     {"timeout_s", s.timeout_s},
-                     {"sysfs_root", s.sysfs_root.string()}};
-  std::vector<std::string> warnings;
-  if (local_count > 1 && !one_for_the_node) {
-    warnings.emplace_back(
-        "p2p: more than one process on this node, each with its own GPUs: pairs are measured "
-        "only between the GPUs of one process (use -g 0: the node's first process takes them all)");
-  }
-  session.start(plan.slots, runtime, std::move(parameters), std::move(warnings));
+  return session.run([&] {
+    // Pairs need every GPU of the node in one process: with -g 0 and several processes on a host
+    // (a suite launched one rank per GPU), the host's first process drives them all and the others
+    // stand by, writing no records.
+    const int local_count = session.group().local_count();
+    const bool one_for_the_node = flags_.gpus_per_process == 0 && local_count > 1;
+    const bool bystander = one_for_the_node && session.group().local_index() != 0;
+    const NodeGpuIndex node_index(nvml_library_from_environment(), s.sysfs_root);
+    GpuSlots plan;
+    if (bystander) {
+      plan.slots = {StageSlot{}};
+    } else if (one_for_the_node) {
+      plan = plan_gpu_slots(runtime, 0, 1, 0, node_index);
+    } else {
+      plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process, node_index);
+    }
+    Json parameters = {{"bytes", s.bytes},
+                       {"copies_per_sample", s.copies_per_sample},
+                       {"iterations", s.iterations},
+                       {"warmup_iterations", s.warmup},
+                       {"methods", flags_.methods},
+                       {"paths", flags_.paths},
+                       {"chase_bytes", s.chase_bytes},
+                       {"chase_stride", s.chase_stride},
+                       {"chase_loads", s.chase_loads},
+                       {"gpus_per_process", flags_.gpus_per_process},
+                       {"timeout_s", s.timeout_s},
+                       {"sysfs_root", s.sysfs_root.string()}};
+    std::vector<std::string> warnings;
+    if (local_count > 1 && !one_for_the_node) {
+      warnings.emplace_back(
+          "p2p: more than one process on this node, each with its own GPUs: pairs are measured "
+          "only between the GPUs of one process (use -g 0: the node's first process takes them "
+          "all)");
+    }
+    session.start(plan.slots, runtime, std::move(parameters), std::move(warnings));
 
-  std::vector<Json> records;
-  if (bystander) {
-    // A pretend node sharing the host (--node-name 'n{rank}') still says why it has no figures.
-    if (session.speaks_for_node()) {
+    std::vector<Json> records;
+    if (bystander) {
+      // A pretend node sharing the host (--node-name 'n{rank}') still says why it has no figures.
+      if (session.speaks_for_node()) {
+        P2pRecord record;
+        record.origin = session.origin(0);
+        record.status = RecordStatus::kSkipped;
+        record.reason =
+            runtime.device_count <= 0
+                ? runtime.unavailable_reason
+                : "this host's GPUs are measured by its first process, which speaks for "
+                  "another node identity";
+        records.push_back(to_json(record));
+      }
+      return session.finish(records, false);
+    }
+    if (plan.gpus.empty()) {
       P2pRecord record;
       record.origin = session.origin(0);
-      record.status = RecordStatus::kSkipped;
-      record.reason = runtime.device_count <= 0
-                          ? runtime.unavailable_reason
-                          : "this host's GPUs are measured by its first process, which speaks for "
-                            "another node identity";
+      record.status = plan.unavailable_status;
+      record.reason = plan.unavailable_reason;
       records.push_back(to_json(record));
-    }
-    return session.finish(records, false);
-  }
-  if (plan.gpus.empty()) {
-    P2pRecord record;
-    record.origin = session.origin(0);
-    record.status = plan.unavailable_status;
-    record.reason = plan.unavailable_reason;
-    records.push_back(to_json(record));
-    if (session.show_progress()) {
-      fmt::print(stderr, "commcert p2p: {}: {}\n", to_string(plan.unavailable_status),
-                 plan.unavailable_reason);
-    }
-    return session.finish(records, false);
-  }
-
-  std::vector<GpuIdentity> gpus;
-  HostNuma numa;
-  numa.online_nodes = online_numa_nodes(s.sysfs_root);
-  for (const GpuDescription& gpu : plan.gpus) {
-    gpus.push_back(gpu.identity);
-    numa.gpu_node.push_back(pci_numa_node(s.sysfs_root, gpu.identity.pci_bus_id));
-  }
-  std::vector<P2pTest> tests;
-  P2pRun run;
-  try {
-    tests = plan_p2p_tests(static_cast<int>(gpus.size()), probe_peer_access(plan.gpus), numa,
-                           s.selection);
-    ProgressReporter progress(session.show_progress(), "p2p", static_cast<double>(tests.size()));
-    std::size_t shown = 0;
-    run = run_p2p_tests(s, plan.gpus, tests, [&](std::size_t done) {
-      if (done == shown) return;
-      progress.advance(
-          static_cast<double>(done - shown),
-          fmt::format("{} of {} test(s) on {} local GPU(s)", done, tests.size(), gpus.size()));
-      shown = done;
-    });
-    progress.finish(fmt::format("{} test(s) measured", tests.size()));
-  } catch (const std::exception& error) {
-    P2pRecord record;
-    record.origin = session.origin(0);
-    record.status = RecordStatus::kError;
-    record.reason = error.what();
-    records.push_back(to_json(record));
-    return session.finish(records, false);
-  }
-
-  for (std::size_t t = 0; t < tests.size(); ++t) {
-    const P2pTest& test = tests[t];
-    const P2pTestResult& result = run.results[t];
-    const std::size_t streams = std::max<std::size_t>(test.streams.size(), 1);
-    for (std::size_t i = 0; i < streams; ++i) {
-      P2pStreamResult stream;
-      stream.status = result.status;
-      stream.reason = result.reason;
-      if (result.status == RecordStatus::kOk && i < result.samples_s.size() && test.method) {
-        const bool chase = *test.method == P2pMethod::kPointerChase;
-        stream.measurement = p2p_measurement(*test.method, chase ? s.chase_bytes : s.bytes,
-                                             chase ? s.chase_loads : s.copies_per_sample, s.warmup,
-                                             result.samples_s[i]);
+      if (session.show_progress()) {
+        fmt::print(stderr, "commcert p2p: {}: {}\n", to_string(plan.unavailable_status),
+                   plan.unavailable_reason);
       }
-      const int device = i < test.streams.size() ? test.streams[i].device : 0;
-      records.push_back(to_json(p2p_record(session.origin(static_cast<std::size_t>(device)), test,
-                                           i, gpus, std::move(stream))));
+      return session.finish(records, false);
     }
-  }
-  const int exit_code = session.finish(records, false);
-  if (run.abandoned) {
-    std::fflush(nullptr);
-    std::_Exit(exit_code);
-  }
-  return exit_code;
+
+    std::vector<GpuIdentity> gpus;
+    HostNuma numa;
+    numa.online_nodes = online_numa_nodes(s.sysfs_root);
+    for (const GpuDescription& gpu : plan.gpus) {
+      gpus.push_back(gpu.identity);
+      numa.gpu_node.push_back(pci_numa_node(s.sysfs_root, gpu.identity.pci_bus_id));
+    }
+    std::vector<P2pTest> tests;
+    P2pRun run;
+    try {
+      tests = plan_p2p_tests(static_cast<int>(gpus.size()), probe_peer_access(plan.gpus), numa,
+                             s.selection);
+      ProgressReporter progress(session.show_progress(), "p2p", static_cast<double>(tests.size()));
+      std::size_t shown = 0;
+      run = run_p2p_tests(s, plan.gpus, tests, [&](std::size_t done) {
+        if (done == shown) return;
+        progress.advance(
+            static_cast<double>(done - shown),
+            fmt::format("{} of {} test(s) on {} local GPU(s)", done, tests.size(), gpus.size()));
+        shown = done;
+      });
+      progress.finish(fmt::format("{} test(s) measured", tests.size()));
+    } catch (const std::exception& error) {
+      P2pRecord record;
+      record.origin = session.origin(0);
+      record.status = RecordStatus::kError;
+      record.reason = error.what();
+      records.push_back(to_json(record));
+      return session.finish(records, false);
+    }
+
+    for (std::size_t t = 0; t < tests.size(); ++t) {
+      const P2pTest& test = tests[t];
+      const P2pTestResult& result = run.results[t];
+      const std::size_t streams = std::max<std::size_t>(test.streams.size(), 1);
+      for (std::size_t i = 0; i < streams; ++i) {
+        P2pStreamResult stream;
+        stream.status = result.status;
+        stream.reason = result.reason;
+        if (result.status == RecordStatus::kOk && i < result.samples_s.size() && test.method) {
+          const bool chase = *test.method == P2pMethod::kPointerChase;
+          stream.measurement = p2p_measurement(*test.method, chase ? s.chase_bytes : s.bytes,
+                                               chase ? s.chase_loads : s.copies_per_sample,
+                                               s.warmup, result.samples_s[i]);
+        }
+        const int device = i < test.streams.size() ? test.streams[i].device : 0;
+        records.push_back(to_json(p2p_record(session.origin(static_cast<std::size_t>(device)), test,
+                                             i, gpus, std::move(stream))));
+      }
+    }
+    const int exit_code = session.finish(records, false);
+    if (run.abandoned) {
+      std::fflush(nullptr);
+      std::_Exit(exit_code);
+    }
+    return exit_code;
+  });
 }
 
 }  // namespace commcert

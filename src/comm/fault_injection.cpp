@@ -43,7 +43,7 @@ FaultPlan parse_fault_plan(std::string_view text) {
       return UsageError(
           fmt::format("COMMCERT_FAULT: {} in '{}' (expected delay:<rank>:<us>, corrupt:<rank>, "
                       "hang:<rank>[:<op>], linkdelay:<rank>:<peer>:<us>, freeze:<process>, "
-                      "stale:<rank> or partial:<rank>)",
+                      "stale:<rank>, partial:<rank> or fail:<rank>[:<op>])",
                       why, entry));
     };
     if (fields.size() < 2) throw usage("missing rank");
@@ -71,6 +71,10 @@ FaultPlan parse_fault_plan(std::string_view text) {
       if (fields.size() > 3) throw usage("too many fields");
       const std::uint64_t at = fields.size() == 3 ? parse_number(fields[2], entry, "operation") : 0;
       faults.push_back({FaultKind::kHang, rank, at});
+    } else if (fields[0] == "fail") {
+      if (fields.size() > 3) throw usage("too many fields");
+      const std::uint64_t at = fields.size() == 3 ? parse_number(fields[2], entry, "operation") : 0;
+      faults.push_back({FaultKind::kFail, rank, at});
     } else if (fields[0] == "freeze") {
       if (fields.size() != 2) throw usage("freeze takes no argument");
       faults.push_back({FaultKind::kFreezeAtEnd, rank, 0});
@@ -111,6 +115,13 @@ bool FaultPlan::corrupts(int rank) const {
 std::optional<std::uint64_t> FaultPlan::hang_before_operation(int rank) const {
   for (const auto& fault : faults_) {
     if (fault.kind == FaultKind::kHang && fault.rank == rank) return fault.argument;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> FaultPlan::failing_operation(int rank) const {
+  for (const auto& fault : faults_) {
+    if (fault.kind == FaultKind::kFail && fault.rank == rank) return fault.argument;
   }
   return std::nullopt;
 }
@@ -195,6 +206,9 @@ std::string FaultPlan::describe() const {
         break;
       case FaultKind::kPartial:
         out += fmt::format("partial:{}", fault.rank);
+        break;
+      case FaultKind::kFail:
+        out += fmt::format("fail:{}:{}", fault.rank, fault.argument);
         break;
     }
   }

@@ -19,7 +19,9 @@ namespace commcert {
 //   freeze:<process>     the process stops (SIGSTOP) after its last record, as the job ends
 //   stale:<rank>         the rank's operations return without writing its output
 //   partial:<rank>       the rank's operations write only the first half of its output
-enum class FaultKind { kDelay, kCorrupt, kHang, kLinkDelay, kFreezeAtEnd, kStale, kPartial };
+//   fail:<rank>[:<n>]    the rank's n-th operation (default 0) fails with an error, as a
+//                        transfer does whose queue pair went into the error state
+enum class FaultKind { kDelay, kCorrupt, kHang, kLinkDelay, kFreezeAtEnd, kStale, kPartial, kFail };
 
 struct Fault {
   FaultKind kind;
@@ -38,6 +40,7 @@ class FaultPlan {
   [[nodiscard]] std::optional<double> delay_seconds(int rank) const;
   [[nodiscard]] bool corrupts(int rank) const;
   [[nodiscard]] std::optional<std::uint64_t> hang_before_operation(int rank) const;
+  [[nodiscard]] std::optional<std::uint64_t> failing_operation(int rank) const;
   // stale, partial: how many elements at the end of the rank's output (of `output_elements`)
   // an operation leaves as they were before it; 0 when the rank writes all of it.
   [[nodiscard]] std::uint64_t unwritten_elements(int rank, std::uint64_t output_elements) const;

@@ -130,6 +130,19 @@ class LinksOverMpi(unittest.TestCase):
         _, nodes = self.certify(run_dir)
         self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"})
 
+    def test_a_failing_transfer_is_an_error_record_naming_its_node_and_ends_the_job(self):
+        # A transfer that reports an error (a queue pair in the error state) is written down as
+        # the rank's error record and ends every process at once: nobody waits out -T.
+        run_dir, proc = self.links("fail", fault="fail:1:2",
+                                  args=["--sizes", "64K", "-n", "3", "-w", "0", "-T", "120"])
+        self.assertEqual(proc.returncode, 3, proc.stderr[-2000:])
+        errors = [r for r in self.records(run_dir) if r["status"] == "error"]
+        self.assertEqual([(r["kind"], r["host"], r["rank"]) for r in errors], [("link", "node1", 1)])
+        self.assertIn("injected fault (COMMCERT_FAULT fail:1:2)", errors[0]["reason"])
+        self.assertIn("commcert links: error on rank 1 (node1)", proc.stderr)
+        _, nodes = self.certify(run_dir)
+        self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"})
+
     def test_one_node_has_no_partner_and_is_inconclusive(self):
         run_dir, proc = self.links("alone", ranks=2, args=FAST, node_name="solo")
         self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])

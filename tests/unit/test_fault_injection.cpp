@@ -49,6 +49,15 @@ TEST(ParseFaultPlan, EachKind) {
   const FaultPlan partial = parse_fault_plan("partial:3");
   ASSERT_EQ(partial.faults().size(), 1u);
   EXPECT_TRUE(same(partial.faults()[0], {FaultKind::kPartial, 3, 0}));
+
+  const FaultPlan fail_now = parse_fault_plan("fail:2");
+  ASSERT_EQ(fail_now.faults().size(), 1u);
+  EXPECT_TRUE(same(fail_now.faults()[0], {FaultKind::kFail, 2, 0}));  // default: operation 0
+  const FaultPlan fail_later = parse_fault_plan("fail:1:5");
+  EXPECT_EQ(fail_later.failing_operation(1), std::optional<std::uint64_t>(5));
+  EXPECT_EQ(fail_later.failing_operation(0), std::nullopt);
+  EXPECT_EQ(fail_later.hang_before_operation(1), std::nullopt);  // a failure is not a hang
+  EXPECT_EQ(fail_later.describe(), "fail:1:5");
 }
 
 TEST(ParseFaultPlan, SeveralFaultsInOrder) {
@@ -79,6 +88,9 @@ TEST(ParseFaultPlan, MalformedFormsAreUsageErrorsNamingTheVariable) {
       "corrupt:",      // empty rank
       "corrupt:1:2",   // corrupt takes no argument
       "hang:1:2:3",    // too many fields
+      "fail",          // no rank
+      "fail:1:2:3",    // too many fields
+      "fail:1:x",      // operation not a number
       "freeze",        // no process
       "freeze:1:2",    // freeze takes no argument
       "hang:1:abc",    // operation not a number
