@@ -99,6 +99,21 @@ class MutantsOnLines(unittest.TestCase):
         self.assertEqual(mutation.mutants_on_lines(FIXTURE, [inserted], [(2, 2)]), [])
 
 
+class EquivalentReason(unittest.TestCase):
+    def test_a_listed_line_excuses_that_line_only_and_a_bare_path_every_line(self):
+        listed = {("a.cpp:12", "(inserted after: })", "continue;"): "ends the loop body",
+                  ("a.cpp", "x = -1;", "x = -2;"): "any negative start"}
+        reason = mutation.equivalent_reason
+        self.assertEqual(reason(listed, "a.cpp", 12, "(inserted after: })", "continue;"),
+                         "ends the loop body")
+        self.assertIsNone(reason(listed, "a.cpp", 13, "(inserted after: })", "continue;"))
+        self.assertIsNone(reason(listed, "b.cpp", 12, "(inserted after: })", "continue;"))
+        for line in (1, 40):
+            self.assertEqual(reason(listed, "a.cpp", line, "x = -1;", "x = -2;"),
+                             "any negative start")
+        self.assertIsNone(reason(listed, "a.cpp", 1, "x = -1;", "x = -3;"))
+
+
 class DrawSample(unittest.TestCase):
     def test_the_sample_is_n_in_all_not_n_per_file_and_from_every_file_s_mutants(self):
         mutants = {"big.cpp": [f"b{i}" for i in range(900)],
