@@ -159,6 +159,26 @@ class WilsonInterval(unittest.TestCase):
         self.assertEqual(mutation.wilson_interval(0, 0), (0.0, 1.0))
 
 
+class ValidatorSuites(unittest.TestCase):
+    def test_every_validator_suite_is_run_for_rule_mutants_or_left_out_on_purpose(self):
+        # A rule whose suite the filter misses loses every mutant to "survived" (the link rule's
+        # and the bisection rule's once did): each suite must be judging or named as not.
+        import fnmatch
+        import glob
+        import re
+        patterns = mutation.JUDGING.split(":")
+        suites = set()
+        for path in glob.glob(os.path.join(SOURCE_DIR, "tests", "validate", "*.cpp")):
+            with open(path) as f:
+                suites |= set(re.findall(r"^TEST(?:_F|_P)?\((\w+),", f.read(), re.M))
+        self.assertGreater(len(suites), 30)
+        for suite in sorted(suites):
+            judged = any(fnmatch.fnmatchcase(f"{suite}.AnyTest", p) for p in patterns)
+            with self.subTest(suite=suite):
+                self.assertTrue(judged != (suite in mutation.NOT_JUDGING),
+                                f"{suite}: add it to JUDGING or NOT_JUDGING in scripts/mutation")
+
+
 class Areas(unittest.TestCase):
     def test_each_part_of_the_set_has_its_area(self):
         self.assertEqual(mutation.area_of("src/validate/rules/floor_rule.cpp"), "validate")
