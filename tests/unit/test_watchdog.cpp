@@ -531,6 +531,53 @@ TEST(Watchdog, AnAwaitedSlotThatBeginsIsWatchedAsAnOperationAgain) {
   EXPECT_FALSE(fired) << "an absent wait that ended in an operation must not time out";
 }
 
+// Process 0 of two. The peer's answer to a timeout notice is not there at the first look (it
+// is on its way, as over a real network) and arrives at the second.
+class PeerAnswersLateControlPlane final : public ControlPlane {
+ public:
+  [[nodiscard]] int process_index() const override { return 0; }
+  [[nodiscard]] int process_count() const override { return 2; }
+  std::vector<std::string> all_gather(const std::string& mine) override { return {mine, mine}; }
+  std::string broadcast_from_root(const std::string& value) override { return value; }
+  void all_reduce_max(std::span<double> /*values*/) override {}
+  std::vector<std::vector<double>> gather_to_root(std::span<const double> mine) override {
+    return {std::vector<double>(mine.begin(), mine.end())};
+  }
+  void barrier() override {}
+  [[nodiscard]] bool has_side_channel() const override { return true; }
+  void post_notice(std::span<const std::int64_t> /*payload*/) override { asked_ = true; }
+  std::optional<WatchdogNotice> poll_notice() override {
+    if (!asked_ || ++looks_after_asking_ != 2) return std::nullopt;
+    // Rank 1 waits inside its second operation, like rank 0: declared now, idle 0.1 s.
+    const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+    return WatchdogNotice{1, {now_ns, 1, 2, 1, 100'000'000}};
+  }
+  [[noreturn]] void abort_job(int exit_code) noexcept override { std::_Exit(exit_code); }
+
+ private:
+  bool asked_ = false;
+  int looks_after_asking_ = 0;
+};
+
+TEST_F(WatchdogDeathTest, APeerWhoseAnswerIsOnItsWayIsWaitedForNotBlamedAsSilent) {
+  // Both ranks wait inside the same operation: nobody is to blame. Stopping at the first look
+  // without an answer would name rank 1 as silent and quarantine its node.
+  EXPECT_EXIT(
+      {
+        PeerAnswersLateControlPlane control;
+        Watchdog watchdog(control, {0}, {0, 1}, 0.2, print_report);
+        watchdog.begin(0);
+        watchdog.end(0);
+        watchdog.begin(0);
+        wait_for_the_watchdog();
+        std::fprintf(stderr, "the watchdog did not fire\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "culprits=\\[\\] states=\\[0:2:in;1:2:in;\\] reports=1");
+}
+
 TEST_F(WatchdogDeathTest, AHandlerThatReturnsStillEndsTheJob) {
   EXPECT_EXIT(
       {
