@@ -114,6 +114,18 @@ class EquivalentReason(unittest.TestCase):
         self.assertIsNone(reason(listed, "a.cpp", 1, "x = -1;", "x = -3;"))
 
 
+class SplitEquivalentEntry(unittest.TestCase):
+    def test_a_pipe_inside_a_field_is_written_escaped(self):
+        self.assertEqual(mutation.split_equivalent_entry(
+            "a.cpp | return (x << 32) \\| y; | return (x << 33) \\| y; | why"),
+            ["a.cpp", "return (x << 32) | y;", "return (x << 33) | y;", "why"])
+        self.assertEqual(mutation.split_equivalent_entry("a.cpp | x || y | x && y | why"),
+                         ["a.cpp", "x || y", "x && y", "why"])
+
+    def test_the_listed_file_reads(self):
+        self.assertTrue(mutation.listed_equivalents())
+
+
 class DrawSample(unittest.TestCase):
     def test_the_sample_is_n_in_all_not_n_per_file_and_from_every_file_s_mutants(self):
         mutants = {"big.cpp": [f"b{i}" for i in range(900)],
