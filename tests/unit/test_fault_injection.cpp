@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -117,6 +118,39 @@ TEST(ParseFaultPlan, MalformedFormsAreUsageErrorsNamingTheVariable) {
     } catch (const UsageError& error) {
       EXPECT_NE(std::string(error.what()).find("COMMCERT_FAULT"), std::string::npos)
           << text << ": " << error.what();
+    }
+  }
+}
+
+TEST(ParseFaultPlan, AMalformedEntryIsRefusedSayingWhyAndListingEveryForm) {
+  // What a user reads when COMMCERT_FAULT is wrong: the reason for this entry, the entry, and
+  // every form the variable accepts, so the fix needs no other page.
+  const std::pair<const char*, const char*> cases[] = {
+      {"delay", "missing rank"},
+      {"delay:1", "delay needs a duration in microseconds"},
+      {"corrupt:1:2", "corrupt takes no argument"},
+      {"linkdelay:1:2", "linkdelay needs a peer rank and microseconds"},
+      {"linkdelay:1:1:5", "a link needs two different ranks"},
+      {"hang:1:2:3", "too many fields"},
+      {"freeze:1:2", "freeze takes no argument"},
+      {"stale:1:2", "stale takes no argument"},
+      {"partial:1:50", "partial takes no argument"},
+      {"explode:1", "unknown fault kind 'explode'"},
+  };
+  const char* const forms[] = {
+      "delay:<rank>:<us>", "corrupt:<rank>", "hang:<rank>[:<op>]", "linkdelay:<rank>:<peer>:<us>",
+      "freeze:<process>",  "stale:<rank>",   "partial:<rank>"};
+  for (const auto& [text, why] : cases) {
+    try {
+      (void)parse_fault_plan(text);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const UsageError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(std::string("COMMCERT_FAULT: ") + why + " in '" + text + "'"),
+                std::string::npos)
+          << message;
+      for (const char* form : forms)
+        EXPECT_NE(message.find(form), std::string::npos) << form << " missing from: " << message;
     }
   }
 }

@@ -93,6 +93,24 @@ TEST(AttributePairFailures, ABadNodeAndABadLinkTogether) {
   EXPECT_EQ(findings[1].kind, LocalizationKind::kSuspectLink);
 }
 
+TEST(AttributePairFailures, EveryFailingPairIsJudgedAfterASuspectNode) {
+  // Node 1 fails with 2 of its 7 partners (not most: not bad), so the pair 1-2 names both ends
+  // as suspects; the failures after it must still be judged: node 3, which failed with node 1,
+  // and the unrelated link 5-6.
+  const Fleet fleet{{}, {{1, 2}, {1, 3}, {5, 6}}};
+  std::set<std::pair<LocalizationKind, std::string>> found;
+  for (const auto& finding : attribute_pair_failures(fleet.all_pairs(8).first)) {
+    found.insert({finding.kind, finding.kind == LocalizationKind::kSuspectLink
+                                    ? finding.node + "-" + finding.other
+                                    : finding.node});
+  }
+  EXPECT_EQ(found, (std::set<std::pair<LocalizationKind, std::string>>{
+                       {LocalizationKind::kSuspectNode, "n1"},
+                       {LocalizationKind::kSuspectNode, "n2"},
+                       {LocalizationKind::kSuspectNode, "n3"},
+                       {LocalizationKind::kSuspectLink, "n5-n6"}}));
+}
+
 TEST(AttributePairFailures, HealthyFleetHasNoFinding) {
   EXPECT_TRUE(attribute_pair_failures(Fleet{}.all_pairs(16).first).empty());
 }

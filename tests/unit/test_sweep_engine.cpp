@@ -339,6 +339,24 @@ TEST(SweepEngine, ASizeWhoseBufferFitsTheCapExactlyIsMeasuredOneElementMoreIsSki
   EXPECT_EQ(communicator.releases, 1);
 }
 
+TEST(SweepEngine, ASizeOfOneElementIsMeasured) {
+  // The smallest size that holds data: one float. Every rank takes part and runs it; only a
+  // size of no element at all has nothing to run.
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.min_bytes = 4;
+  options.max_bytes = 4;
+  const auto run = run_engine(options, communicator);
+
+  ASSERT_EQ(run.observer.rows.size(), 1U);
+  EXPECT_EQ(run.observer.rows[0].out_of_place.bytes, 4U);
+  ASSERT_FALSE(communicator.plans.empty());
+  for (const auto& plan : communicator.plans)
+    EXPECT_EQ(plan.pattern.count, 1U);
+  EXPECT_EQ(run.observer.rows[0].out_of_place.iteration_seconds.size(), 5U);
+  EXPECT_EQ(run.observer.rows[0].out_of_place.ranks.size(), 2U);
+}
+
 TEST(SweepEngine, RootedCollectivesWithRootMinusOneRunEveryRootInTurnInsideTheirCollective) {
   ScriptedCommunicator communicator(3);
   auto options = small_sweep();

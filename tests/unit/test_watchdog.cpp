@@ -205,6 +205,39 @@ TEST(AttributeTimeout, ReporterFollowsProcessNumbersNotRankNumbers) {
   EXPECT_FALSE(attribute_timeout(ranks, process_of_rank, 1, kTimeout).this_process_reports);
 }
 
+// Which processes write the record: exactly one, the lowest that answered, seen from each.
+std::vector<int> reporting_processes(const std::vector<RankTimeoutState>& ranks,
+                                     const std::vector<int>& process_of_rank, int processes) {
+  std::vector<int> reporting;
+  for (int process = 0; process < processes; ++process) {
+    if (attribute_timeout(ranks, process_of_rank, process, kTimeout).this_process_reports) {
+      reporting.push_back(process);
+    }
+  }
+  return reporting;
+}
+
+TEST(AttributeTimeout, OneRecordIsWrittenByTheLowestAnsweringProcessWhicheverThatIs) {
+  // Three processes, one rank each. Whichever processes are silent, the lowest one that
+  // answered writes the record and no other: a later answering process taking over would write
+  // a second record, and nobody writing it would lose the timeout.
+  const auto answering = [](int rank) { return state(rank, 5, true); };
+  EXPECT_EQ(
+      reporting_processes({answering(0), answering(1), answering(2)}, one_rank_per_process(3), 3),
+      std::vector<int>{0});
+  EXPECT_EQ(
+      reporting_processes({silent(0), answering(1), answering(2)}, one_rank_per_process(3), 3),
+      std::vector<int>{1});
+  EXPECT_EQ(reporting_processes({silent(0), silent(1), answering(2)}, one_rank_per_process(3), 3),
+            std::vector<int>{2});
+  EXPECT_EQ(
+      reporting_processes({answering(0), silent(1), answering(2)}, one_rank_per_process(3), 3),
+      std::vector<int>{0});
+  // Ranks listed in another order than their processes': process 2 holds rank 0.
+  EXPECT_EQ(reporting_processes({answering(0), silent(1), answering(2)}, {2, 0, 1}, 3),
+            std::vector<int>{1});
+}
+
 TEST(DeclaredAfterPeersGathered, OnlyAProcessThatMissedThePeersGracePeriodStandsDown) {
   constexpr double kGrace = 2.0;
   constexpr std::int64_t kOwn = 1'000'000'000'000;
@@ -254,6 +287,42 @@ TEST(RankStatesFromAnswers, IgnoresRanksBeyondTheJobAndTruncatedEntries) {
   const auto ranks = rank_states_from_answers(2, answers);
   EXPECT_FALSE(ranks[0].responded);  // its entry lacks the idle time
   EXPECT_FALSE(ranks[1].responded);
+}
+
+TEST(RankStatesFromAnswers, ReadsTheAnswersOfEveryProcess) {
+  // Three processes answered, one rank each: every answer counts, not only the first process's
+  // (a rank whose answer was dropped would be blamed as silent).
+  const std::map<int, std::vector<std::int64_t>> answers = {{0, {1'000, 0, 8, 1, 1'000'000'000}},
+                                                            {1, {1'001, 1, 8, 1, 2'000'000'000}},
+                                                            {2, {1'002, 2, 7, 0, 7'000'000'000}}};
+  const auto ranks = rank_states_from_answers(3, answers);
+  for (const int rank : {0, 1, 2})
+    EXPECT_TRUE(ranks[static_cast<std::size_t>(rank)].responded) << rank;
+  EXPECT_EQ(ranks[2].operations_begun, 7);
+  EXPECT_FALSE(ranks[2].inside_operation);
+  EXPECT_DOUBLE_EQ(ranks[2].idle_seconds, 7.0);
+  EXPECT_DOUBLE_EQ(ranks[1].idle_seconds, 2.0);
+  // Rank 2 has been out of every operation for 7 s of a 10 s timeout: it alone is to blame.
+  EXPECT_EQ(attribute_timeout(ranks, one_rank_per_process(3), 0, kTimeout).culprit_ranks,
+            std::vector<int>{2});
+}
+
+TEST(RankStatesFromAnswers, ARankOutsideTheJobIsIgnoredFromTheJobSizeOn) {
+  // A three-rank job: rank 2 is the last of it and is read; rank 3 (the job's size), rank 4 and
+  // far larger or negative ranks come from a notice that does not belong to this job and must
+  // change nothing, in particular not be written past the end of the states.
+  const std::map<int, std::vector<std::int64_t>> answers = {
+      {0, {1'000, 3, 9, 1,  0, 2, 6, 1, 3'000'000'000, 4, 9, 1, 0, std::int64_t{1} << 40,
+           9,     1, 0, -1, 9, 1, 0}}};
+  const auto ranks = rank_states_from_answers(3, answers);
+  ASSERT_EQ(ranks.size(), 3u);
+  EXPECT_TRUE(ranks[2].responded);
+  EXPECT_EQ(ranks[2].operations_begun, 6);
+  EXPECT_DOUBLE_EQ(ranks[2].idle_seconds, 3.0);
+  for (const int rank : {0, 1}) {
+    EXPECT_FALSE(ranks[static_cast<std::size_t>(rank)].responded) << rank;
+    EXPECT_EQ(ranks[static_cast<std::size_t>(rank)].rank, rank);
+  }
 }
 
 TEST(AttributeTimeout, KeepsEveryRankState) {
@@ -460,6 +529,53 @@ TEST(Watchdog, AnAwaitedSlotThatBeginsIsWatchedAsAnOperationAgain) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   EXPECT_FALSE(fired) << "an absent wait that ended in an operation must not time out";
+}
+
+// Process 0 of two. The peer's answer to a timeout notice is not there at the first look (it
+// is on its way, as over a real network) and arrives at the second.
+class PeerAnswersLateControlPlane final : public ControlPlane {
+ public:
+  [[nodiscard]] int process_index() const override { return 0; }
+  [[nodiscard]] int process_count() const override { return 2; }
+  std::vector<std::string> all_gather(const std::string& mine) override { return {mine, mine}; }
+  std::string broadcast_from_root(const std::string& value) override { return value; }
+  void all_reduce_max(std::span<double> /*values*/) override {}
+  std::vector<std::vector<double>> gather_to_root(std::span<const double> mine) override {
+    return {std::vector<double>(mine.begin(), mine.end())};
+  }
+  void barrier() override {}
+  [[nodiscard]] bool has_side_channel() const override { return true; }
+  void post_notice(std::span<const std::int64_t> /*payload*/) override { asked_ = true; }
+  std::optional<WatchdogNotice> poll_notice() override {
+    if (!asked_ || ++looks_after_asking_ != 2) return std::nullopt;
+    // Rank 1 waits inside its second operation, like rank 0: declared now, idle 0.1 s.
+    const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+    return WatchdogNotice{1, {now_ns, 1, 2, 1, 100'000'000}};
+  }
+  [[noreturn]] void abort_job(int exit_code) noexcept override { std::_Exit(exit_code); }
+
+ private:
+  bool asked_ = false;
+  int looks_after_asking_ = 0;
+};
+
+TEST_F(WatchdogDeathTest, APeerWhoseAnswerIsOnItsWayIsWaitedForNotBlamedAsSilent) {
+  // Both ranks wait inside the same operation: nobody is to blame. Stopping at the first look
+  // without an answer would name rank 1 as silent and quarantine its node.
+  EXPECT_EXIT(
+      {
+        PeerAnswersLateControlPlane control;
+        Watchdog watchdog(control, {0}, {0, 1}, 0.2, print_report);
+        watchdog.begin(0);
+        watchdog.end(0);
+        watchdog.begin(0);
+        wait_for_the_watchdog();
+        std::fprintf(stderr, "the watchdog did not fire\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "culprits=\\[\\] states=\\[0:2:in;1:2:in;\\] reports=1");
 }
 
 TEST_F(WatchdogDeathTest, AHandlerThatReturnsStillEndsTheJob) {
