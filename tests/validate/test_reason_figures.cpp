@@ -212,6 +212,22 @@ TEST(ReasonFigures, ADegradedLinkNamesOnlyTheFiguresItIsHeldTo) {
       fixtures::node(fixtures::certify(fixtures::evidence_of({slow}), gen_only), "n0");
   EXPECT_EQ(fixtures::reason(slow_node, "health.pcie_degraded").message,
             "gpu 0 (GPU-n0-0): PCIe link gen4 x16, expected gen5");
+
+  // Held to the lowest figure a baseline can ask (1): still named, as gen1 or x1.
+  const Baseline lowest = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\n"
+      "checks:\n  health.gpu: {pcie_at_max: false, pcie_min_gen: 1, pcie_min_width: 1}\n");
+  for (const auto& [field, message] : std::vector<std::pair<std::string, std::string>>{
+           {"gen_current",
+            "gpu 0 (GPU-n0-0): health.gpu: no PCIe link generation figure (gen1 expected)"},
+           {"width_current",
+            "gpu 0 (GPU-n0-0): health.gpu: no PCIe link width figure (x1 expected)"}}) {
+    Json unread = fixtures::gpu_health("n0", 0);
+    unread["pcie"][field] = nullptr;
+    const NodeVerdict held =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({unread}), lowest), "n0");
+    EXPECT_EQ(fixtures::reason(held, "evidence.no_figure").message, message) << field;
+  }
 }
 
 TEST(ReasonFigures, ADegradedLinkWithOneFigureUnreadSaysSoInsteadOfZero) {
