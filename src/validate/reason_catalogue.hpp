@@ -146,7 +146,7 @@ inline constexpr ReasonSpec kRows[] = {
     {"health.retired_pending", kQuarantine, kReset, "{where}a page retirement is pending",
      "drain; reset the GPU to retire the page, then certify again"},
     {"health.pcie_degraded", kQuarantine, kTriage,
-     "{where}PCIe link gen{gen} x{width}, expected gen{gen_expected} x{width_expected}",
+     "{where}PCIe link gen{gen} x{width}, expected {expected}",
      "drain; reseat the GPU, check riser and slot, then certify again"},
     {"health.pcie_replays", kWarn, kMonitor, "{where}{count} PCIe replays (warn above {limit})",
      "watch the count; reseat the GPU at the next maintenance"},

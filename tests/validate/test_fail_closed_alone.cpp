@@ -135,6 +135,28 @@ TEST(FailClosedAlone, TheFiguresOfAGpuHealthRecordThatIsNotOkAreNotJudged) {
   }
 }
 
+TEST(FailClosedAlone, AGpuWhosePcieLinkWasNotReadIsNotCertifiedOnIt) {
+  // The baseline asks for gen5 x16; the node's one health record could not read the current
+  // generation or width (null, or 0 / -1, which the reader treats as unread). Nothing else can
+  // certify the GPU, and nothing shows a degraded link: inconclusive, never certified or
+  // quarantined. Where the baseline asks nothing of the link, the same record certifies.
+  const std::string asks =
+      "required: [health.gpu]\nnode: {gpus: 1}\n"
+      "checks:\n  health.gpu: {pcie_at_max: false, pcie_min_gen: 5, pcie_min_width: 16}\n";
+  const std::string asks_nothing =
+      "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu: {pcie_at_max: false}\n";
+  EXPECT_EQ(judged_alone(fixtures::gpu_health("n0", 0), asks), NodeState::kCertified);
+  for (const char* field : {"gen_current", "width_current"}) {
+    for (const Json& unread : {Json(nullptr), Json(0), Json(-1)}) {
+      SCOPED_TRACE(std::string(field) + " " + unread.dump());
+      Json r = fixtures::gpu_health("n0", 0);
+      r["pcie"][field] = unread;
+      EXPECT_EQ(judged_alone(r, asks), NodeState::kInconclusive);
+      EXPECT_EQ(judged_alone(r, asks_nothing), NodeState::kCertified);
+    }
+  }
+}
+
 TEST(FailClosedAlone, ABurnThatDidNotMeasureIsNoEvidence) {
   const std::string baseline = "required: [burn]\nnode: {gpus: 1}\n";
   EXPECT_EQ(judged_alone(fixtures::burn("n0", 0, 700), baseline), NodeState::kCertified);

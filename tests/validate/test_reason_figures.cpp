@@ -152,14 +152,81 @@ TEST(ReasonFigures, AMembwReasonSaysWhichCheckFailedAndPointsAtItsRecord) {
   EXPECT_EQ(reasons[0]["evidence"][0]["line"], 1);
 }
 
-TEST(ReasonFigures, AnUnknownPcieGenerationOrWidthIsNotADegradedLink) {
-  // NVML could not read the current link: nothing to judge, not a degraded link.
+TEST(ReasonFigures, AnUnreadPcieFigureTheLinkIsHeldToIsInconclusiveNotDegraded) {
+  // NVML could not read the current link (null, or a 0 the reader treats as unread): the GPU
+  // is neither certified on a figure nobody read nor quarantined for a degraded link, and the
+  // reason names the GPU, the figure and what it is held to (here the GPU's maximum, gen5 x16).
   const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
-  for (const char* field : {"gen_current", "width_current"}) {
+  struct Case {
+    const char* field;
+    Json value;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"gen_current", nullptr,
+       "gpu 0 (GPU-n0-0): health.gpu: no PCIe link generation figure (gen5 expected)"},
+      {"gen_current", 0,
+       "gpu 0 (GPU-n0-0): health.gpu: no PCIe link generation figure (gen5 expected)"},
+      {"width_current", nullptr,
+       "gpu 0 (GPU-n0-0): health.gpu: no PCIe link width figure (x16 expected)"},
+      {"width_current", -1,
+       "gpu 0 (GPU-n0-0): health.gpu: no PCIe link width figure (x16 expected)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.field) + " " + c.value.dump());
     Json gpu = fixtures::gpu_health("n0", 0);
-    gpu["pcie"][field] = nullptr;
-    const FleetVerdict verdict = fixtures::certify(fixtures::evidence_of({gpu}), b);
-    EXPECT_EQ(fixtures::node(verdict, "n0").state, NodeState::kCertified) << field;
+    gpu["pcie"][c.field] = c.value;
+    const NodeVerdict node =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({gpu}), b), "n0");
+    EXPECT_EQ(node.state, NodeState::kInconclusive);
+    EXPECT_EQ(fixtures::codes(node), std::vector<std::string>{"evidence.no_figure"});
+    const Reason& reason = fixtures::reason(node, "evidence.no_figure");
+    EXPECT_EQ(reason.message, c.message);
+    EXPECT_EQ(reason.gpu_index, 0);
+    EXPECT_EQ(reason.check, "health.gpu");
+  }
+}
+
+TEST(ReasonFigures, ADegradedLinkNamesOnlyTheFiguresItIsHeldTo) {
+  // pcie_at_max off and a minimum width only: nothing is asked of the generation, so the
+  // message says what the width should be and no generation (never "gen0", "gen1" or "gen-1").
+  const Baseline width_only = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\n"
+      "checks:\n  health.gpu: {pcie_at_max: false, pcie_min_width: 16}\n");
+  Json narrow = fixtures::gpu_health("n0", 0);
+  narrow["pcie"]["width_current"] = 8;
+  const NodeVerdict node =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({narrow}), width_only), "n0");
+  EXPECT_EQ(fixtures::reason(node, "health.pcie_degraded").message,
+            "gpu 0 (GPU-n0-0): PCIe link gen5 x8, expected x16");
+
+  // The GPU's maximum width unread under pcie_at_max: the baseline's minimum generation alone.
+  const Baseline gen_only = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\n"
+      "checks:\n  health.gpu: {pcie_min_gen: 5}\n");
+  Json slow = fixtures::gpu_health("n0", 0);
+  slow["pcie"]["gen_max"] = nullptr;
+  slow["pcie"]["width_max"] = nullptr;
+  slow["pcie"]["gen_current"] = 4;
+  const NodeVerdict slow_node =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({slow}), gen_only), "n0");
+  EXPECT_EQ(fixtures::reason(slow_node, "health.pcie_degraded").message,
+            "gpu 0 (GPU-n0-0): PCIe link gen4 x16, expected gen5");
+
+  // Held to the lowest figure a baseline can ask (1): still named, as gen1 or x1.
+  const Baseline lowest = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\n"
+      "checks:\n  health.gpu: {pcie_at_max: false, pcie_min_gen: 1, pcie_min_width: 1}\n");
+  for (const auto& [field, message] : std::vector<std::pair<std::string, std::string>>{
+           {"gen_current",
+            "gpu 0 (GPU-n0-0): health.gpu: no PCIe link generation figure (gen1 expected)"},
+           {"width_current",
+            "gpu 0 (GPU-n0-0): health.gpu: no PCIe link width figure (x1 expected)"}}) {
+    Json unread = fixtures::gpu_health("n0", 0);
+    unread["pcie"][field] = nullptr;
+    const NodeVerdict held =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({unread}), lowest), "n0");
+    EXPECT_EQ(fixtures::reason(held, "evidence.no_figure").message, message) << field;
   }
 }
 

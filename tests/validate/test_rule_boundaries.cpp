@@ -198,6 +198,87 @@ TEST(RuleBoundaries, PcieBelowTheBaselinesMinimumIsDegraded) {
   }
 }
 
+Expected inconclusive(std::string code) {
+  return {NodeState::kInconclusive, std::move(code)};
+}
+
+// rule.pcie_link reads a PCIe generation or width of 0 or less as no reading (the record reader
+// drops it). Held to a figure (pcie_min_gen/pcie_min_width 1 here, the lowest a baseline can
+// ask), an unread current figure is inconclusive, never certified, never a degraded link; held
+// to nothing (pcie_at_max off, no minimum), it changes nothing.
+TEST(RuleBoundaries, PcieFigureOfZeroOrLessIsUnread) {
+  struct Table {
+    std::string limits;
+    std::vector<Row> rows;
+  };
+  const std::vector<Table> tables = {
+      {"{pcie_at_max: false, pcie_min_gen: 1, pcie_min_width: 1}",
+       {{-1, inconclusive("evidence.no_figure")},
+        {0, inconclusive("evidence.no_figure")},
+        {1, kPasses}}},
+      {"{pcie_at_max: false, pcie_min_gen: 2, pcie_min_width: 2}",
+       {{0, inconclusive("evidence.no_figure")},
+        {1, quarantines("health.pcie_degraded")},
+        {2, kPasses},
+        {3, kPasses}}},
+      {"{pcie_at_max: false}", {{-1, kPasses}, {0, kPasses}, {1, kPasses}}},
+  };
+  for (const Table& table : tables) {
+    const Baseline b = fixtures::baseline_of(
+        "required: [health.gpu]\nnode: {gpus: 1}\n"
+        "checks:\n  health.gpu: " +
+        table.limits + "\n");
+    for (const char* field : {"gen_current", "width_current"}) {
+      for (const Row& row : table.rows) {
+        Json r = gpu_health("n0", 0);
+        r["pcie"][field] = row.value;
+        const NodeVerdict node =
+            fixtures::node(fixtures::certify(fixtures::evidence_of({r}), b), "n0");
+        expect_row(node, row, std::string("pcie.") + field + " against " + table.limits);
+      }
+    }
+  }
+}
+
+// pcie_at_max (the default) holds the current figure to the GPU's maximum when NVML read one: a
+// maximum of 0 or less is unread, so it asks nothing, and an unread current figure is then not
+// compared with anything; a maximum that was read makes the unread current figure inconclusive.
+TEST(RuleBoundaries, PcieMaximumOfZeroOrLessAsksNothing) {
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
+  struct Case {
+    const char* max_field;
+    const char* current_field;
+    std::int64_t max;
+    Json current;
+    Expected expected;
+  };
+  const std::vector<Case> cases = {
+      {"gen_max", "gen_current", 0, 4, kPasses},
+      {"gen_max", "gen_current", -1, 4, kPasses},
+      {"gen_max", "gen_current", 0, nullptr, kPasses},
+      {"gen_max", "gen_current", -1, 0, kPasses},
+      {"gen_max", "gen_current", 1, nullptr, inconclusive("evidence.no_figure")},
+      {"gen_max", "gen_current", 1, 1, kPasses},
+      {"gen_max", "gen_current", 2, 1, quarantines("health.pcie_degraded")},
+      {"width_max", "width_current", 0, 8, kPasses},
+      {"width_max", "width_current", -1, 8, kPasses},
+      {"width_max", "width_current", 0, nullptr, kPasses},
+      {"width_max", "width_current", -1, 0, kPasses},
+      {"width_max", "width_current", 1, nullptr, inconclusive("evidence.no_figure")},
+      {"width_max", "width_current", 1, 1, kPasses},
+      {"width_max", "width_current", 2, 1, quarantines("health.pcie_degraded")},
+  };
+  for (const Case& c : cases) {
+    Json r = gpu_health("n0", 0);
+    r["pcie"][c.max_field] = c.max;
+    r["pcie"][c.current_field] = c.current;
+    const NodeVerdict node = fixtures::node(fixtures::certify(fixtures::evidence_of({r}), b), "n0");
+    expect_row(
+        node, {c.max, c.expected},
+        std::string("pcie.") + c.max_field + " with " + c.current_field + " " + c.current.dump());
+  }
+}
+
 // rule.node_inventory: gpu_count other than node.gpus (2 here) quarantines, fewer or more;
 // ib_port_count below node.ib_ports (2 here) quarantines, more does not.
 NodeVerdict judge_inventory(std::int64_t gpus, std::int64_t ib_ports) {

@@ -55,17 +55,24 @@ void read_retired(od::value& value, GpuHealthEvidence& gpu) {
   });
 }
 
+// A PCIe generation or width of 0 or less is no reading (no link has generation 0 or no lanes):
+// the record stays valid and the figure counts as unread, so no rule ever compares it.
+std::optional<int> pcie_link_figure(od::value& value, std::string_view field) {
+  const std::optional<int> figure = optional_small_int(value, {G::kPcie, field});
+  return figure && *figure > 0 ? figure : std::nullopt;
+}
+
 void read_pcie(od::value& value, GpuHealthEvidence& gpu) {
   if (is_null(value, G::kPcie)) return;
   for_each_field(object_of(value), G::kPcie, [&](std::string_view k, od::value& v) {
     if (k == GpuPcie::kGenCurrent) {
-      gpu.pcie_gen = optional_small_int(v, {G::kPcie, GpuPcie::kGenCurrent});
+      gpu.pcie_gen = pcie_link_figure(v, GpuPcie::kGenCurrent);
     } else if (k == GpuPcie::kGenMax) {
-      gpu.pcie_gen_max = optional_small_int(v, {G::kPcie, GpuPcie::kGenMax});
+      gpu.pcie_gen_max = pcie_link_figure(v, GpuPcie::kGenMax);
     } else if (k == GpuPcie::kWidthCurrent) {
-      gpu.pcie_width = optional_small_int(v, {G::kPcie, GpuPcie::kWidthCurrent});
+      gpu.pcie_width = pcie_link_figure(v, GpuPcie::kWidthCurrent);
     } else if (k == GpuPcie::kWidthMax) {
-      gpu.pcie_width_max = optional_small_int(v, {G::kPcie, GpuPcie::kWidthMax});
+      gpu.pcie_width_max = pcie_link_figure(v, GpuPcie::kWidthMax);
     } else if (k == GpuPcie::kReplayCount) {
       gpu.pcie_replays = optional_integer(v, {G::kPcie, GpuPcie::kReplayCount});
     }

@@ -1,5 +1,6 @@
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "validate/rules/rules.hpp"
 #include "validate/rules/support.hpp"
@@ -11,6 +12,15 @@ namespace {
 // which figure it could not read, not a generation or width of 0 (an x0 link has no lanes).
 std::string link_figure(const std::optional<int>& value) {
   return value ? std::to_string(*value) : "?";
+}
+
+// What the link was held to: "gen5 x16", or only the figure the baseline asks for ("x16" when
+// it asks nothing of the generation), never a generation or width of 0.
+std::string expectation(int gen_expected, int width_expected) {
+  std::vector<std::string> parts;
+  if (gen_expected > 0) parts.push_back("gen" + std::to_string(gen_expected));
+  if (width_expected > 0) parts.push_back("x" + std::to_string(width_expected));
+  return join(parts, " ");
 }
 
 // A GPU that trained its PCIe link below its maximum generation or width moves host data at a
@@ -39,10 +49,15 @@ class PcieLinkRule final : public Rule {
                                 r.node, r.gpu, r.ref);
         f.fields.emplace_back("gen", link_figure(r.pcie_gen));
         f.fields.emplace_back("width", link_figure(r.pcie_width));
-        f.fields.emplace_back("gen_expected", std::to_string(gen_expected));
-        f.fields.emplace_back("width_expected", std::to_string(width_expected));
+        f.fields.emplace_back("expected", expectation(gen_expected, width_expected));
         out.push_back(std::move(f));
       }
+      // Fail closed: a figure the link is held to that NVML did not read certifies nothing and
+      // blames nothing; the GPU is inconclusive on it.
+      if (!r.pcie_gen && gen_expected > 0)
+        out.push_back(unread(context, r, "PCIe link generation", expectation(gen_expected, 0)));
+      if (!r.pcie_width && width_expected > 0)
+        out.push_back(unread(context, r, "PCIe link width", expectation(0, width_expected)));
       if (limits.max_pcie_replays && r.pcie_replays && *r.pcie_replays > *limits.max_pcie_replays) {
         Finding f = gpu_finding(context.evidence, "health.pcie_replays", id(), "health.gpu", r.node,
                                 r.gpu, r.ref);
@@ -53,6 +68,16 @@ class PcieLinkRule final : public Rule {
         out.push_back(std::move(f));
       }
     }
+  }
+
+ private:
+  Finding unread(const JudgeContext& context, const GpuHealthEvidence& r, std::string metric,
+                 const std::string& expected) const {
+    Finding f = gpu_finding(context.evidence, "evidence.no_figure", id(), "health.gpu", r.node,
+                            r.gpu, r.ref);
+    f.fields.emplace_back("metric", std::move(metric));
+    f.fields.emplace_back("detail", " (" + expected + " expected)");
+    return f;
   }
 };
 
