@@ -293,6 +293,24 @@ TEST(Links, ASkippedRecordAsTheOnlyEvidenceIsInconclusive) {
   EXPECT_THAT(fixtures::codes(n0), ElementsAre("evidence.skipped"));
 }
 
+// A pair's record that measured nothing explains the gap of both its ends, not only the first.
+TEST(Links, AnUnmeasuredPairRecordGivesBothEndsItsReason) {
+  Json failed = link("n0", "n1", 20.0);
+  failed["status"] = "error";
+  failed["reason"] = "queue pair went to the error state";
+  failed["bytes_per_s"] = nullptr;
+  failed["samples_s"] = Json::array();
+  const auto verdict = judge({fixtures::run_record({"n0", "n1"}), failed});
+  for (const std::string node : {"n0", "n1"}) {
+    SCOPED_TRACE(node);
+    const NodeVerdict& n = fixtures::node(verdict, node);
+    EXPECT_EQ(n.state, NodeState::kInconclusive);
+    ASSERT_NE(n.first_reason(), nullptr);
+    EXPECT_EQ(n.first_reason()->code, "evidence.error");
+    EXPECT_THAT(n.first_reason()->message, HasSubstr("queue pair went to the error state"));
+  }
+}
+
 TEST(Links, AStageTimeoutAsTheOnlyEvidenceIsInconclusive) {
   Json timeout = fixtures::record("link", "n0", "timeout");
   timeout["operation"] = "links: round 0 write_bw 4M n0->n1";

@@ -82,6 +82,28 @@ TEST(RequiredEvidenceRule, ANotJudgeableMeasurementSaysWhatKeptItFromBeingJudged
               HasSubstr("the largest checked measurement there is 1 MiB"));
 }
 
+TEST(RequiredEvidenceRule, ALargestOfZeroBytesIsSaidAsZero) {
+  // The size the reason gives is measured, not a floor: a 0-byte record says 0 B.
+  const FleetVerdict v = fixtures::certify(
+      fixtures::evidence_of({run_record({"n0"}), collective(0, 1)}), sweep_baseline());
+  EXPECT_THAT(first(v, "n0").message, HasSubstr("the largest checked measurement there is 0 B"));
+}
+
+TEST(RequiredEvidenceRule, ASkippedCollectiveAloneGivesItsReason) {
+  // As the sweep writes it: the measurement's fields absent, the reason given.
+  Json skipped = fixtures::record("collective", "n0", "skipped", -1, "run1");
+  const Json measured = collective(std::uint64_t{1} << 30, 1);
+  for (const char* key :
+       {"backend", "collective", "dtype", "bytes", "count", "nranks", "nodes", "scope"}) {
+    skipped[key] = measured[key];
+  }
+  skipped["reason"] = "ncclAlltoAll needs NCCL 2.28";
+  const FleetVerdict v =
+      fixtures::certify(fixtures::evidence_of({run_record({"n0"}), skipped}), sweep_baseline());
+  EXPECT_EQ(first(v, "n0").code, "evidence.skipped");
+  EXPECT_THAT(first(v, "n0").message, HasSubstr(": ncclAlltoAll needs NCCL 2.28"));
+}
+
 TEST(RequiredEvidenceRule, UncheckedOutputsAreNotEvidence) {
   Json c = collective(std::uint64_t{1} << 30, 1);
   c["check"] = false;
