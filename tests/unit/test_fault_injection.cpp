@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "comm/fault_injection.hpp"
@@ -11,6 +12,8 @@
 
 namespace commcert {
 namespace {
+
+using ::testing::HasSubstr;
 
 bool same(const Fault& a, const Fault& b) {
   return a.kind == b.kind && a.rank == b.rank && a.argument == b.argument && a.peer == b.peer;
@@ -68,6 +71,31 @@ TEST(ParseFaultPlan, SeveralFaultsInOrder) {
   EXPECT_TRUE(same(plan.faults()[1], {FaultKind::kCorrupt, 3, 0}));
   EXPECT_TRUE(same(plan.faults()[2], {FaultKind::kHang, 2, 7}));
   EXPECT_FALSE(plan.empty());
+}
+
+// fail: the plan answers for its own rank and kind only, among other faults, in any order.
+TEST(ParseFaultPlan, AFailingOperationBelongsToItsRankAndKindOnly) {
+  const FaultPlan plan = parse_fault_plan("hang:0:7,fail:1:5,corrupt:2");
+  ASSERT_EQ(plan.faults().size(), 3u);
+  EXPECT_TRUE(same(plan.faults()[2], {FaultKind::kCorrupt, 2, 0}));  // parsing went on after fail
+  EXPECT_EQ(plan.failing_operation(1), std::optional<std::uint64_t>(5));
+  EXPECT_EQ(plan.failing_operation(0), std::nullopt);  // rank 0 hangs, it does not fail
+  EXPECT_EQ(plan.failing_operation(2), std::nullopt);  // nor does a higher rank
+  // Entries after a hang are parsed too.
+  EXPECT_EQ(parse_fault_plan("hang:2:7,corrupt:3").faults().size(), 2u);
+}
+
+TEST(ParseFaultPlan, AMalformedFailSaysWhatIsWrong) {
+  const auto message = [](const char* text) {
+    try {
+      (void)parse_fault_plan(text);
+    } catch (const UsageError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(message("fail:1:2:3"), HasSubstr("too many fields in 'fail:1:2:3'"));
+  EXPECT_THAT(message("fail:1:x"), HasSubstr("invalid operation 'x' in 'fail:1:x'"));
 }
 
 TEST(ParseFaultPlan, MalformedFormsAreUsageErrorsNamingTheVariable) {
