@@ -157,6 +157,26 @@ TEST(FailClosedAlone, AGpuWhosePcieLinkWasNotReadIsNotCertifiedOnIt) {
   }
 }
 
+TEST(FailClosedAlone, TheCountsOfANodeHealthRecordThatIsNotOkAreNotJudged) {
+  // A node record that did not finish says nothing about the node: its GPU or port count, one
+  // fewer than the SKU's, neither certifies nor quarantines it. The same record `ok` does.
+  const std::string baseline = "required: [health.node]\nnode: {gpus: 2, ib_ports: 2}\n";
+  for (const auto& [gpus, ports] : std::vector<std::pair<int, int>>{{1, 2}, {2, 1}}) {
+    Json node = fixtures::record("health", "n0");
+    node["component"] = "node";
+    node["gpu_count"] = gpus;
+    node["ib_port_count"] = ports;
+    EXPECT_EQ(judged_alone(node, baseline), NodeState::kQuarantined) << gpus << " " << ports;
+    for (const char* status : {"skipped", "error", "timeout"}) {
+      Json r = node;
+      r["status"] = status;
+      r["reason"] = std::string("health said ") + status;
+      EXPECT_EQ(judged_alone(r, baseline), NodeState::kInconclusive)
+          << status << " " << gpus << " " << ports;
+    }
+  }
+}
+
 TEST(FailClosedAlone, ABurnThatDidNotMeasureIsNoEvidence) {
   const std::string baseline = "required: [burn]\nnode: {gpus: 1}\n";
   EXPECT_EQ(judged_alone(fixtures::burn("n0", 0, 700), baseline), NodeState::kCertified);

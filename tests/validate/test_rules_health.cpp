@@ -277,6 +277,77 @@ TEST(NodeInventoryRule, MissingGpusAndPortsQuarantine) {
             "0 GPUs visible, the baseline expects 1");
 }
 
+// A node health record of `host` counting `gpus` GPUs and `ports` IB ports.
+Json inventory(const std::string& host, Json gpus, Json ports) {
+  Json node = fixtures::record("health", host);
+  node["component"] = "node";
+  node["gpu_count"] = std::move(gpus);
+  node["ib_port_count"] = std::move(ports);
+  return node;
+}
+
+const Baseline& inventory_baseline() {
+  static const Baseline b =
+      fixtures::baseline_of("required: [health.node]\nnode: {gpus: 2, ib_ports: 2}\n");
+  return b;
+}
+
+TEST(NodeInventoryRule, ItsReasonsFailTheNodeHealthCheckWithTheCountAndTheLimit) {
+  // verdict.json's checks, each reason's rule and its measured and limit figures are how an
+  // operator and a script see what is missing: fewer GPUs, more GPUs, fewer IB ports.
+  struct Case {
+    int gpus;
+    int ports;
+    std::string code;
+    double measured;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {1, 2, "health.gpu_count", 1, "1 GPUs visible, the baseline expects 2"},
+      {3, 2, "health.gpu_count", 3, "3 GPUs visible, the baseline expects 2"},
+      {2, 1, "health.ib_port_count", 1, "1 InfiniBand ports found, the baseline expects 2"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    const NodeVerdict n0 =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({inventory("n0", c.gpus, c.ports)}),
+                                         inventory_baseline()),
+                       "n0");
+    EXPECT_EQ(n0.state, NodeState::kQuarantined);
+    const Reason& r = fixtures::reason(n0, c.code);
+    EXPECT_EQ(r.check, "health.node");
+    EXPECT_EQ(r.rule, "rule.node_inventory");
+    EXPECT_EQ(r.message, c.message);
+    EXPECT_EQ(r.measured, c.measured);
+    EXPECT_EQ(r.limit, 2.0);
+    EXPECT_THAT(n0.checks, Contains(Pair("health.node", "fail")));
+  }
+}
+
+TEST(NodeInventoryRule, EveryNodeIsJudgedAfterOneFails) {
+  // n0 lost an IB port, n1 a GPU, n2 both: each is quarantined for its own loss, whichever
+  // record comes first.
+  const FleetVerdict v = fixtures::certify(
+      fixtures::evidence_of({inventory("n0", 2, 1), inventory("n1", 1, 2), inventory("n2", 1, 1)}),
+      inventory_baseline());
+  EXPECT_THAT(fixtures::codes(fixtures::node(v, "n0")), ElementsAre("health.ib_port_count"));
+  EXPECT_THAT(fixtures::codes(fixtures::node(v, "n1")), ElementsAre("health.gpu_count"));
+  EXPECT_THAT(fixtures::codes(fixtures::node(v, "n2")),
+              UnorderedElementsAre("health.gpu_count", "health.ib_port_count"));
+}
+
+TEST(NodeInventoryRule, AnUncountedInventoryIsNotACountOfZero) {
+  // The node stage could not count the GPUs or the ports: nothing says one is missing, so no
+  // inventory reason names a count nobody read.
+  for (const Json& r : {inventory("n0", nullptr, 2), inventory("n0", 2, nullptr)}) {
+    SCOPED_TRACE(r.dump());
+    const NodeVerdict n0 =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({r}), inventory_baseline()), "n0");
+    EXPECT_FALSE(fixtures::has_code(n0, "health.gpu_count"));
+    EXPECT_FALSE(fixtures::has_code(n0, "health.ib_port_count"));
+  }
+}
+
 TEST(GpuLostRule, AGpuThatFellOffTheBusIsAFaultNotMissingEvidence) {
   Json lost = fixtures::record("health", "n0", "error", 0);
   lost["component"] = "gpu";
