@@ -177,6 +177,23 @@ TEST(FailClosedAlone, TheCountsOfANodeHealthRecordThatIsNotOkAreNotJudged) {
   }
 }
 
+TEST(FailClosedAlone, TheRemapsOfAGpuHealthRecordThatIsNotOkAreNotJudged) {
+  // A record that did not finish says nothing about the GPU: a failed or pending remap in it
+  // neither certifies nor quarantines the node, and many remapped rows warn of nothing.
+  const std::string baseline = "required: [health.gpu]\nnode: {gpus: 1}\n";
+  for (const char* field : {"failure", "pending"}) {
+    Json remapped = fixtures::gpu_health("n0", 0);
+    remapped["remapped_rows"][field] = true;
+    EXPECT_EQ(judged_alone(remapped, baseline), NodeState::kQuarantined) << field;
+    for (const char* status : {"skipped", "error", "timeout"}) {
+      Json r = remapped;
+      r["status"] = status;
+      r["reason"] = std::string("health said ") + status;
+      EXPECT_EQ(judged_alone(r, baseline), NodeState::kInconclusive) << field << " " << status;
+    }
+  }
+}
+
 TEST(FailClosedAlone, ABurnThatDidNotMeasureIsNoEvidence) {
   const std::string baseline = "required: [burn]\nnode: {gpus: 1}\n";
   EXPECT_EQ(judged_alone(fixtures::burn("n0", 0, 700), baseline), NodeState::kCertified);

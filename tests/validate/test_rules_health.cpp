@@ -1,3 +1,5 @@
+#include <functional>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -59,6 +61,64 @@ TEST(RowRemapRule, FailureIsolatesPendingResetsManyWarn) {
   EXPECT_THAT(
       codes_for("rule.row_remap", [](Json& r) { r["remapped_rows"]["uncorrectable"] = 511; }),
       ElementsAre());
+}
+
+TEST(RowRemapRule, ItsReasonsFailTheGpuHealthCheckAndCarryTheCountAndTheLimit) {
+  // verdict.json's checks, each reason's rule and a warning's count, limit and unit are how an
+  // operator sees which check failed, where the docs explain it, and how far past the limit.
+  const auto judged = [](const std::function<void(Json&)>& edit) {
+    Json r = gpu_health("n0", 0);
+    edit(r);
+    return fixtures::node(fixtures::certify(fixtures::evidence_of({r}), health_baseline()), "n0");
+  };
+  for (const auto& [field, code] : std::vector<std::pair<std::string, std::string>>{
+           {"failure", "health.remap_failure"}, {"pending", "health.remap_pending"}}) {
+    const NodeVerdict n0 = judged([&](Json& r) { r["remapped_rows"][field] = true; });
+    const Reason& reason = fixtures::reason(n0, code);
+    EXPECT_EQ(reason.check, "health.gpu") << code;
+    EXPECT_EQ(reason.rule, "rule.row_remap") << code;
+    EXPECT_THAT(n0.checks, Contains(Pair("health.gpu", "fail"))) << code;
+  }
+  const NodeVerdict many = judged([](Json& r) { r["remapped_rows"]["uncorrectable"] = 600; });
+  const Reason& reason = fixtures::reason(many, "health.remap_many");
+  EXPECT_EQ(reason.check, "health.gpu");
+  EXPECT_EQ(reason.rule, "rule.row_remap");
+  EXPECT_EQ(reason.message,
+            "gpu 0 (GPU-n0-0): 600 rows remapped for uncorrectable errors (warn at 512)");
+  EXPECT_EQ(reason.measured, 600.0);
+  EXPECT_EQ(reason.limit, 512.0);
+  EXPECT_EQ(reason.unit, "rows");
+  EXPECT_THAT(many.checks, Contains(Pair("health.gpu", "warn")));
+}
+
+TEST(RowRemapRule, EveryGpuIsJudgedAfterOneIsReported) {
+  // GPU 0 has many remapped rows (a warning) and a pending remap; GPU 1, judged after it, has a
+  // failed remap and must still quarantine the node for its replacement.
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 2}\n");
+  Json warned = gpu_health("n0", 0);
+  warned["remapped_rows"]["uncorrectable"] = 600;
+  warned["remapped_rows"]["pending"] = true;
+  Json failed = gpu_health("n0", 1);
+  failed["remapped_rows"]["failure"] = true;
+  const NodeVerdict n0 =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({warned, failed}), b), "n0");
+  EXPECT_EQ(n0.state, NodeState::kQuarantined);
+  EXPECT_EQ(fixtures::reason(n0, "health.remap_failure").gpu_index, 1);
+  EXPECT_EQ(fixtures::reason(n0, "health.remap_pending").gpu_index, 0);
+  EXPECT_EQ(fixtures::reason(n0, "health.remap_many").gpu_index, 0);
+}
+
+TEST(RowRemapRule, AnUnreadRemapCountWarnsOfNothing) {
+  // NVML could not read the count of rows remapped for uncorrectable errors: not a count.
+  const NodeVerdict n0 = fixtures::node(fixtures::certify(fixtures::evidence_of({[] {
+                                                            Json r = gpu_health("n0", 0);
+                                                            r["remapped_rows"]["uncorrectable"] =
+                                                                nullptr;
+                                                            return r;
+                                                          }()}),
+                                                          health_baseline()),
+                                        "n0");
+  EXPECT_FALSE(fixtures::has_code(n0, "health.remap_many"));
 }
 
 TEST(RetiredPagesRule, DcgmLimitAndPendingRetirement) {
