@@ -194,6 +194,24 @@ TEST(FailClosedAlone, TheRemapsOfAGpuHealthRecordThatIsNotOkAreNotJudged) {
   }
 }
 
+TEST(FailClosedAlone, TheRetiredPagesOfAGpuHealthRecordThatIsNotOkAreNotJudged) {
+  // A record that did not finish says nothing about the GPU: too many retired pages or a
+  // pending retirement in it neither certifies nor quarantines the node.
+  const std::string baseline = "required: [health.gpu]\nnode: {gpus: 1}\n";
+  for (const Json& pages : {Json{{"single_bit", 40}, {"double_bit", 23}, {"pending", false}},
+                            Json{{"single_bit", 1}, {"double_bit", 0}, {"pending", true}}}) {
+    Json retired = fixtures::gpu_health("n0", 0);
+    retired["retired_pages"] = pages;
+    EXPECT_EQ(judged_alone(retired, baseline), NodeState::kQuarantined) << pages.dump();
+    for (const char* status : {"skipped", "error", "timeout"}) {
+      Json r = retired;
+      r["status"] = status;
+      r["reason"] = std::string("health said ") + status;
+      EXPECT_EQ(judged_alone(r, baseline), NodeState::kInconclusive) << pages.dump() << status;
+    }
+  }
+}
+
 TEST(FailClosedAlone, ABurnThatDidNotMeasureIsNoEvidence) {
   const std::string baseline = "required: [burn]\nnode: {gpus: 1}\n";
   EXPECT_EQ(judged_alone(fixtures::burn("n0", 0, 700), baseline), NodeState::kCertified);

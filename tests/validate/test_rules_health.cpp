@@ -136,6 +136,71 @@ TEST(RetiredPagesRule, DcgmLimitAndPendingRetirement) {
       ElementsAre("health.retired_pending"));
 }
 
+TEST(RetiredPagesRule, ItsReasonsFailTheGpuHealthCheckAndCarryTheCountAndTheLimit) {
+  // verdict.json's checks, each reason's rule, and the count, limit and unit of too many retired
+  // pages: what the operator reads to see which check failed and how far past the limit.
+  Json many = gpu_health("n0", 0);
+  many["retired_pages"] = {{"single_bit", 40}, {"double_bit", 23}, {"pending", false}};
+  const NodeVerdict n0 =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({many}), health_baseline()), "n0");
+  const Reason& pages = fixtures::reason(n0, "health.retired_pages");
+  EXPECT_EQ(pages.message, "gpu 0 (GPU-n0-0): 63 retired pages (limit 62)");
+  EXPECT_EQ(pages.check, "health.gpu");
+  EXPECT_EQ(pages.rule, "rule.retired_pages");
+  EXPECT_EQ(pages.measured, 63.0);
+  EXPECT_EQ(pages.limit, 62.0);
+  EXPECT_EQ(pages.unit, "pages");
+  EXPECT_THAT(n0.checks, Contains(Pair("health.gpu", "fail")));
+
+  Json pending = gpu_health("n0", 0);
+  pending["retired_pages"] = {{"single_bit", 1}, {"double_bit", 0}, {"pending", true}};
+  const NodeVerdict waiting =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({pending}), health_baseline()), "n0");
+  const Reason& retirement = fixtures::reason(waiting, "health.retired_pending");
+  EXPECT_EQ(retirement.check, "health.gpu");
+  EXPECT_EQ(retirement.rule, "rule.retired_pages");
+  EXPECT_THAT(waiting.checks, Contains(Pair("health.gpu", "fail")));
+}
+
+TEST(RetiredPagesRule, AnUnreadCountAddsNothingToTheOther) {
+  // NVML read one of the two counts: the other alone is judged against the limit (62), at the
+  // limit and one step above.
+  struct Case {
+    const char* unread;
+    const char* read;
+    int count;
+    bool quarantined;
+  };
+  for (const Case& c : std::vector<Case>{{"single_bit", "double_bit", 62, false},
+                                         {"single_bit", "double_bit", 63, true},
+                                         {"double_bit", "single_bit", 62, false},
+                                         {"double_bit", "single_bit", 63, true}}) {
+    Json r = gpu_health("n0", 0);
+    r["retired_pages"] = {{c.unread, nullptr}, {c.read, c.count}, {"pending", false}};
+    const NodeVerdict n0 =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({r}), health_baseline()), "n0");
+    EXPECT_EQ(fixtures::has_code(n0, "health.retired_pages"), c.quarantined)
+        << c.read << " " << c.count;
+  }
+}
+
+TEST(RetiredPagesRule, EveryGpuIsJudgedAfterOneIsReported) {
+  // GPU 0 has too many retired pages and a pending retirement; GPU 1, judged after it, has a
+  // pending retirement of its own: the technician must reset both.
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 2}\n");
+  Json both = gpu_health("n0", 0);
+  both["retired_pages"] = {{"single_bit", 40}, {"double_bit", 23}, {"pending", true}};
+  Json pending = gpu_health("n0", 1);
+  pending["retired_pages"] = {{"single_bit", 1}, {"double_bit", 0}, {"pending", true}};
+  const NodeVerdict n0 =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({both, pending}), b), "n0");
+  std::vector<std::string> found;
+  for (const Reason& r : n0.reasons)
+    found.push_back(r.code + " " + std::to_string(r.gpu_index));
+  EXPECT_THAT(found, UnorderedElementsAre("health.retired_pages 0", "health.retired_pending 0",
+                                          "health.retired_pending 1"));
+}
+
 TEST(PcieLinkRule, BelowMaximumWidthOrGenerationQuarantines) {
   EXPECT_THAT(codes_for("rule.pcie_link", [](Json& r) { r["pcie"]["width_current"] = 8; }),
               ElementsAre("health.pcie_degraded"));
@@ -435,6 +500,100 @@ TEST(HealthStageFailRule, AFailingHealthRecordIsNeverAPass) {
   EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
   EXPECT_THAT(fixtures::node(v, "n0").first_reason()->message,
               HasSubstr("NVML says the GPU is lost"));
+}
+
+TEST(HealthStageFailRule, AFailedRecordOfEveryComponentFailsItsCheckWithWhereAndWhy) {
+  // A GPU, an IB port or the node itself: each failed record quarantines its node, fails its own
+  // check, names the rule and points at its line, and its message says where and why (or that
+  // the stage gave no reason).
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu, health.ib, health.node]\nnode: {gpus: 1, ib_ports: 1}\n");
+  Json gpu = gpu_health("n0", 0);
+  Json port = fixtures::record("health", "n0");
+  port["component"] = "ib_port";
+  port["device"] = "mlx5_0";
+  port["port"] = 1;
+  Json node = inventory("n0", 1, 1);
+  struct Case {
+    Json record;
+    std::string check;
+    int gpu_index;
+    std::string reason;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {gpu, "health.gpu", 0, "NVML: GPU requires reset",
+       "gpu 0 (GPU-n0-0): health.gpu reported a failure: NVML: GPU requires reset"},
+      {port, "health.ib", -1, "port counters unreadable",
+       "mlx5_0: health.ib reported a failure: port counters unreadable"},
+      {node, "health.node", -1, "lspci failed", "health.node reported a failure: lspci failed"},
+      {node, "health.node", -1, "", "health.node reported a failure: no reason given"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    Json failed = c.record;
+    failed["status"] = "fail";
+    failed["reason"] = c.reason;
+    const NodeVerdict n0 =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({failed}), b), "n0");
+    EXPECT_EQ(n0.state, NodeState::kQuarantined);
+    const Reason& reason = fixtures::reason(n0, "stage.fail");
+    EXPECT_EQ(reason.message, c.message);
+    EXPECT_EQ(reason.check, c.check);
+    EXPECT_EQ(reason.rule, "rule.health_stage_fail");
+    EXPECT_EQ(reason.gpu_index, c.gpu_index);
+    ASSERT_EQ(reason.evidence.size(), 1u);
+    EXPECT_EQ(reason.evidence[0].line, 1u);
+    EXPECT_THAT(n0.checks, Contains(Pair(c.check, "fail")));
+  }
+}
+
+TEST(HealthStageFailRule, EveryFailedRecordIsReported) {
+  // A failed GPU, IB port and node record on each of two nodes: each node has a reason for each
+  // of its own, whichever record comes first.
+  std::vector<Json> records;
+  for (const char* host : {"n0", "n1"}) {
+    Json gpu = gpu_health(host, 0);
+    Json port = fixtures::record("health", host);
+    port["component"] = "ib_port";
+    port["device"] = "mlx5_0";
+    port["port"] = 1;
+    for (Json r : {gpu, port, inventory(host, 1, 1)}) {
+      r["status"] = "fail";
+      r["reason"] = "broken";
+      records.push_back(r);
+    }
+  }
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of(records), inventory_baseline());
+  for (const char* host : {"n0", "n1"}) {
+    std::vector<std::string> checks;
+    for (const Reason& r : fixtures::node(v, host).reasons) {
+      if (r.code == "stage.fail") checks.push_back(r.check);
+    }
+    EXPECT_THAT(checks, UnorderedElementsAre("health.gpu", "health.ib", "health.node")) << host;
+  }
+}
+
+TEST(HealthStageFailRule, ARecordThatCouldNotMeasureIsMissingEvidenceNotAFailure) {
+  // skipped, error and timeout say the stage did not look, not that it found a fault: the node
+  // is inconclusive and no component is reported failed.
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu, health.ib, health.node]\nnode: {gpus: 1, ib_ports: 1}\n");
+  Json port = fixtures::record("health", "n0");
+  port["component"] = "ib_port";
+  port["device"] = "mlx5_0";
+  port["port"] = 1;
+  for (const Json& record : {gpu_health("n0", 0), port, inventory("n0", 1, 1)}) {
+    for (const char* status : {"error", "timeout", "skipped"}) {
+      Json r = record;
+      r["status"] = status;
+      r["reason"] = "could not look";
+      const NodeVerdict n0 = fixtures::node(fixtures::certify(fixtures::evidence_of({r}), b), "n0");
+      SCOPED_TRACE(std::string(status) + " " + r["component"].get<std::string>());
+      EXPECT_EQ(n0.state, NodeState::kInconclusive);
+      EXPECT_FALSE(fixtures::has_code(n0, "stage.fail"));
+    }
+  }
 }
 
 // The operator reads which check failed and which rule said so (the verdict's `checks` and each
