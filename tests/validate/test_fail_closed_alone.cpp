@@ -157,6 +157,61 @@ TEST(FailClosedAlone, AGpuWhosePcieLinkWasNotReadIsNotCertifiedOnIt) {
   }
 }
 
+TEST(FailClosedAlone, TheCountsOfANodeHealthRecordThatIsNotOkAreNotJudged) {
+  // A node record that did not finish says nothing about the node: its GPU or port count, one
+  // fewer than the SKU's, neither certifies nor quarantines it. The same record `ok` does.
+  const std::string baseline = "required: [health.node]\nnode: {gpus: 2, ib_ports: 2}\n";
+  for (const auto& [gpus, ports] : std::vector<std::pair<int, int>>{{1, 2}, {2, 1}}) {
+    Json node = fixtures::record("health", "n0");
+    node["component"] = "node";
+    node["gpu_count"] = gpus;
+    node["ib_port_count"] = ports;
+    EXPECT_EQ(judged_alone(node, baseline), NodeState::kQuarantined) << gpus << " " << ports;
+    for (const char* status : {"skipped", "error", "timeout"}) {
+      Json r = node;
+      r["status"] = status;
+      r["reason"] = std::string("health said ") + status;
+      EXPECT_EQ(judged_alone(r, baseline), NodeState::kInconclusive)
+          << status << " " << gpus << " " << ports;
+    }
+  }
+}
+
+TEST(FailClosedAlone, TheRemapsOfAGpuHealthRecordThatIsNotOkAreNotJudged) {
+  // A record that did not finish says nothing about the GPU: a failed or pending remap in it
+  // neither certifies nor quarantines the node, and many remapped rows warn of nothing.
+  const std::string baseline = "required: [health.gpu]\nnode: {gpus: 1}\n";
+  for (const char* field : {"failure", "pending"}) {
+    Json remapped = fixtures::gpu_health("n0", 0);
+    remapped["remapped_rows"][field] = true;
+    EXPECT_EQ(judged_alone(remapped, baseline), NodeState::kQuarantined) << field;
+    for (const char* status : {"skipped", "error", "timeout"}) {
+      Json r = remapped;
+      r["status"] = status;
+      r["reason"] = std::string("health said ") + status;
+      EXPECT_EQ(judged_alone(r, baseline), NodeState::kInconclusive) << field << " " << status;
+    }
+  }
+}
+
+TEST(FailClosedAlone, TheRetiredPagesOfAGpuHealthRecordThatIsNotOkAreNotJudged) {
+  // A record that did not finish says nothing about the GPU: too many retired pages or a
+  // pending retirement in it neither certifies nor quarantines the node.
+  const std::string baseline = "required: [health.gpu]\nnode: {gpus: 1}\n";
+  for (const Json& pages : {Json{{"single_bit", 40}, {"double_bit", 23}, {"pending", false}},
+                            Json{{"single_bit", 1}, {"double_bit", 0}, {"pending", true}}}) {
+    Json retired = fixtures::gpu_health("n0", 0);
+    retired["retired_pages"] = pages;
+    EXPECT_EQ(judged_alone(retired, baseline), NodeState::kQuarantined) << pages.dump();
+    for (const char* status : {"skipped", "error", "timeout"}) {
+      Json r = retired;
+      r["status"] = status;
+      r["reason"] = std::string("health said ") + status;
+      EXPECT_EQ(judged_alone(r, baseline), NodeState::kInconclusive) << pages.dump() << status;
+    }
+  }
+}
+
 TEST(FailClosedAlone, ABurnThatDidNotMeasureIsNoEvidence) {
   const std::string baseline = "required: [burn]\nnode: {gpus: 1}\n";
   EXPECT_EQ(judged_alone(fixtures::burn("n0", 0, 700), baseline), NodeState::kCertified);

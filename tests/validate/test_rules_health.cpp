@@ -1,3 +1,5 @@
+#include <functional>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -61,6 +63,64 @@ TEST(RowRemapRule, FailureIsolatesPendingResetsManyWarn) {
       ElementsAre());
 }
 
+TEST(RowRemapRule, ItsReasonsFailTheGpuHealthCheckAndCarryTheCountAndTheLimit) {
+  // verdict.json's checks, each reason's rule and a warning's count, limit and unit are how an
+  // operator sees which check failed, where the docs explain it, and how far past the limit.
+  const auto judged = [](const std::function<void(Json&)>& edit) {
+    Json r = gpu_health("n0", 0);
+    edit(r);
+    return fixtures::node(fixtures::certify(fixtures::evidence_of({r}), health_baseline()), "n0");
+  };
+  for (const auto& [field, code] : std::vector<std::pair<std::string, std::string>>{
+           {"failure", "health.remap_failure"}, {"pending", "health.remap_pending"}}) {
+    const NodeVerdict n0 = judged([&](Json& r) { r["remapped_rows"][field] = true; });
+    const Reason& reason = fixtures::reason(n0, code);
+    EXPECT_EQ(reason.check, "health.gpu") << code;
+    EXPECT_EQ(reason.rule, "rule.row_remap") << code;
+    EXPECT_THAT(n0.checks, Contains(Pair("health.gpu", "fail"))) << code;
+  }
+  const NodeVerdict many = judged([](Json& r) { r["remapped_rows"]["uncorrectable"] = 600; });
+  const Reason& reason = fixtures::reason(many, "health.remap_many");
+  EXPECT_EQ(reason.check, "health.gpu");
+  EXPECT_EQ(reason.rule, "rule.row_remap");
+  EXPECT_EQ(reason.message,
+            "gpu 0 (GPU-n0-0): 600 rows remapped for uncorrectable errors (warn at 512)");
+  EXPECT_EQ(reason.measured, 600.0);
+  EXPECT_EQ(reason.limit, 512.0);
+  EXPECT_EQ(reason.unit, "rows");
+  EXPECT_THAT(many.checks, Contains(Pair("health.gpu", "warn")));
+}
+
+TEST(RowRemapRule, EveryGpuIsJudgedAfterOneIsReported) {
+  // GPU 0 has many remapped rows (a warning) and a pending remap; GPU 1, judged after it, has a
+  // failed remap and must still quarantine the node for its replacement.
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 2}\n");
+  Json warned = gpu_health("n0", 0);
+  warned["remapped_rows"]["uncorrectable"] = 600;
+  warned["remapped_rows"]["pending"] = true;
+  Json failed = gpu_health("n0", 1);
+  failed["remapped_rows"]["failure"] = true;
+  const NodeVerdict n0 =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({warned, failed}), b), "n0");
+  EXPECT_EQ(n0.state, NodeState::kQuarantined);
+  EXPECT_EQ(fixtures::reason(n0, "health.remap_failure").gpu_index, 1);
+  EXPECT_EQ(fixtures::reason(n0, "health.remap_pending").gpu_index, 0);
+  EXPECT_EQ(fixtures::reason(n0, "health.remap_many").gpu_index, 0);
+}
+
+TEST(RowRemapRule, AnUnreadRemapCountWarnsOfNothing) {
+  // NVML could not read the count of rows remapped for uncorrectable errors: not a count.
+  const NodeVerdict n0 = fixtures::node(fixtures::certify(fixtures::evidence_of({[] {
+                                                            Json r = gpu_health("n0", 0);
+                                                            r["remapped_rows"]["uncorrectable"] =
+                                                                nullptr;
+                                                            return r;
+                                                          }()}),
+                                                          health_baseline()),
+                                        "n0");
+  EXPECT_FALSE(fixtures::has_code(n0, "health.remap_many"));
+}
+
 TEST(RetiredPagesRule, DcgmLimitAndPendingRetirement) {
   EXPECT_THAT(
       codes_for("rule.retired_pages",
@@ -74,6 +134,71 @@ TEST(RetiredPagesRule, DcgmLimitAndPendingRetirement) {
                   r["retired_pages"] = {{"single_bit", 40}, {"double_bit", 22}, {"pending", true}};
                 }),
       ElementsAre("health.retired_pending"));
+}
+
+TEST(RetiredPagesRule, ItsReasonsFailTheGpuHealthCheckAndCarryTheCountAndTheLimit) {
+  // verdict.json's checks, each reason's rule, and the count, limit and unit of too many retired
+  // pages: what the operator reads to see which check failed and how far past the limit.
+  Json many = gpu_health("n0", 0);
+  many["retired_pages"] = {{"single_bit", 40}, {"double_bit", 23}, {"pending", false}};
+  const NodeVerdict n0 =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({many}), health_baseline()), "n0");
+  const Reason& pages = fixtures::reason(n0, "health.retired_pages");
+  EXPECT_EQ(pages.message, "gpu 0 (GPU-n0-0): 63 retired pages (limit 62)");
+  EXPECT_EQ(pages.check, "health.gpu");
+  EXPECT_EQ(pages.rule, "rule.retired_pages");
+  EXPECT_EQ(pages.measured, 63.0);
+  EXPECT_EQ(pages.limit, 62.0);
+  EXPECT_EQ(pages.unit, "pages");
+  EXPECT_THAT(n0.checks, Contains(Pair("health.gpu", "fail")));
+
+  Json pending = gpu_health("n0", 0);
+  pending["retired_pages"] = {{"single_bit", 1}, {"double_bit", 0}, {"pending", true}};
+  const NodeVerdict waiting =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({pending}), health_baseline()), "n0");
+  const Reason& retirement = fixtures::reason(waiting, "health.retired_pending");
+  EXPECT_EQ(retirement.check, "health.gpu");
+  EXPECT_EQ(retirement.rule, "rule.retired_pages");
+  EXPECT_THAT(waiting.checks, Contains(Pair("health.gpu", "fail")));
+}
+
+TEST(RetiredPagesRule, AnUnreadCountAddsNothingToTheOther) {
+  // NVML read one of the two counts: the other alone is judged against the limit (62), at the
+  // limit and one step above.
+  struct Case {
+    const char* unread;
+    const char* read;
+    int count;
+    bool quarantined;
+  };
+  for (const Case& c : std::vector<Case>{{"single_bit", "double_bit", 62, false},
+                                         {"single_bit", "double_bit", 63, true},
+                                         {"double_bit", "single_bit", 62, false},
+                                         {"double_bit", "single_bit", 63, true}}) {
+    Json r = gpu_health("n0", 0);
+    r["retired_pages"] = {{c.unread, nullptr}, {c.read, c.count}, {"pending", false}};
+    const NodeVerdict n0 =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({r}), health_baseline()), "n0");
+    EXPECT_EQ(fixtures::has_code(n0, "health.retired_pages"), c.quarantined)
+        << c.read << " " << c.count;
+  }
+}
+
+TEST(RetiredPagesRule, EveryGpuIsJudgedAfterOneIsReported) {
+  // GPU 0 has too many retired pages and a pending retirement; GPU 1, judged after it, has a
+  // pending retirement of its own: the technician must reset both.
+  const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 2}\n");
+  Json both = gpu_health("n0", 0);
+  both["retired_pages"] = {{"single_bit", 40}, {"double_bit", 23}, {"pending", true}};
+  Json pending = gpu_health("n0", 1);
+  pending["retired_pages"] = {{"single_bit", 1}, {"double_bit", 0}, {"pending", true}};
+  const NodeVerdict n0 =
+      fixtures::node(fixtures::certify(fixtures::evidence_of({both, pending}), b), "n0");
+  std::vector<std::string> found;
+  for (const Reason& r : n0.reasons)
+    found.push_back(r.code + " " + std::to_string(r.gpu_index));
+  EXPECT_THAT(found, UnorderedElementsAre("health.retired_pages 0", "health.retired_pending 0",
+                                          "health.retired_pending 1"));
 }
 
 TEST(PcieLinkRule, BelowMaximumWidthOrGenerationQuarantines) {
@@ -277,6 +402,77 @@ TEST(NodeInventoryRule, MissingGpusAndPortsQuarantine) {
             "0 GPUs visible, the baseline expects 1");
 }
 
+// A node health record of `host` counting `gpus` GPUs and `ports` IB ports.
+Json inventory(const std::string& host, Json gpus, Json ports) {
+  Json node = fixtures::record("health", host);
+  node["component"] = "node";
+  node["gpu_count"] = std::move(gpus);
+  node["ib_port_count"] = std::move(ports);
+  return node;
+}
+
+const Baseline& inventory_baseline() {
+  static const Baseline b =
+      fixtures::baseline_of("required: [health.node]\nnode: {gpus: 2, ib_ports: 2}\n");
+  return b;
+}
+
+TEST(NodeInventoryRule, ItsReasonsFailTheNodeHealthCheckWithTheCountAndTheLimit) {
+  // verdict.json's checks, each reason's rule and its measured and limit figures are how an
+  // operator and a script see what is missing: fewer GPUs, more GPUs, fewer IB ports.
+  struct Case {
+    int gpus;
+    int ports;
+    std::string code;
+    double measured;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {1, 2, "health.gpu_count", 1, "1 GPUs visible, the baseline expects 2"},
+      {3, 2, "health.gpu_count", 3, "3 GPUs visible, the baseline expects 2"},
+      {2, 1, "health.ib_port_count", 1, "1 InfiniBand ports found, the baseline expects 2"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    const NodeVerdict n0 =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({inventory("n0", c.gpus, c.ports)}),
+                                         inventory_baseline()),
+                       "n0");
+    EXPECT_EQ(n0.state, NodeState::kQuarantined);
+    const Reason& r = fixtures::reason(n0, c.code);
+    EXPECT_EQ(r.check, "health.node");
+    EXPECT_EQ(r.rule, "rule.node_inventory");
+    EXPECT_EQ(r.message, c.message);
+    EXPECT_EQ(r.measured, c.measured);
+    EXPECT_EQ(r.limit, 2.0);
+    EXPECT_THAT(n0.checks, Contains(Pair("health.node", "fail")));
+  }
+}
+
+TEST(NodeInventoryRule, EveryNodeIsJudgedAfterOneFails) {
+  // n0 lost an IB port, n1 a GPU, n2 both: each is quarantined for its own loss, whichever
+  // record comes first.
+  const FleetVerdict v = fixtures::certify(
+      fixtures::evidence_of({inventory("n0", 2, 1), inventory("n1", 1, 2), inventory("n2", 1, 1)}),
+      inventory_baseline());
+  EXPECT_THAT(fixtures::codes(fixtures::node(v, "n0")), ElementsAre("health.ib_port_count"));
+  EXPECT_THAT(fixtures::codes(fixtures::node(v, "n1")), ElementsAre("health.gpu_count"));
+  EXPECT_THAT(fixtures::codes(fixtures::node(v, "n2")),
+              UnorderedElementsAre("health.gpu_count", "health.ib_port_count"));
+}
+
+TEST(NodeInventoryRule, AnUncountedInventoryIsNotACountOfZero) {
+  // The node stage could not count the GPUs or the ports: nothing says one is missing, so no
+  // inventory reason names a count nobody read.
+  for (const Json& r : {inventory("n0", nullptr, 2), inventory("n0", 2, nullptr)}) {
+    SCOPED_TRACE(r.dump());
+    const NodeVerdict n0 =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({r}), inventory_baseline()), "n0");
+    EXPECT_FALSE(fixtures::has_code(n0, "health.gpu_count"));
+    EXPECT_FALSE(fixtures::has_code(n0, "health.ib_port_count"));
+  }
+}
+
 TEST(GpuLostRule, AGpuThatFellOffTheBusIsAFaultNotMissingEvidence) {
   Json lost = fixtures::record("health", "n0", "error", 0);
   lost["component"] = "gpu";
@@ -304,6 +500,100 @@ TEST(HealthStageFailRule, AFailingHealthRecordIsNeverAPass) {
   EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
   EXPECT_THAT(fixtures::node(v, "n0").first_reason()->message,
               HasSubstr("NVML says the GPU is lost"));
+}
+
+TEST(HealthStageFailRule, AFailedRecordOfEveryComponentFailsItsCheckWithWhereAndWhy) {
+  // A GPU, an IB port or the node itself: each failed record quarantines its node, fails its own
+  // check, names the rule and points at its line, and its message says where and why (or that
+  // the stage gave no reason).
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu, health.ib, health.node]\nnode: {gpus: 1, ib_ports: 1}\n");
+  Json gpu = gpu_health("n0", 0);
+  Json port = fixtures::record("health", "n0");
+  port["component"] = "ib_port";
+  port["device"] = "mlx5_0";
+  port["port"] = 1;
+  Json node = inventory("n0", 1, 1);
+  struct Case {
+    Json record;
+    std::string check;
+    int gpu_index;
+    std::string reason;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {gpu, "health.gpu", 0, "NVML: GPU requires reset",
+       "gpu 0 (GPU-n0-0): health.gpu reported a failure: NVML: GPU requires reset"},
+      {port, "health.ib", -1, "port counters unreadable",
+       "mlx5_0: health.ib reported a failure: port counters unreadable"},
+      {node, "health.node", -1, "lspci failed", "health.node reported a failure: lspci failed"},
+      {node, "health.node", -1, "", "health.node reported a failure: no reason given"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    Json failed = c.record;
+    failed["status"] = "fail";
+    failed["reason"] = c.reason;
+    const NodeVerdict n0 =
+        fixtures::node(fixtures::certify(fixtures::evidence_of({failed}), b), "n0");
+    EXPECT_EQ(n0.state, NodeState::kQuarantined);
+    const Reason& reason = fixtures::reason(n0, "stage.fail");
+    EXPECT_EQ(reason.message, c.message);
+    EXPECT_EQ(reason.check, c.check);
+    EXPECT_EQ(reason.rule, "rule.health_stage_fail");
+    EXPECT_EQ(reason.gpu_index, c.gpu_index);
+    ASSERT_EQ(reason.evidence.size(), 1u);
+    EXPECT_EQ(reason.evidence[0].line, 1u);
+    EXPECT_THAT(n0.checks, Contains(Pair(c.check, "fail")));
+  }
+}
+
+TEST(HealthStageFailRule, EveryFailedRecordIsReported) {
+  // A failed GPU, IB port and node record on each of two nodes: each node has a reason for each
+  // of its own, whichever record comes first.
+  std::vector<Json> records;
+  for (const char* host : {"n0", "n1"}) {
+    Json gpu = gpu_health(host, 0);
+    Json port = fixtures::record("health", host);
+    port["component"] = "ib_port";
+    port["device"] = "mlx5_0";
+    port["port"] = 1;
+    for (Json r : {gpu, port, inventory(host, 1, 1)}) {
+      r["status"] = "fail";
+      r["reason"] = "broken";
+      records.push_back(r);
+    }
+  }
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of(records), inventory_baseline());
+  for (const char* host : {"n0", "n1"}) {
+    std::vector<std::string> checks;
+    for (const Reason& r : fixtures::node(v, host).reasons) {
+      if (r.code == "stage.fail") checks.push_back(r.check);
+    }
+    EXPECT_THAT(checks, UnorderedElementsAre("health.gpu", "health.ib", "health.node")) << host;
+  }
+}
+
+TEST(HealthStageFailRule, ARecordThatCouldNotMeasureIsMissingEvidenceNotAFailure) {
+  // skipped, error and timeout say the stage did not look, not that it found a fault: the node
+  // is inconclusive and no component is reported failed.
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu, health.ib, health.node]\nnode: {gpus: 1, ib_ports: 1}\n");
+  Json port = fixtures::record("health", "n0");
+  port["component"] = "ib_port";
+  port["device"] = "mlx5_0";
+  port["port"] = 1;
+  for (const Json& record : {gpu_health("n0", 0), port, inventory("n0", 1, 1)}) {
+    for (const char* status : {"error", "timeout", "skipped"}) {
+      Json r = record;
+      r["status"] = status;
+      r["reason"] = "could not look";
+      const NodeVerdict n0 = fixtures::node(fixtures::certify(fixtures::evidence_of({r}), b), "n0");
+      SCOPED_TRACE(std::string(status) + " " + r["component"].get<std::string>());
+      EXPECT_EQ(n0.state, NodeState::kInconclusive);
+      EXPECT_FALSE(fixtures::has_code(n0, "stage.fail"));
+    }
+  }
 }
 
 // The operator reads which check failed and which rule said so (the verdict's `checks` and each
