@@ -238,10 +238,15 @@ void parse_gpu_health(const YamlInput& in, const YAML::Node& node, const std::st
   if (get("remapped_rows_warn"))
     l.remapped_rows_warn = limit(in, get("remapped_rows_warn"), p("remapped_rows_warn"));
   if (get("pcie_at_max")) l.pcie_at_max = in.boolean(get("pcie_at_max"), p("pcie_at_max"));
-  if (get("pcie_min_gen"))
-    l.pcie_min_gen = static_cast<int>(limit(in, get("pcie_min_gen"), p("pcie_min_gen")));
-  if (get("pcie_min_width"))
-    l.pcie_min_width = static_cast<int>(limit(in, get("pcie_min_width"), p("pcie_min_width")));
+  // A PCIe generation or lane count is small; a larger one is a typo, not a limit (and would
+  // not fit an int).
+  const auto pcie_figure = [&](std::string_view key, std::int64_t most) {
+    const std::int64_t value = limit(in, get(key), p(key));
+    if (value > most) in.fail(get(key), p(key), fmt::format("must be {} or less", most));
+    return static_cast<int>(value);
+  };
+  if (get("pcie_min_gen")) l.pcie_min_gen = pcie_figure("pcie_min_gen", 16);
+  if (get("pcie_min_width")) l.pcie_min_width = pcie_figure("pcie_min_width", 64);
   if (get("max_pcie_replays"))
     l.max_pcie_replays = limit(in, get("max_pcie_replays"), p("max_pcie_replays"));
   if (get("max_nvlink_replay_errors"))

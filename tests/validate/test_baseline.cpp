@@ -169,6 +169,19 @@ TEST(Baseline, AFloorIsZeroOrMore) {
   EXPECT_THAT(error_of(prefix + "{floor: -1}\n"), HasSubstr("must be 0 or more"));
 }
 
+// A PCIe minimum past any real link was read into an int: 4294967301 became gen5.
+TEST(Baseline, APcieMinimumIsARealGenerationOrWidth) {
+  const std::string prefix = std::string(kHead) + "checks:\n  health.gpu:\n    ";
+  EXPECT_EQ(error_of(prefix + "pcie_min_gen: 16\n"), "(accepted)");
+  EXPECT_THAT(error_of(prefix + "pcie_min_gen: 17\n"),
+              HasSubstr("checks.health.gpu.pcie_min_gen: must be 16 or less"));
+  EXPECT_THAT(error_of(prefix + "pcie_min_gen: 4294967301\n"), HasSubstr("must be 16 or less"));
+  EXPECT_EQ(error_of(prefix + "pcie_min_width: 64\n"), "(accepted)");
+  EXPECT_THAT(error_of(prefix + "pcie_min_width: 65\n"),
+              HasSubstr("checks.health.gpu.pcie_min_width: must be 64 or less"));
+  EXPECT_THAT(error_of(prefix + "pcie_min_width: -1\n"), HasSubstr("must be 0 or more"));
+}
+
 // yaml-cpp keeps both entries of a repeated key and reads the first: `floor` given twice judged
 // against whichever came first, silently.
 TEST(Baseline, ARepeatedKeyIsRefusedWhereItIsRepeated) {
