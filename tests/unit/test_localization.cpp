@@ -111,6 +111,24 @@ TEST(AttributePairFailures, EveryFailingPairIsJudgedAfterASuspectNode) {
                        {LocalizationKind::kSuspectLink, "n5-n6"}}));
 }
 
+TEST(AttributePairFailures, ANodeWithOnePartnerCannotBeToldFromItsLink) {
+  // n1 was paired only with n0, and failed: n0 passed with its other partners, but nothing
+  // shows that n1 works with anyone, so the pair is not a link: both ends stay suspects. The
+  // same whichever end is listed first.
+  for (const bool n1_first : {false, true}) {
+    const PairOutcome failing =
+        n1_first ? PairOutcome{"n1", "n0", false} : PairOutcome{"n0", "n1", false};
+    const std::vector<PairOutcome> outcomes = {failing, {"n0", "n2", true}, {"n0", "n3", true}};
+    std::set<std::pair<LocalizationKind, std::string>> found;
+    for (const auto& finding : attribute_pair_failures(outcomes))
+      found.insert({finding.kind, finding.node});
+    EXPECT_EQ(found,
+              (std::set<std::pair<LocalizationKind, std::string>>{
+                  {LocalizationKind::kSuspectNode, "n0"}, {LocalizationKind::kSuspectNode, "n1"}}))
+        << n1_first;
+  }
+}
+
 TEST(AttributePairFailures, HealthyFleetHasNoFinding) {
   EXPECT_TRUE(attribute_pair_failures(Fleet{}.all_pairs(16).first).empty());
 }

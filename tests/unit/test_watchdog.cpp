@@ -578,6 +578,107 @@ TEST_F(WatchdogDeathTest, APeerWhoseAnswerIsOnItsWayIsWaitedForNotBlamedAsSilent
       ::testing::ExitedWithCode(4), "culprits=\\[\\] states=\\[0:2:in;1:2:in;\\] reports=1");
 }
 
+// Process `index` of two. With a side channel, the peer's notice says it declared
+// `peer_declared_ago_s` before now (wall clock), its rank 1 - index waiting inside its second
+// operation; without `peer_declared_ago_s` the peer never answers (frozen). Without a side
+// channel, posting or polling a notice breaks the interface's contract (MPI without
+// MPI_THREAD_MULTIPLE): the process ends with exit code 3 so that a test sees it.
+class TwoProcessControlPlane final : public ControlPlane {
+ public:
+  TwoProcessControlPlane(int index, bool side_channel, std::optional<double> peer_declared_ago_s)
+      : index_(index), side_channel_(side_channel), peer_declared_ago_s_(peer_declared_ago_s) {}
+  [[nodiscard]] int process_index() const override { return index_; }
+  [[nodiscard]] int process_count() const override { return 2; }
+  std::vector<std::string> all_gather(const std::string& mine) override { return {mine, mine}; }
+  std::string broadcast_from_root(const std::string& value) override { return value; }
+  void all_reduce_max(std::span<double> /*values*/) override {}
+  std::vector<std::vector<double>> gather_to_root(std::span<const double> mine) override {
+    return {std::vector<double>(mine.begin(), mine.end())};
+  }
+  void barrier() override {}
+  [[nodiscard]] bool has_side_channel() const override { return side_channel_; }
+  void post_notice(std::span<const std::int64_t> /*payload*/) override { require_side_channel(); }
+  std::optional<WatchdogNotice> poll_notice() override {
+    require_side_channel();
+    if (!peer_declared_ago_s_ || sent_) return std::nullopt;
+    sent_ = true;
+    const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    const auto ago_ns = static_cast<std::int64_t>(*peer_declared_ago_s_ * 1e9);
+    return WatchdogNotice{1 - index_, {now_ns - ago_ns, 1 - index_, 2, 1, 100'000'000}};
+  }
+  [[noreturn]] void abort_job(int exit_code) noexcept override { std::_Exit(exit_code); }
+
+ private:
+  void require_side_channel() const {
+    if (side_channel_) return;
+    std::fputs("side channel used without one\n", stderr);
+    std::_Exit(3);
+  }
+
+  int index_;
+  bool side_channel_;
+  std::optional<double> peer_declared_ago_s_;
+  bool sent_ = false;
+};
+
+TEST_F(WatchdogDeathTest, AProcessThatDeclaresLongAfterItsPeerStandsDownAndWritesNoRecord) {
+  // The peer declared a minute ago (this process was stopped meanwhile): the peer's record
+  // stands, so this process must not write a second one; whichever process is the late one.
+  for (const int index : {0, 1}) {
+    EXPECT_EXIT(
+        {
+          TwoProcessControlPlane control(index, true, 60.0);
+          Watchdog watchdog(control, {index}, {0, 1}, 10.0, print_report);
+          watchdog.begin(0);  // slot 0: this process's one rank
+          wait_for_the_watchdog();
+          std::_Exit(0);
+        },
+        ::testing::ExitedWithCode(4),
+        "process [01] was not answering while the others declared a timeout; the record they "
+        "wrote stands.*reports=0")
+        << index;
+  }
+}
+
+TEST_F(WatchdogDeathTest, APeerThatNeverAnswersIsBlamedOnceTheGracePeriodEnds) {
+  // Process 1 is frozen: after the grace period (2 s for a 0.2 s timeout) process 0 gives up
+  // waiting, blames rank 1 as silent and writes the record.
+  EXPECT_EXIT(
+      {
+        TwoProcessControlPlane control(0, true, std::nullopt);
+        Watchdog watchdog(control, {0}, {0, 1}, 0.2, print_report);
+        watchdog.begin(0);
+        wait_for_the_watchdog();
+        std::fprintf(stderr, "the watchdog did not end the job\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4),
+      "culprits=\\[1;\\] states=\\[0:1:in;1:0:out:silent;\\] reports=1");
+}
+
+TEST_F(WatchdogDeathTest, WithoutASideChannelNobodyIsAskedOrBlamedAndProcessZeroAloneReports) {
+  // Nobody can be asked: no notice is sent or awaited, no rank is blamed, the report says it
+  // is not attributed, and only process 0 writes it, whichever process's watchdog fired.
+  for (const int index : {0, 1}) {
+    EXPECT_EXIT(
+        {
+          TwoProcessControlPlane control(index, false, std::nullopt);
+          Watchdog watchdog(control, {index}, {0, 1}, 0.2, [](const TimeoutReport& report) {
+            std::fprintf(stderr, "attributed=%d ", report.attributed ? 1 : 0);
+            print_report(report);
+          });
+          watchdog.begin(0);  // slot 0: this process's one rank
+          wait_for_the_watchdog();
+          std::_Exit(0);
+        },
+        ::testing::ExitedWithCode(4),
+        std::string("attributed=0 .*culprits=\\[\\] .*reports=") + (index == 0 ? "1" : "0"))
+        << index;
+  }
+}
+
 TEST_F(WatchdogDeathTest, AHandlerThatReturnsStillEndsTheJob) {
   EXPECT_EXIT(
       {

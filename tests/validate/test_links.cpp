@@ -72,6 +72,19 @@ TEST(Links, HealthyPairsCertifyEveryNode) {
   EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kCertified), kNodes);
 }
 
+TEST(Links, ALostLineOfALinksFileHoldsBackANodeNamedOnlyAsAPartner) {
+  // n3 appears in this file only as the far end of n0's link: an unreadable line of the same
+  // file may be about n3 and must hold it back, as it holds back the near ends.
+  const std::vector<std::string> nodes = {"n0", "n3"};
+  const std::vector<Json> fleet = {link("n0", "n3", 20.0)};
+  EXPECT_EQ(fixtures::nodes_in(judge(fleet), NodeState::kCertified), nodes);
+  Json lost = link("n0", "n3", 20.0);
+  lost["bytes"] = "many";  // JSON, but not a record
+  std::vector<Json> with_lost = fleet;
+  with_lost.push_back(lost);
+  EXPECT_EQ(fixtures::nodes_in(judge(with_lost), NodeState::kInconclusive), nodes);
+}
+
 TEST(Links, ANodeSlowWithEveryPartnerIsQuarantinedAndItsPartnersAreNot) {
   const auto verdict = judge(all_pairs(kNodes, [](const std::string& a, const std::string& b) {
     return a == "n2" || b == "n2" ? 5.0 : 20.0;

@@ -153,6 +153,14 @@ TEST(PairFigures, EachPairIsJudgedAtItsBetterPlacement) {
   EXPECT_FALSE(fixtures::has_code(fixtures::node(verdict, "n1"), "localization.suspect_link"));
 }
 
+TEST(PairFigures, ASlowerLaterPlacementDoesNotHideTheBetterEarlierOne) {
+  // The same pair the other way round: fast first, slow in the placement read after it. The
+  // better one still decides, whatever the order the records come in.
+  const FleetVerdict verdict = judge_six({}, {pair_record("n1", "n4", 12.0)});
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kInconclusive).size(), 6u);
+  EXPECT_FALSE(fixtures::has_code(fixtures::node(verdict, "n1"), "localization.suspect_link"));
+}
+
 TEST(PairFigures, EveryConfirmedLinkOfARunIsReported) {
   // Two lone slow pairs, n1-n4 and n2-n5, each node fast again with known-good n0 or n3: two
   // suspect links, each a warning on both of its nodes, none left out.
