@@ -157,6 +157,32 @@ TEST(SuiteStages, ALinksStageIsSkippedOnlyWhereTheBaselineSaysItsPartsAreAbsent)
   EXPECT_EQ(stage_checks(over_mpi, no_ib), Checks{"links"});
 }
 
+// What a stage requires under a baseline that counts its parts: a health stage asks for port
+// evidence when the node has ports; a GPU stage under 0 GPUs is skipped; a flag given without
+// its value (a suite `commcert run` would refuse) is read as no value.
+TEST(SuiteStages, StageChecksFollowTheCountsAndReadOnlyFlagsWithValues) {
+  const auto stage = [](const std::string& run, const std::string& args) {
+    return parse_suite("schema: 1\nname: s\nstages:\n  - run: " + run + "\n    args: [" + args +
+                           "]\n    budget: 1m\n",
+                       "s.yaml")
+        .stages.at(0);
+  };
+  using Checks = std::vector<std::string>;
+  const Baseline ib_node =
+      fixtures::baseline_of("node: {gpus: 8, ib_ports: 8}\nrequired: [health.node]\n");
+  EXPECT_EQ(stage_checks(stage("health", ""), ib_node),
+            (Checks{"health.node", "health.gpu", "health.ib"}));
+  const Baseline cpu_node =
+      fixtures::baseline_of("node: {gpus: 0, ib_ports: 0}\nrequired: [health.node]\n");
+  EXPECT_THAT(stage_skip_reason(stage("burn", ""), cpu_node).value_or(""),
+              HasSubstr("no GPUs per node"));
+  EXPECT_EQ(stage_skip_reason(stage("burn", ""), ib_node), std::nullopt);
+  for (const char* dangling : {"--transport", "--mem"}) {
+    EXPECT_EQ(stage_skip_reason(stage("links", dangling), cpu_node), std::nullopt) << dangling;
+    EXPECT_EQ(stage_checks(stage("links", dangling), cpu_node), Checks{"links"}) << dangling;
+  }
+}
+
 TEST(SuiteStages, MistakesNameTheLineAndKey) {
   const auto error_of = [](const std::string& stages) {
     try {
