@@ -97,21 +97,13 @@ bool names_option(const std::vector<std::string>& args, std::string_view short_n
   });
 }
 
-bool on_mpi_backend(const std::vector<std::string>& args) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--backend=mpi") return true;
-    if (args[i] == "--backend" && i + 1 < args.size() && args[i + 1] == "mpi") return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 SuiteStage with_every_local_gpu(SuiteStage stage, int processes, int visible_gpus) {
   if (processes != 1 || visible_gpus < 1 || names_option(stage.args, "-g", "--ngpus")) return stage;
   if (stage.command == "burn" || stage.command == "membw") {
     stage.args.insert(stage.args.end(), {"-g", "0"});
-  } else if (stage.command == "sweep" && !on_mpi_backend(stage.args)) {
+  } else if (stage.command == "sweep" && stage_option_value(stage.args, "--backend") != "mpi") {
     stage.args.insert(stage.args.end(), {"-g", std::to_string(visible_gpus)});
   }
   return stage;

@@ -154,10 +154,7 @@ Suite load_suite(const std::filesystem::path& path) {
   return parse_suite(read_bounded_file(path, kMaxYamlFileBytes, "suite"), path.string());
 }
 
-namespace {
-
-// The value a stage's arguments give an option (`--name value` or `--name=value`), or "".
-std::string option_value(const std::vector<std::string>& args, std::string_view name) {
+std::string stage_option_value(const std::vector<std::string>& args, std::string_view name) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == name && i + 1 < args.size()) return args[i + 1];
     if (args[i].starts_with(std::string(name) + "=")) return args[i].substr(name.size() + 1);
@@ -165,13 +162,12 @@ std::string option_value(const std::vector<std::string>& args, std::string_view 
   return {};
 }
 
-}  // namespace
-
 std::optional<std::string> stage_skip_reason(const SuiteStage& stage, const Baseline& baseline) {
-  const bool gpu_memory = stage.command == "links" && option_value(stage.args, "--mem") == "gpu";
+  const bool gpu_memory =
+      stage.command == "links" && stage_option_value(stage.args, "--mem") == "gpu";
   if ((stage.needs_gpu || gpu_memory) && baseline.gpus_per_node == 0)
     return fmt::format("baseline {} has no GPUs per node", baseline.sku);
-  if (stage.command == "links" && option_value(stage.args, "--transport") == "verbs" &&
+  if (stage.command == "links" && stage_option_value(stage.args, "--transport") == "verbs" &&
       baseline.ib_ports_per_node == 0) {
     return fmt::format("baseline {} has no RDMA ports per node (links --transport verbs)",
                        baseline.sku);

@@ -45,6 +45,10 @@ inline constexpr std::size_t kMaxSuiteStages = 1000;
 [[nodiscard]] Suite load_suite(const std::filesystem::path& path);
 [[nodiscard]] Suite parse_suite(std::string_view text, std::string_view origin);
 
+// The value a stage's arguments give an option (`--name value` or `--name=value`), or "".
+[[nodiscard]] std::string stage_option_value(const std::vector<std::string>& args,
+                                             std::string_view name);
+
 // Why a stage does not run under this baseline, or nothing: a GPU stage (burn, membw, p2p, links
 // with `--mem gpu`) under 0 GPUs per node, links over `--transport verbs` under 0 RDMA ports per
 // node. The suite's arguments decide; an unset count is not zero (the stage runs).

@@ -531,11 +531,10 @@ TEST(Watchdog, AnAwaitedSlotThatBeginsIsWatchedAsAnOperationAgain) {
   EXPECT_FALSE(fired) << "an absent wait that ended in an operation must not time out";
 }
 
-// Process 0 of two. The peer's answer to a timeout notice is not there at the first look (it
-// is on its way, as over a real network) and arrives at the second.
-class PeerAnswersLateControlPlane final : public ControlPlane {
+// The collectives of a job of two processes, answered locally: what the two-process planes
+// below share. Each says which process it is and how notices travel.
+class TwoProcessCollectives : public ControlPlane {
  public:
-  [[nodiscard]] int process_index() const override { return 0; }
   [[nodiscard]] int process_count() const override { return 2; }
   std::vector<std::string> all_gather(const std::string& mine) override { return {mine, mine}; }
   std::string broadcast_from_root(const std::string& value) override { return value; }
@@ -544,6 +543,13 @@ class PeerAnswersLateControlPlane final : public ControlPlane {
     return {std::vector<double>(mine.begin(), mine.end())};
   }
   void barrier() override {}
+};
+
+// Process 0 of two. The peer's answer to a timeout notice is not there at the first look (it
+// is on its way, as over a real network) and arrives at the second.
+class PeerAnswersLateControlPlane final : public TwoProcessCollectives {
+ public:
+  [[nodiscard]] int process_index() const override { return 0; }
   [[nodiscard]] bool has_side_channel() const override { return true; }
   void post_notice(std::span<const std::int64_t> /*payload*/) override { asked_ = true; }
   std::optional<WatchdogNotice> poll_notice() override {
@@ -583,19 +589,11 @@ TEST_F(WatchdogDeathTest, APeerWhoseAnswerIsOnItsWayIsWaitedForNotBlamedAsSilent
 // operation; without `peer_declared_ago_s` the peer never answers (frozen). Without a side
 // channel, posting or polling a notice breaks the interface's contract (MPI without
 // MPI_THREAD_MULTIPLE): the process ends with exit code 3 so that a test sees it.
-class TwoProcessControlPlane final : public ControlPlane {
+class TwoProcessControlPlane final : public TwoProcessCollectives {
  public:
   TwoProcessControlPlane(int index, bool side_channel, std::optional<double> peer_declared_ago_s)
       : index_(index), side_channel_(side_channel), peer_declared_ago_s_(peer_declared_ago_s) {}
   [[nodiscard]] int process_index() const override { return index_; }
-  [[nodiscard]] int process_count() const override { return 2; }
-  std::vector<std::string> all_gather(const std::string& mine) override { return {mine, mine}; }
-  std::string broadcast_from_root(const std::string& value) override { return value; }
-  void all_reduce_max(std::span<double> /*values*/) override {}
-  std::vector<std::vector<double>> gather_to_root(std::span<const double> mine) override {
-    return {std::vector<double>(mine.begin(), mine.end())};
-  }
-  void barrier() override {}
   [[nodiscard]] bool has_side_channel() const override { return side_channel_; }
   void post_notice(std::span<const std::int64_t> /*payload*/) override { require_side_channel(); }
   std::optional<WatchdogNotice> poll_notice() override {
