@@ -38,12 +38,42 @@ def record(root, path, results, when, commit, command):
              # Survivors as run, and those excused by tests/mutation_equivalent.txt then; both are
              # judged again against today's list when the set is summed.
              "survivors": survivors, "listed_equivalent": listed}
+    write_entry(root, path, entry)
+
+
+def write_entry(root, path, entry):
     target = entry_path(root, path)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with open(target + ".tmp", "w") as f:
         json.dump(entry, f, indent=1, sort_keys=True)
         f.write("\n")
     os.replace(target + ".tmp", target)
+
+
+def recorded_survivors(entry):
+    """(line, before, after) of every mutant the entry did not count as killed or as compiled
+    to the same object: its survivors and those a listed reason excused."""
+    return {(s["line"], s["before"], s["after"])
+            for s in entry["survivors"] + entry["listed_equivalent"]}
+
+
+def after_recheck(entry, rerun, results, when):
+    """The entry once `rerun` (the (line, before, after) of its recorded survivors that were run
+    again) gave `results`: those killed now count as killed, the listed as equivalent; a recorded
+    survivor that was not run again stays a survivor."""
+    counts = dict(entry["counts"])
+    counts["killed"] += results["killed"]
+    counts["equivalent"] += results["equivalent"] - len(entry["listed_equivalent"])
+    counts["invalid"] += results["invalid"]
+    left = [{"line": line, "before": before, "after": after}
+            for line, before, after in sorted(recorded_survivors(entry) - set(rerun))]
+    survivors = left + [{"line": line, "before": before, "after": after}
+                        for line, before, after in results["survivors"]]
+    counts["survived"] = len(survivors)
+    listed = [{"line": line, "before": before, "after": after}
+              for line, before, after in results["listed"]]
+    return dict(entry, counts=counts, survivors=survivors, listed_equivalent=listed,
+                rechecked=when)
 
 
 def read_entry(root, path):

@@ -218,6 +218,24 @@ class Ledger(unittest.TestCase):
         self.assertTrue(complete)
         self.assertAlmostEqual(score, 100 * 6 / 9)
 
+    def test_a_recheck_moves_what_a_new_test_kills_and_keeps_what_it_did_not_run(self):
+        ledger.record(self.root, "src/a.cpp", self.results, "d", "c", "x")
+        entry = ledger.read_entry(self.root, "src/a.cpp")
+        self.assertEqual(len(ledger.recorded_survivors(entry)), 3)
+        # Two of the three were run again: one is killed now, one is listed; the third was not
+        # run (not written again) and stays a survivor.
+        rerun = [(1, "return 1;", "return 0;"), (1, "{", "}")]
+        results = {"killed": 1, "survived": 0, "equivalent": 1, "invalid": 0, "survivors": [],
+                   "listed": [(1, "{", "}")]}
+        after = ledger.after_recheck(entry, rerun, results, "later")
+        self.assertEqual(after["counts"]["killed"], 3)
+        self.assertEqual(after["counts"]["survived"], 1)
+        self.assertEqual(after["counts"]["equivalent"], 2)
+        self.assertEqual([s["after"] for s in after["survivors"]], ["int a() {"])
+        self.assertEqual(after["rechecked"], "later")
+        total = sum(after["counts"][k] for k in ("invalid", "equivalent", "killed", "survived"))
+        self.assertEqual(total, after["counts"]["generated"])
+
     def test_a_malformed_entry_stops_the_summary_naming_its_file(self):
         os.makedirs(os.path.join(self.root, ledger.LEDGER_DIR))
         with open(ledger.entry_path(self.root, "src/a.cpp"), "w") as f:

@@ -458,6 +458,21 @@ TEST(RuleBoundaries, WarnBandWarnsBelowTheCeilingDownToTheBand) {
                  [&](double v) { return judge_temperature(v, bound); });
 }
 
+TEST(RuleBoundaries, RegressionOfALowerIsBetterFigureIsAboveTheExpectedValue) {
+  // 25 % worse than an expected 60 C is above 75 C: the limit verdict.json shows is 75.
+  const std::string bound = "{expected: 60, max_regression_pct: 25}";
+  expect_figures(bound, {{74, kPasses}, {75, kPasses}, {76, quarantines("perf.regression")}},
+                 [&](double v) { return judge_temperature(v, bound); });
+  Json hot = gpu_health("n0", 0);
+  hot["temperature_c"] = 76;
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu:\n    temperature_c: " +
+      bound + "\n");
+  const auto findings = fixtures::run_rule("rule.regression", fixtures::evidence_of({hot}), b);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].limit, std::optional<double>(75));
+}
+
 // --- Straggler --------------------------------------------------------------------------------
 // rule.collective_straggler with {min_lead_pct: 25, min_share_pct: 80, min_records: 4}: a rank
 // that is the straggler in at least 80 % (and at least 4) of the records of one run and

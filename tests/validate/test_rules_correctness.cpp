@@ -49,6 +49,21 @@ TEST(CollectiveWrongDataRule, QuarantinesExactlyTheNodeOfTheWrongRank) {
   EXPECT_EQ(v.exit_status(), 1);
 }
 
+TEST(CollectiveWrongDataRule, SeveralWrongRanksOfOneNodeInOneRecordAreOneRecord) {
+  // Ranks 2 and 3 both run on n2: one record, one node, both ranks named; no wrong element is
+  // allowed (the limit verdict.json shows is 0).
+  const Evidence e =
+      fixtures::evidence_of({run_record({"n0", "n1", "n2", "n2"}),
+                             collective(1 << 20, 1.0, "cluster", "n0", {{2, "n2"}, {3, "n2"}})});
+  const auto findings = fixtures::run_rule("rule.collective_wrong_data", e, cpu_like());
+  ASSERT_THAT(finding_nodes(e, findings), ElementsAre("n2:collective.wrong_data"));
+  EXPECT_EQ(findings[0].measured, 200);
+  EXPECT_EQ(findings[0].limit, std::optional<double>(0));
+  const FleetVerdict v = fixtures::certify(e, cpu_like());
+  EXPECT_THAT(fixtures::node(v, "n2").first_reason()->message,
+              HasSubstr("200 wrong elements from rank 2, 3 in 1 record(s)"));
+}
+
 TEST(CollectiveWrongDataRule, WrongDataOnEveryNodeCannotBeBlamedOnOne) {
   const Evidence e =
       fixtures::evidence_of({run_record({"n0", "n1"}),
@@ -127,6 +142,20 @@ TEST(CollectiveTimeoutRule, ATimeoutNobodyCanBeBlamedForIsInconclusiveForAll) {
     EXPECT_EQ(v.count(NodeState::kInconclusive), 3u);
     EXPECT_EQ(v.count(NodeState::kQuarantined), 0u);
   }
+}
+
+TEST(CollectiveTimeoutRule, RanksListedByATimeoutThatSaysItWasNotAttributedAreNotBlamed) {
+  // A record (hand-made, or another tool's) whose peers could not be asked, yet that lists a
+  // rank as missing: the list is a guess, so nobody is quarantined on it.
+  const Evidence e =
+      fixtures::evidence_of({run_record({"n0", "n1", "n2"}), timeout({{1, "n1"}}, false)});
+  EXPECT_THAT(
+      finding_nodes(e, fixtures::run_rule("rule.collective_timeout", e, cpu_like())),
+      ElementsAre("n0:collective.timeout_unattributed", "n1:collective.timeout_unattributed",
+                  "n2:collective.timeout_unattributed"));
+  const FleetVerdict v = fixtures::certify(e, cpu_like());
+  EXPECT_EQ(v.count(NodeState::kQuarantined), 0u);
+  EXPECT_EQ(v.count(NodeState::kInconclusive), 3u);
 }
 
 std::vector<Json> sweep_with_straggler(const std::vector<int>& straggler_per_size, double lead) {

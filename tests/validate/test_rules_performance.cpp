@@ -213,6 +213,20 @@ TEST(FleetOutlierRule, HealthyNoiseSmallFleetsAndDisabledFleetsAreNotFlagged) {
       ElementsAre("n9:perf.fleet_outlier"));
 }
 
+TEST(FleetOutlierRule, AFigureSharedByManyNodesIsNoPeerOfANodesOwnFigure) {
+  // One node measured alone at 300 GB/s; one job over eight other nodes at 480 GB/s, a figure
+  // none of them owns. The fleet has one node's own figure, fewer than min_nodes: counting the
+  // shared figure as eight peers would make 300 an outlier 37.5% below a "median" of 480.
+  const std::vector<std::string> wide = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"};
+  const Evidence e = fixtures::evidence_of(
+      {fixtures::run_record({"n9", "n9"}, "solo"),
+       fixtures::collective(std::uint64_t{1} << 30, 300, "cluster", "n9", {}, "solo"),
+       fixtures::run_record(wide, "wide"),
+       fixtures::collective(std::uint64_t{1} << 30, 480, "cluster", "n0", {}, "wide")});
+  const Baseline b = busbw_baseline("{floor: 100}");
+  EXPECT_TRUE(fixtures::run_rule("rule.fleet_outlier", e, b).empty());
+}
+
 TEST(FleetOutlierRule, JudgesEachGpuAgainstAllGpusOfTheFleet) {
   std::vector<Json> records;
   for (int n = 0; n < 8; ++n) {
