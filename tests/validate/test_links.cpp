@@ -94,6 +94,10 @@ TEST(Links, ANodeSlowWithEveryPartnerIsQuarantinedAndItsPartnersAreNot) {
   const Reason& r = fixtures::reason(fixtures::node(verdict, "n2"), "links.slow_node");
   EXPECT_THAT(r.message, HasSubstr("slow with all 3 partners"));
   EXPECT_THAT(r.message, HasSubstr("rail 0"));
+  // What verdict.json and the message carry: the check, the node's median figure and its unit.
+  EXPECT_EQ(r.check, "links");
+  EXPECT_THAT(r.message, HasSubstr("(median 5 GB/s, pairs need"));
+  EXPECT_EQ(r.measured, std::optional<double>(5.0));
 }
 
 TEST(Links, OneSlowPairIsASuspectLinkThatWarnsBothNodesAndBlamesNeither) {

@@ -296,6 +296,7 @@ TEST(P2p, AHostFigureWithoutAPcieRecordIsInconclusiveAndSaysWhy) {
   EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kInconclusive), ElementsAre("n0"));
   const Reason& r = fixtures::reason(fixtures::node(verdict, "n0"), "p2p.host_unjudged");
   EXPECT_THAT(r.message, HasSubstr("no health record gives the GPU's PCIe link"));
+  EXPECT_THAT(r.message, HasSubstr(" 55 GB/s from "));  // the figure that was not judged
 }
 
 TEST(P2p, WithoutAPcieRecordTheHostFloorJudgesAtItsLimitAndEitherSide) {

@@ -237,6 +237,7 @@ TEST(InputIntegrityRule, ALostRecordMakesItsNodeInconclusive) {
   EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kCertified);
   EXPECT_EQ(fixtures::node(v, "n1").state, NodeState::kInconclusive);
   EXPECT_EQ(first(v, "n1").code, "input.truncated");
+  EXPECT_EQ(first(v, "n1").check, "input");  // verdict.json's check of the reason
   EXPECT_THAT(first(v, "n1").message, HasSubstr("records.jsonl:15: truncated last record"));
 }
 

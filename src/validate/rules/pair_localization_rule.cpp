@@ -37,11 +37,9 @@ class PairLocalizationRule final : public Rule {
       f.limit = series.limit_gb_per_s;
       f.unit = "GB/s";
       f.evidence = verdict.evidence;
+      // The figures, the size and the limit are all in `figures`, as the reasons show them.
       f.fields = {{"collective", shown},
                   {"figures", verdict.figures},
-                  {"measured", format_figure(verdict.measured_gb_per_s)},
-                  {"limit", format_figure(series.limit_gb_per_s)},
-                  {"size", format_bytes(series.bytes)},
                   {"failed", std::to_string(verdict.failed_partners)},
                   {"partners", std::to_string(verdict.partners)},
                   {"run", std::string(evidence.text(evidence.runs[series.run].run_id))},
