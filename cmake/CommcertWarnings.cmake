@@ -10,6 +10,11 @@ if(COMMCERT_WARNINGS_AS_ERRORS)
   target_compile_options(commcert_warnings INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
 endif()
+# Debug builds (the sanitizer build CI tests, and scripts/mutation's build) check libstdc++'s
+# preconditions: an empty std::optional read, an index past a vector's end, an erase with its
+# range reversed all abort the test that does it, instead of reading whatever memory holds.
+target_compile_definitions(commcert_warnings INTERFACE
+  $<$<AND:$<CONFIG:Debug>,$<COMPILE_LANGUAGE:CXX>>:_GLIBCXX_ASSERTIONS>)
 if(COMMCERT_SANITIZE)
   target_compile_options(commcert_warnings INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${COMMCERT_SANITIZE} -fno-omit-frame-pointer>)
