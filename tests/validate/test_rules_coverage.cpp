@@ -257,5 +257,35 @@ TEST(InputIntegrityRule, ALostCollectiveRecordTouchesEveryNodeOfItsRun) {
   EXPECT_FALSE(fixtures::has_code(fixtures::node(v, "n2"), "input.unparsable"));
 }
 
+TEST(InputIntegrityRule, ALostLineOfAPairsFileHoldsBackThePairsNodesNotTheWholeRun) {
+  // The run's records (n0..n3, certified by the cluster allreduce) in one file; the pairwise
+  // round of n0 and n1 in another, whose last line was cut. That file only ever spoke of n0 and
+  // n1: the cut line holds them back, and n2 and n3 keep their verdict.
+  fixtures::TempDir dir;
+  Json pair = collective(std::uint64_t{1} << 30, 48, "pairs", "n0");
+  pair["nranks"] = 2;
+  pair["nodes"] = 2;
+  pair["group_nodes"] = {"n0", "n1"};
+  pair["round"] = 0;
+  pair["group"] = 0;
+  const std::string cut = pair.dump();
+  dir.write("run/records.jsonl", run_record({"n0", "n1", "n2", "n3"}).dump() + "\n" +
+                                     collective(std::uint64_t{1} << 30, 400).dump() + "\n");
+  // Cut before the run id (a readable one would hold back its whole run): only the file tells
+  // whose the line was.
+  ASSERT_EQ(cut.find("\"run_id\""), 12u);
+  dir.write("pairs/records.jsonl", cut + "\n" + cut.substr(0, 12));
+  Evidence e;
+  RecordReader reader(e);
+  reader.read_file(dir.path() / "run/records.jsonl");
+  reader.read_file(dir.path() / "pairs/records.jsonl");
+  e.finish();
+  const FleetVerdict v = fixtures::certify(e, fixtures::cluster_floor_baseline());
+  EXPECT_EQ(fixtures::nodes_in(v, NodeState::kInconclusive),
+            (std::vector<std::string>{"n0", "n1"}));
+  EXPECT_EQ(first(v, "n1").code, "input.truncated");
+  EXPECT_EQ(fixtures::nodes_in(v, NodeState::kCertified), (std::vector<std::string>{"n2", "n3"}));
+}
+
 }  // namespace
 }  // namespace commcert
