@@ -92,6 +92,51 @@ TEST(RecordReader, WrongFieldTypeLosesTheRecordLoudly) {
   ASSERT_NE(e.issues[0].run, kNoString);  // a collective: attributed to its run, not its writer
 }
 
+TEST(RecordReader, ANegativeCountIsRefusedNamingItsFieldAndZeroIsRead) {
+  // A count of errors, pages or miscompares below zero is no count: read as one it would pass
+  // every "at most N" limit. The record is lost loudly, as any malformed record is.
+  Json gpu = fixtures::gpu_health("n0", 0);
+  gpu["retired_pages"] = {{"single_bit", 0}, {"double_bit", 0}, {"pending", false}};
+  Json port = fixtures::record("health", "n0");
+  port["component"] = "ib_port";
+  port["device"] = "mlx5_0";
+  port["port"] = 1;
+  port["counters"] = {{"symbol_error", 0}, {"link_downed", 0}};
+  const std::vector<std::pair<Json, std::string>> counts = {
+      {gpu, "/ecc/volatile/uncorrected"},
+      {gpu, "/ecc/volatile/corrected"},
+      {gpu, "/remapped_rows/correctable"},
+      {gpu, "/remapped_rows/uncorrectable"},
+      {gpu, "/retired_pages/single_bit"},
+      {gpu, "/retired_pages/double_bit"},
+      {gpu, "/pcie/replay_count"},
+      {gpu, "/nvlink/3/replay_errors"},
+      {gpu, "/nvlink/3/recovery_errors"},
+      {gpu, "/nvlink/3/crc_flit_errors"},
+      {gpu, "/nvlink/3/crc_data_errors"},
+      {port, "/counters/symbol_error"},
+      {fixtures::burn("n0", 0, 700), "/miscompares"},
+      {fixtures::membw("n0", 0, 2500), "/integrity/errors"},
+      {fixtures::membw("n0", 0, 2500), "/integrity/bytes_tested"},
+      {fixtures::collective(1 << 20, 2.5), "/wrong_elements"}};
+  for (const auto& [record, pointer] : counts) {
+    SCOPED_TRACE(pointer);
+    const std::string field = pointer.substr(pointer.rfind('/') + 1);
+    for (const int value : {0, -1}) {
+      Json r = record;
+      r[Json::json_pointer(pointer)] = value;
+      TempDir dir;
+      const Evidence e = read_text(dir, r.dump() + "\n");
+      if (value == 0) {
+        EXPECT_TRUE(e.issues.empty());
+        continue;
+      }
+      ASSERT_EQ(issue_codes(e), std::vector<std::string>{"input.unparsable"});
+      EXPECT_THAT(e.issues[0].detail, HasSubstr(field + ": negative (-1)"));
+    }
+  }
+}
+
 TEST(RecordReader, MissingEvidenceFieldsAreNullNotZero) {
   TempDir dir;
   Json r = fixtures::burn("n0", 0, 700);

@@ -42,7 +42,7 @@ void parse_burn(ParseState& state, od::object& object, EvidenceRef ref) {
     } else if (key == M::kTflops) {
       record.tflops = optional_number(value, key);
     } else if (key == M::kMiscompares) {
-      record.miscompares = optional_integer(value, key).value_or(0);
+      record.miscompares = optional_count(value, key).value_or(0);
     } else if (key == M::kPeerMismatch) {
       record.peer_mismatch = optional_boolean(value, key);
     } else if (key == M::kPeerGpus) {

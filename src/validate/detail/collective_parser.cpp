@@ -137,9 +137,7 @@ struct CollectiveFields {
       case key_id(M::kWrongElements):
         if (key != M::kWrongElements) break;
         has_wrong_elements = true;
-        wrong_elements = optional_integer(value, key);
-        if (wrong_elements && *wrong_elements < 0)
-          record_error(key, fmt::format("negative ({})", *wrong_elements));
+        wrong_elements = optional_count(value, key);
         break;
       case key_id(T::kOperation):
         if (key == T::kOperation) timeout.operation = string(value, key);

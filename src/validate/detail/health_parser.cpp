@@ -16,10 +16,9 @@ void read_ecc(od::value& value, GpuHealthEvidence& gpu) {
     if (k != GpuEcc::kVolatile || is_null(v, kVolatilePath)) return;
     for_each_field(object_of(v), k, [&](std::string_view vk, od::value& vv) {
       if (vk == EccCounts::kUncorrected) {
-        gpu.ecc_volatile_uncorrected =
-            optional_integer(vv, {kVolatilePath, EccCounts::kUncorrected});
+        gpu.ecc_volatile_uncorrected = optional_count(vv, {kVolatilePath, EccCounts::kUncorrected});
       } else if (vk == EccCounts::kCorrected) {
-        gpu.ecc_volatile_corrected = optional_integer(vv, {kVolatilePath, EccCounts::kCorrected});
+        gpu.ecc_volatile_corrected = optional_count(vv, {kVolatilePath, EccCounts::kCorrected});
       }
     });
   });
@@ -30,9 +29,9 @@ void read_remapped_rows(od::value& value, GpuHealthEvidence& gpu) {
   if (is_null(value, G::kRemappedRows)) return;
   for_each_field(object_of(value), G::kRemappedRows, [&](std::string_view k, od::value& v) {
     if (k == R::kCorrectable) {
-      gpu.remap_correctable = optional_integer(v, {G::kRemappedRows, R::kCorrectable});
+      gpu.remap_correctable = optional_count(v, {G::kRemappedRows, R::kCorrectable});
     } else if (k == R::kUncorrectable) {
-      gpu.remap_uncorrectable = optional_integer(v, {G::kRemappedRows, R::kUncorrectable});
+      gpu.remap_uncorrectable = optional_count(v, {G::kRemappedRows, R::kUncorrectable});
     } else if (k == R::kPending) {
       gpu.remap_pending = optional_boolean(v, {G::kRemappedRows, R::kPending});
     } else if (k == R::kFailure) {
@@ -46,9 +45,9 @@ void read_retired(od::value& value, GpuHealthEvidence& gpu) {
   if (is_null(value, G::kRetiredPages)) return;
   for_each_field(object_of(value), G::kRetiredPages, [&](std::string_view k, od::value& v) {
     if (k == R::kSingleBit) {
-      gpu.retired_single_bit = optional_integer(v, {G::kRetiredPages, R::kSingleBit});
+      gpu.retired_single_bit = optional_count(v, {G::kRetiredPages, R::kSingleBit});
     } else if (k == R::kDoubleBit) {
-      gpu.retired_double_bit = optional_integer(v, {G::kRetiredPages, R::kDoubleBit});
+      gpu.retired_double_bit = optional_count(v, {G::kRetiredPages, R::kDoubleBit});
     } else if (k == R::kPending) {
       gpu.retired_pending = optional_boolean(v, {G::kRetiredPages, R::kPending});
     }
@@ -74,7 +73,7 @@ void read_pcie(od::value& value, GpuHealthEvidence& gpu) {
     } else if (k == GpuPcie::kWidthMax) {
       gpu.pcie_width_max = pcie_link_figure(v, GpuPcie::kWidthMax);
     } else if (k == GpuPcie::kReplayCount) {
-      gpu.pcie_replays = optional_integer(v, {G::kPcie, GpuPcie::kReplayCount});
+      gpu.pcie_replays = optional_count(v, {G::kPcie, GpuPcie::kReplayCount});
     }
   });
 }
@@ -91,13 +90,13 @@ void read_nvlinks(od::value& value, GpuHealthEvidence& gpu) {
       } else if (k == L::kActive) {
         link.active = optional_boolean(v, {G::kNvlink, L::kActive, true});
       } else if (k == L::kReplayErrors) {
-        link.replay_errors = optional_integer(v, {G::kNvlink, L::kReplayErrors, true});
+        link.replay_errors = optional_count(v, {G::kNvlink, L::kReplayErrors, true});
       } else if (k == L::kRecoveryErrors) {
-        link.recovery_errors = optional_integer(v, {G::kNvlink, L::kRecoveryErrors, true});
+        link.recovery_errors = optional_count(v, {G::kNvlink, L::kRecoveryErrors, true});
       } else if (k == L::kCrcFlitErrors) {
-        link.crc_flit_errors = optional_integer(v, {G::kNvlink, L::kCrcFlitErrors, true});
+        link.crc_flit_errors = optional_count(v, {G::kNvlink, L::kCrcFlitErrors, true});
       } else if (k == L::kCrcDataErrors) {
-        link.crc_data_errors = optional_integer(v, {G::kNvlink, L::kCrcDataErrors, true});
+        link.crc_data_errors = optional_count(v, {G::kNvlink, L::kCrcDataErrors, true});
       }
     });
     gpu.nvlinks->push_back(link);
@@ -151,7 +150,7 @@ struct HealthFields {
     } else if (key == P::kCounters) {
       if (is_null(value, key)) return;
       for_each_field(object_of(value), key, [&](std::string_view k, od::value& v) {
-        if (const auto count = optional_integer(v, P::kCounters)) {
+        if (const auto count = optional_count(v, {P::kCounters, k})) {
           port.counters.emplace_back(strings.intern(k), *count);
         }
       });

@@ -57,9 +57,9 @@ void read_integrity(od::value& value, MembwEvidence& record) {
   if (is_null(value, M::kIntegrity)) return;
   for_each_field(object_of(value), M::kIntegrity, [&](std::string_view k, od::value& v) {
     if (k == I::kErrors) {
-      record.integrity_errors = optional_integer(v, {M::kIntegrity, I::kErrors});
+      record.integrity_errors = optional_count(v, {M::kIntegrity, I::kErrors});
     } else if (k == I::kBytesTested) {
-      record.bytes_tested = optional_integer(v, {M::kIntegrity, I::kBytesTested});
+      record.bytes_tested = optional_count(v, {M::kIntegrity, I::kBytesTested});
     } else if (k == I::kFirstErrors) {
       for_each_element(array(v, {M::kIntegrity, I::kFirstErrors}), k,
                        [&](od::value& element) { read_first_error(element, record); });

@@ -87,6 +87,13 @@ inline std::optional<std::int64_t> optional_integer(od::value& value, const Wher
   if (is_null(value, field)) return std::nullopt;
   return integer(value, field);
 }
+// A count of events (errors, retired pages, miscompared elements): null is unread, a negative
+// one is no count at all and the record is refused, never read as "fewer than the limit".
+inline std::optional<std::int64_t> optional_count(od::value& value, const Where& field) {
+  const std::optional<std::int64_t> count = optional_integer(value, field);
+  if (count && *count < 0) record_error(field, "negative (" + std::to_string(*count) + ")");
+  return count;
+}
 inline std::optional<bool> optional_boolean(od::value& value, const Where& field) {
   if (is_null(value, field)) return std::nullopt;
   return boolean(value, field);
