@@ -234,5 +234,87 @@ TEST(MembwIntegrityRule, PatternErrorsQuarantineAndNameTheFirstError) {
   EXPECT_EQ(fixtures::node(v, "n1").state, NodeState::kCertified);
 }
 
+// n0's membw record of `gpu` with `errors` pattern errors (and `status`).
+Json membw_with_errors(int gpu, int errors, const std::string& status = "ok") {
+  Json r = fixtures::membw("n0", gpu, 2500);
+  r["status"] = status;
+  r["integrity"]["errors"] = errors;
+  return r;
+}
+
+TEST(MembwIntegrityRule, OneErrorQuarantinesTheGpuAndNoneCertifiesIt) {
+  const Baseline b = fixtures::baseline_of("required: [membw]\n");
+  const Evidence clean = fixtures::evidence_of({membw_with_errors(0, 0)});
+  EXPECT_TRUE(fixtures::run_rule("rule.membw_integrity", clean, b).empty());
+  EXPECT_EQ(fixtures::node(fixtures::certify(clean, b), "n0").state, NodeState::kCertified);
+  const Evidence one = fixtures::evidence_of({membw_with_errors(0, 1, "fail")});
+  const FleetVerdict v = fixtures::certify(one, b);
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
+  // What verdict.json says of it: the check, the rule, the count against a limit of none.
+  const Reason& r = fixtures::reason(fixtures::node(v, "n0"), "membw.integrity");
+  EXPECT_EQ(r.check, "membw");
+  EXPECT_EQ(r.rule, "rule.membw_integrity");
+  EXPECT_EQ(r.measured, std::optional<double>(1));
+  EXPECT_EQ(r.limit, std::optional<double>(0));
+  EXPECT_EQ(r.unit, "errors");
+  EXPECT_THAT(r.message, HasSubstr("1 errors in 1 GiB tested"));
+}
+
+TEST(MembwIntegrityRule, EveryBadGpuIsNamedOnceAndNotAgainAsAFailedStage) {
+  const Evidence e = fixtures::evidence_of(
+      {membw_with_errors(0, 2, "fail"), membw_with_errors(1, 5, "fail"), membw_with_errors(2, 0)});
+  const auto findings =
+      fixtures::run_rule("rule.membw_integrity", e, fixtures::baseline_of("required: [membw]\n"));
+  ASSERT_THAT(finding_nodes(e, findings), ElementsAre("n0:membw.integrity", "n0:membw.integrity"));
+  EXPECT_EQ(findings[0].gpu.index, 0);
+  EXPECT_EQ(findings[1].gpu.index, 1);
+  // A failed stage on one GPU does not hide the pattern errors of the next.
+  const Evidence both =
+      fixtures::evidence_of({membw_with_errors(0, 0, "fail"), membw_with_errors(1, 5, "fail")});
+  EXPECT_THAT(finding_nodes(both, fixtures::run_rule("rule.membw_integrity", both,
+                                                     fixtures::baseline_of("required: [membw]\n"))),
+              ElementsAre("n0:stage.fail", "n0:membw.integrity"));
+}
+
+TEST(MembwIntegrityRule, AFailureWithoutPatternErrorsIsAFailedStageSayingWhy) {
+  const Baseline b = fixtures::baseline_of("required: [membw]\n");
+  Json why = membw_with_errors(0, 0, "fail");
+  why["reason"] = "cudaMalloc of the test buffer failed";
+  for (const auto& [record, said] : std::vector<std::pair<Json, std::string>>{
+           {why, "cudaMalloc of the test buffer failed"},
+           {membw_with_errors(0, 0, "fail"), "no reason given"}}) {
+    const FleetVerdict v = fixtures::certify(fixtures::evidence_of({record}), b);
+    EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
+    EXPECT_EQ(fixtures::reason(fixtures::node(v, "n0"), "stage.fail").message,
+              "gpu 0 (GPU-n0-0): membw reported a failure: " + said);
+  }
+}
+
+TEST(MembwIntegrityRule, ARunThatDidNotFinishIsNoFailureButNoEvidenceEither) {
+  const Baseline b = fixtures::baseline_of("required: [membw]\n");
+  for (const char* status : {"error", "timeout", "skipped"}) {
+    SCOPED_TRACE(status);
+    const Evidence e = fixtures::evidence_of({membw_with_errors(0, 0, status)});
+    EXPECT_TRUE(fixtures::run_rule("rule.membw_integrity", e, b).empty());
+    EXPECT_EQ(fixtures::node(fixtures::certify(e, b), "n0").state, NodeState::kInconclusive);
+  }
+}
+
+TEST(MembwIntegrityRule, ErrorsInAnUnknownAmountSaySoAndNoTestIsNoPatternError) {
+  const Baseline b = fixtures::baseline_of("required: [membw]\n");
+  Json unknown = membw_with_errors(0, 3, "fail");
+  unknown["integrity"]["bytes_tested"] = nullptr;
+  EXPECT_THAT(
+      fixtures::reason(fixtures::node(fixtures::certify(fixtures::evidence_of({unknown}), b), "n0"),
+                       "membw.integrity")
+          .message,
+      HasSubstr("3 errors in an unknown amount tested"));
+  // membw run without its integrity test (--memtest-fraction 0): no count, no pattern error.
+  Json untested = fixtures::membw("n0", 0, 2500);
+  untested["integrity"] = nullptr;
+  EXPECT_TRUE(
+      fixtures::run_rule("rule.membw_integrity", fixtures::evidence_of({untested}), b).empty());
+}
+
 }  // namespace
 }  // namespace commcert
