@@ -234,6 +234,61 @@ TEST(MembwIntegrityRule, PatternErrorsQuarantineAndNameTheFirstError) {
   EXPECT_EQ(fixtures::node(v, "n1").state, NodeState::kCertified);
 }
 
+// n0's burn of `gpu` with `miscompares` miscompared elements (and `status`).
+Json burn_with(int gpu, int miscompares, const std::string& status = "ok") {
+  Json r = fixtures::burn("n0", gpu, 700);
+  r["status"] = status;
+  r["miscompares"] = miscompares;
+  return r;
+}
+
+TEST(BurnCorrectnessRule, OneMiscompareQuarantinesTheGpuAndNoneCertifiesIt) {
+  const Baseline b = fixtures::baseline_of("required: [burn]\n");
+  const Evidence clean = fixtures::evidence_of({burn_with(0, 0)});
+  EXPECT_TRUE(fixtures::run_rule("rule.burn_correctness", clean, b).empty());
+  EXPECT_EQ(fixtures::node(fixtures::certify(clean, b), "n0").state, NodeState::kCertified);
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({burn_with(0, 1, "fail")}), b);
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
+  // What verdict.json says of it: check, rule, the count against a limit of none, the record.
+  const Reason& r = fixtures::reason(fixtures::node(v, "n0"), "burn.miscompare");
+  EXPECT_EQ(r.check, "burn");
+  EXPECT_EQ(r.rule, "rule.burn_correctness");
+  EXPECT_EQ(r.measured, std::optional<double>(1));
+  EXPECT_EQ(r.limit, std::optional<double>(0));
+  EXPECT_EQ(r.unit, "elements");
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].line, 1u);
+}
+
+TEST(BurnCorrectnessRule, MiscomparesAndAPeerMismatchAreBothReportedAndNoStageFailure) {
+  Json both = burn_with(0, 4, "fail");
+  both["peer_mismatch"] = true;
+  const Evidence e = fixtures::evidence_of({both});
+  EXPECT_THAT(finding_nodes(e, fixtures::run_rule("rule.burn_correctness", e,
+                                                  fixtures::baseline_of("required: [burn]\n"))),
+              ElementsAre("n0:burn.miscompare", "n0:burn.peer_mismatch"));
+  const FleetVerdict v = fixtures::certify(e, fixtures::baseline_of("required: [burn]\n"));
+  EXPECT_EQ(fixtures::reason(fixtures::node(v, "n0"), "burn.peer_mismatch").message,
+            "gpu 0 (GPU-n0-0): burn gemm_bf16: result differs from the majority of 7 same-model "
+            "GPUs");
+}
+
+TEST(BurnCorrectnessRule, AFailureWithoutAWrongResultIsAFailedStageSayingWhy) {
+  const Baseline b = fixtures::baseline_of("required: [burn]\n");
+  Json why = burn_with(0, 0, "fail");
+  why["reason"] = "NaN in results";
+  for (const auto& [record, said] : std::vector<std::pair<Json, std::string>>{
+           {why, "NaN in results"}, {burn_with(0, 0, "fail"), "no reason given"}}) {
+    const FleetVerdict v = fixtures::certify(fixtures::evidence_of({record}), b);
+    EXPECT_EQ(fixtures::reason(fixtures::node(v, "n0"), "stage.fail").message,
+              "gpu 0 (GPU-n0-0): burn reported a failure: " + said);
+  }
+  // A failed stage on one GPU does not hide the next GPU's miscompares.
+  const Evidence e = fixtures::evidence_of({burn_with(0, 0, "fail"), burn_with(1, 2, "fail")});
+  EXPECT_THAT(finding_nodes(e, fixtures::run_rule("rule.burn_correctness", e, b)),
+              ElementsAre("n0:stage.fail", "n0:burn.miscompare"));
+}
+
 // n0's membw record of `gpu` with `errors` pattern errors (and `status`).
 Json membw_with_errors(int gpu, int errors, const std::string& status = "ok") {
   Json r = fixtures::membw("n0", gpu, 2500);
