@@ -200,13 +200,56 @@ TEST(Links, APortCounterThatGrowsBeyondItsLimitQuarantinesThatPortsNode) {
     const auto verdict =
         judge(records, links_baseline("    max_counter_deltas: {symbol_error: 2}\n"));
     const NodeVerdict& n1 = fixtures::node(verdict, "n1");
-    EXPECT_EQ(n1.state == NodeState::kQuarantined, quarantined);
+    // Growth within the limit is no finding at all: the port is certified, not held back.
+    EXPECT_EQ(n1.state, quarantined ? NodeState::kQuarantined : NodeState::kCertified);
     if (quarantined) {
-      EXPECT_THAT(fixtures::reason(n1, "links.counter_errors").message,
-                  HasSubstr("mlx5_0 port 1: symbol_error grew by 3 during a link test with n0"));
+      const Reason& r = fixtures::reason(n1, "links.counter_errors");
+      EXPECT_THAT(r.message, HasSubstr("mlx5_0 port 1: symbol_error grew by 3 during a link test "
+                                       "with n0 (limit 2)"));
+      // What verdict.json says of it: the check, the port, the growth against its limit.
+      EXPECT_EQ(r.check, "links");
+      ASSERT_TRUE(r.link.has_value());
+      EXPECT_EQ(r.link->type, "ib_port");
+      EXPECT_EQ(r.link->device, "mlx5_0");
+      EXPECT_EQ(r.link->index, 1);
+      EXPECT_EQ(r.measured, std::optional<double>(3));
+      EXPECT_EQ(r.limit, std::optional<double>(2));
     }
     EXPECT_EQ(fixtures::node(verdict, "n0").state, NodeState::kCertified);
   }
+}
+
+TEST(Links, APortCountersPartnerIsTheOtherEndWhicheverEndCountedAndEveryPortIsJudged) {
+  // n3 -> n0, counted at n0 (the far end, named before n3 in the run): the partner is n3. And
+  // n1 -> n2 counted at n1 (the near end): n2. Two records, two findings.
+  auto records = all_pairs(kNodes, [](auto&, auto&) { return 20.0; });
+  records.push_back(with_counter(link("n3", "n0", 20.0), "n0", "symbol_error", 1));
+  records.push_back(with_counter(link("n1", "n2", 20.0), "n1", "link_downed", 1));
+  const auto verdict = judge(records);
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n0"), "links.counter_errors").message,
+              HasSubstr("during a link test with n3"));
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n1"), "links.counter_errors").message,
+              HasSubstr("during a link test with n2"));
+  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kQuarantined), ElementsAre("n0", "n1"));
+  // Both ends of one test counted errors: both nodes are convicted.
+  Json both_ends = with_counter(link("n2", "n3", 20.0), "n2", "symbol_error", 1);
+  both_ends["counter_deltas"].push_back(
+      {{"node", "n3"}, {"device", "mlx5_1"}, {"port", 1}, {"deltas", {{"symbol_error", 4}}}});
+  std::vector<Json> with_both = records;
+  with_both.push_back(both_ends);
+  EXPECT_THAT(fixtures::nodes_in(judge(with_both), NodeState::kQuarantined),
+              ElementsAre("n0", "n1", "n2", "n3"));
+  // A record about one node (a test that ended in an error before its partner was known) names
+  // none, and its counters are still judged.
+  Json alone = with_counter(link("n2", "n3", 20.0), "n2", "symbol_error", 1);
+  alone["status"] = "error";
+  alone["reason"] = "the partner never connected";
+  alone["nodes"] = {"n2"};
+  alone["ranks"] = {0};
+  records.push_back(alone);
+  EXPECT_THAT(
+      fixtures::reason(fixtures::node(judge(records), "n2"), "links.counter_errors").message,
+      HasSubstr("during a link test with ? (limit 0)"));
 }
 
 Json with_saturated(Json record, const std::string& node, const std::string& counter,
@@ -234,6 +277,7 @@ TEST(Links, ASaturatedCounterWithinItsLimitLeavesThePortsNodeInconclusive) {
       EXPECT_THAT(fixtures::codes(n1), ElementsAre("links.counter_saturated"));
       EXPECT_THAT(fixtures::reason(n1, "links.counter_saturated").message,
                   HasSubstr("mlx5_0 port 1: symbol_error is at its maximum"));
+      EXPECT_EQ(fixtures::reason(n1, "links.counter_saturated").check, "links");
     }
     EXPECT_EQ(fixtures::node(verdict, "n0").state, NodeState::kCertified);
   }
