@@ -234,6 +234,26 @@ TEST(MembwIntegrityRule, PatternErrorsQuarantineAndNameTheFirstError) {
   EXPECT_EQ(fixtures::node(v, "n1").state, NodeState::kCertified);
 }
 
+// A count with a limit of none, at its limit and one above: `clean` (a count of 0) raises nothing
+// from `rule_id` and certifies n0 on `check`; `one` (a count of 1) quarantines n0 with `code`.
+// Returns that reason, checked as verdict.json shows it: check, rule, 1 against 0, `unit`.
+Reason one_against_none(const std::string& rule_id, const std::string& check, const Json& clean,
+                        const Json& one, const std::string& code, const std::string& unit) {
+  const Baseline b = fixtures::baseline_of("required: [" + check + "]\n");
+  const Evidence none = fixtures::evidence_of({clean});
+  EXPECT_TRUE(fixtures::run_rule(rule_id, none, b).empty());
+  EXPECT_EQ(fixtures::node(fixtures::certify(none, b), "n0").state, NodeState::kCertified);
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({one}), b);
+  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
+  const Reason r = fixtures::reason(fixtures::node(v, "n0"), code);
+  EXPECT_EQ(r.check, check);
+  EXPECT_EQ(r.rule, rule_id);
+  EXPECT_EQ(r.measured, std::optional<double>(1));
+  EXPECT_EQ(r.limit, std::optional<double>(0));
+  EXPECT_EQ(r.unit, unit);
+  return r;
+}
+
 // n0's burn of `gpu` with `miscompares` miscompared elements (and `status`).
 Json burn_with(int gpu, int miscompares, const std::string& status = "ok") {
   Json r = fixtures::burn("n0", gpu, 700);
@@ -243,20 +263,9 @@ Json burn_with(int gpu, int miscompares, const std::string& status = "ok") {
 }
 
 TEST(BurnCorrectnessRule, OneMiscompareQuarantinesTheGpuAndNoneCertifiesIt) {
-  const Baseline b = fixtures::baseline_of("required: [burn]\n");
-  const Evidence clean = fixtures::evidence_of({burn_with(0, 0)});
-  EXPECT_TRUE(fixtures::run_rule("rule.burn_correctness", clean, b).empty());
-  EXPECT_EQ(fixtures::node(fixtures::certify(clean, b), "n0").state, NodeState::kCertified);
-  const FleetVerdict v = fixtures::certify(fixtures::evidence_of({burn_with(0, 1, "fail")}), b);
-  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
-  // What verdict.json says of it: check, rule, the count against a limit of none, the record.
-  const Reason& r = fixtures::reason(fixtures::node(v, "n0"), "burn.miscompare");
-  EXPECT_EQ(r.check, "burn");
-  EXPECT_EQ(r.rule, "rule.burn_correctness");
-  EXPECT_EQ(r.measured, std::optional<double>(1));
-  EXPECT_EQ(r.limit, std::optional<double>(0));
-  EXPECT_EQ(r.unit, "elements");
-  ASSERT_EQ(r.evidence.size(), 1u);
+  const Reason r = one_against_none("rule.burn_correctness", "burn", burn_with(0, 0),
+                                    burn_with(0, 1, "fail"), "burn.miscompare", "elements");
+  ASSERT_EQ(r.evidence.size(), 1u);  // the record it came from
   EXPECT_EQ(r.evidence[0].line, 1u);
 }
 
@@ -298,20 +307,8 @@ Json membw_with_errors(int gpu, int errors, const std::string& status = "ok") {
 }
 
 TEST(MembwIntegrityRule, OneErrorQuarantinesTheGpuAndNoneCertifiesIt) {
-  const Baseline b = fixtures::baseline_of("required: [membw]\n");
-  const Evidence clean = fixtures::evidence_of({membw_with_errors(0, 0)});
-  EXPECT_TRUE(fixtures::run_rule("rule.membw_integrity", clean, b).empty());
-  EXPECT_EQ(fixtures::node(fixtures::certify(clean, b), "n0").state, NodeState::kCertified);
-  const Evidence one = fixtures::evidence_of({membw_with_errors(0, 1, "fail")});
-  const FleetVerdict v = fixtures::certify(one, b);
-  EXPECT_EQ(fixtures::node(v, "n0").state, NodeState::kQuarantined);
-  // What verdict.json says of it: the check, the rule, the count against a limit of none.
-  const Reason& r = fixtures::reason(fixtures::node(v, "n0"), "membw.integrity");
-  EXPECT_EQ(r.check, "membw");
-  EXPECT_EQ(r.rule, "rule.membw_integrity");
-  EXPECT_EQ(r.measured, std::optional<double>(1));
-  EXPECT_EQ(r.limit, std::optional<double>(0));
-  EXPECT_EQ(r.unit, "errors");
+  const Reason r = one_against_none("rule.membw_integrity", "membw", membw_with_errors(0, 0),
+                                    membw_with_errors(0, 1, "fail"), "membw.integrity", "errors");
   EXPECT_THAT(r.message, HasSubstr("1 errors in 1 GiB tested"));
 }
 
