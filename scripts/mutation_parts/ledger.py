@@ -1,12 +1,14 @@
 """The full run's ledger: every mutant of a file, run in full, recorded against the file's text.
 
 Every mutant of the whole set is tens of machine-hours here, more than one sitting. So each file
-run in full (no sample, no line range, no budget cut) writes its counts and survivors into
-tests/mutation-ledger/, one JSON file per source file, with the SHA-256 of the text that was
-mutated. The set's score is the sum over the ledger, and counts only while it is current: a file
-whose text changed since its entry, or that has no entry, makes the set incomplete and the report
-says which. Survivors are kept with their text, so one listed as equivalent later (in
-tests/mutation_equivalent.txt) is counted as such without running the file again.
+run in full (no sample, no line range) writes its counts and survivors into tests/mutation-ledger/,
+one JSON file per source file, with the SHA-256 of the text that was mutated; a run stopped
+part-way (SIGTERM, --budget) records what it ran as a partial entry, which --resume goes on from
+(the largest files take hours). The set's score is the sum over the ledger, and counts only while
+it is current: a file whose text changed since its entry, that has no entry or only a partial
+one, makes the set incomplete and the report says which. Survivors are kept with their text, so
+one listed as equivalent later (in tests/mutation_equivalent.txt) is counted as such without
+running the file again.
 """
 
 import hashlib
@@ -26,18 +28,29 @@ def entry_path(root, path):
     return os.path.join(root, LEDGER_DIR, path.replace("/", "__") + ".json")
 
 
-def record(root, path, results, when, commit, command):
-    """Writes `path`'s full run (the results of every one of its mutants) into the ledger."""
+def record(root, path, results, when, commit, command, resumed=None):
+    """Writes `path`'s full run into the ledger: every one of its mutants, or, when the run was
+    stopped (SIGTERM, --budget), those it ran, as a partial entry that --resume goes on from.
+    `resumed` is the partial entry this run went on from, whose results are added."""
     survivors = [{"line": line, "before": before, "after": after}
                  for line, before, after in results["survivors"]]
     listed = [{"line": line, "before": before, "after": after}
               for line, before, after in results.get("listed", [])]
+    counts = {key: results[key] for key in COUNTS}
+    done = list(results["done"])
+    if resumed:
+        for key in COUNTS[1:]:
+            counts[key] += resumed["counts"][key]
+        survivors = resumed["survivors"] + survivors
+        listed = resumed["listed_equivalent"] + listed
+        done += resumed["done"]
     entry = {"file": path, "sha256": text_digest(os.path.join(root, path)), "date": when,
-             "commit": commit, "command": command,
-             "counts": {key: results[key] for key in COUNTS},
+             "commit": commit, "command": command, "counts": counts,
              # Survivors as run, and those excused by tests/mutation_equivalent.txt then; both are
              # judged again against today's list when the set is summed.
-             "survivors": survivors, "listed_equivalent": listed}
+             "survivors": survivors, "listed_equivalent": listed,
+             # universalmutator's numbers of the mutants run: a partial entry's resume skips them.
+             "done": sorted(set(done)), "complete": len(set(done)) >= counts["generated"]}
     write_entry(root, path, entry)
 
 
@@ -88,6 +101,9 @@ def read_entry(root, path):
         _ = [(s["line"], s["before"], s["after"]) for s in entry["survivors"]]
         _ = [(s["line"], s["before"], s["after"]) for s in entry["listed_equivalent"]]
         _ = entry["sha256"], entry["date"]
+        # Entries from before partial runs were recorded are complete runs.
+        entry.setdefault("complete", True)
+        entry.setdefault("done", [])
         return entry
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SystemExit(f"scripts/mutation: {os.path.relpath(target, root)}: not a ledger entry "
@@ -107,6 +123,9 @@ def summarize(root, files, excuse):
             continue
         if entry["sha256"] != text_digest(os.path.join(root, path)):
             rows.append((path, "stale", entry))
+            continue
+        if not entry["complete"]:
+            rows.append((path, "partial", entry))
             continue
         counts = dict(entry["counts"])
         # Judged again against today's list: a survivor since excused is equivalent, and one
@@ -140,6 +159,9 @@ def summary_report(rows, totals, survivors):
         score = f"{100 * c['killed'] / judged:.1f} %" if judged else "n/a"
         if state == "stale":
             score = f"(was {score}; the file changed since)"
+        elif state == "partial":
+            score = (f"(so far {score}, {len(entry['done'])} of {c['generated']} run; "
+                     "--resume goes on)")
         lines.append(f"| `{path}` | {state} | {c['generated']} | {c['killed']} | "
                      f"{c['survived']} | {c['equivalent']} | {c['invalid']} | {score} | "
                      f"{entry['date']} |")
@@ -152,9 +174,9 @@ def summary_report(rows, totals, survivors):
               f"{totals['equivalent']} equivalent, {totals['invalid']} not compiling; score "
               f"over the current files {score:.1f} %."]
     lines.append("The whole set is in the ledger and current: this is its full run's score." if
-                 complete else "The set is NOT complete: the missing and stale files above "
-                 "need a full run (scripts/mutation --fast-build --files FILE) before this is "
-                 "the whole set's score.")
+                 complete else "The set is NOT complete: the missing, stale and partial files "
+                 "above need a full run (scripts/mutation --fast-build --files FILE, or --resume "
+                 "for a partial one) before this is the whole set's score.")
     lines += ["", "Survivors of the current files:", ""]
     lines += [f"- `{p}:{line}`: `{before}` → `{after}`" for p, line, before, after in survivors] \
         or ["- none"]

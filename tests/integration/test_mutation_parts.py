@@ -180,7 +180,7 @@ class Ledger(unittest.TestCase):
         self.results = {"generated": 10, "invalid": 4, "equivalent": 2, "killed": 2,
                         "survived": 2, "survivors": [(1, "return 1;", "return 0;"),
                                                      (1, "int a()", "int a() {")],
-                        "listed": [(1, "{", "}")]}
+                        "listed": [(1, "{", "}")], "done": list(range(1, 11))}
 
     def tearDown(self):
         shutil.rmtree(self.root)
@@ -235,6 +235,28 @@ class Ledger(unittest.TestCase):
         self.assertEqual(after["rechecked"], "later")
         total = sum(after["counts"][k] for k in ("invalid", "equivalent", "killed", "survived"))
         self.assertEqual(total, after["counts"]["generated"])
+
+    def test_a_stopped_run_is_partial_until_a_resume_runs_the_rest(self):
+        first = {"generated": 10, "invalid": 3, "equivalent": 0, "killed": 1, "survived": 1,
+                 "survivors": [(1, "return 1;", "return 0;")], "listed": [],
+                 "done": [1, 2, 3, 4, 5]}
+        ledger.record(self.root, "src/a.cpp", first, "d", "c", "x")
+        entry = ledger.read_entry(self.root, "src/a.cpp")
+        self.assertFalse(entry["complete"])
+        rows, totals, _ = self.summary()
+        self.assertEqual(rows[0][1], "partial")
+        self.assertEqual(totals["killed"], 0)  # a partial run is not counted as the file's
+        lines, complete, _ = ledger.summary_report(rows, totals, [])
+        self.assertTrue(any("5 of 10 run; --resume goes on" in line for line in lines))
+        rest = {"generated": 10, "invalid": 1, "equivalent": 2, "killed": 2, "survived": 0,
+                "survivors": [], "listed": [(1, "{", "}")], "done": [6, 7, 8, 9, 10]}
+        ledger.record(self.root, "src/a.cpp", rest, "d", "c", "x", resumed=entry)
+        entry = ledger.read_entry(self.root, "src/a.cpp")
+        self.assertTrue(entry["complete"])
+        self.assertEqual(entry["counts"], {"generated": 10, "invalid": 4, "equivalent": 2,
+                                           "killed": 3, "survived": 1})
+        self.assertEqual(entry["done"], list(range(1, 11)))
+        self.assertEqual(len(entry["survivors"]) + len(entry["listed_equivalent"]), 2)
 
     def test_a_malformed_entry_stops_the_summary_naming_its_file(self):
         os.makedirs(os.path.join(self.root, ledger.LEDGER_DIR))
