@@ -112,6 +112,55 @@ TEST(Links, OneSlowPairIsASuspectLinkThatWarnsBothNodesAndBlamesNeither) {
   EXPECT_FALSE(fixtures::has_code(fixtures::node(verdict, "n2"), "links.slow_link"));
 }
 
+// Every figure of a links reason, as verdict.json and the message show it: slow node, slow
+// link and unresolved, on rail 1 and on a record that names no rail.
+TEST(Links, EachReasonShowsItsTestSizeRailFiguresLimitAndRun) {
+  const auto on_rail = [](std::vector<Json> records, const Json& rail) {
+    for (auto& r : records) {
+      if (r.at("kind") == "link") r["rail"] = rail;
+    }
+    return records;
+  };
+  const auto slow_n2 = [](const std::string& a, const std::string& b) {
+    return a == "n2" || b == "n2" ? 5.0 : 20.0;
+  };
+  const auto slow_n0_n1 = [](const std::string& a, const std::string& b) {
+    return a == "n0" && b == "n1" ? 5.0 : 20.0;
+  };
+  for (const Json& rail : {Json(1), Json(nullptr)}) {
+    SCOPED_TRACE(rail.dump());
+    const std::string shown = rail.is_null() ? "" : " rail 1";
+    const auto slow_node = fixtures::reason(
+        fixtures::node(judge(on_rail(all_pairs(kNodes, slow_n2), rail)), "n2"), "links.slow_node");
+    EXPECT_EQ(slow_node.message, "write_bw 4 MiB" + shown +
+                                     ": slow with all 3 partners (median 5 GB/s, pairs need 10 "
+                                     "GB/s, run run1)");
+    EXPECT_EQ(slow_node.rule, "rule.links");
+    EXPECT_EQ(slow_node.limit, std::optional<double>(10));
+    EXPECT_EQ(slow_node.unit, "GB/s");
+    EXPECT_EQ(slow_node.evidence.size(), 3u);  // its three pairs' records
+    const auto link_verdict = judge(on_rail(all_pairs(kNodes, slow_n0_n1), rail));
+    for (const std::string node : {"n0", "n1"}) {
+      const Reason& slow_link =
+          fixtures::reason(fixtures::node(link_verdict, node), "links.slow_link");
+      EXPECT_EQ(slow_link.message, "link n0<->n1" + shown +
+                                       ": write_bw 5 GB/s at 4 MiB, pairs need 10 GB/s (run "
+                                       "run1); both nodes pass with their other partners");
+      ASSERT_TRUE(slow_link.link.has_value());
+      EXPECT_EQ(slow_link.link->type, "hosts");
+      EXPECT_EQ(slow_link.link->hosts, (std::vector<std::string>{"n0", "n1"}));
+    }
+  }
+  const auto unresolved = fixtures::reason(
+      fixtures::node(judge({fixtures::run_record({"n0", "n1"}), link("n0", "n1", 5.0)},
+                           links_baseline("    write_bw_floor_gb_per_s: 10\n")),
+                     "n0"),
+      "links.unresolved");
+  EXPECT_THAT(unresolved.message,
+              HasSubstr("write_bw 4 MiB rail 0: slow with 1 of 1 partners (median 5 GB/s, pairs "
+                        "need 10 GB/s, run run1)"));
+}
+
 TEST(Links, ASlowPairOfTwoNodesCannotBeBlamedOnEitherAndLeavesBothInconclusive) {
   const auto verdict =
       judge({fixtures::run_record({"n0", "n1"}), link("n0", "n1", 5.0), link("n1", "n0", 20.0)},
