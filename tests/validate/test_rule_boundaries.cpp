@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "support.hpp"
@@ -394,6 +395,50 @@ TEST(RuleBoundaries, RegressionQuarantinesMoreThanTheAllowedShortfall) {
   const std::string bound = "{expected: 400, max_regression_pct: 25}";
   expect_figures(bound, {{299, quarantines("perf.regression")}, {300, kPasses}, {301, kPasses}},
                  [&](double v) { return judge_busbw(v, bound); });
+  const Reason r = fixtures::reason(judge_busbw(299, bound), "perf.regression");
+  EXPECT_EQ(r.message,
+            "allreduce busbw (node scope, 1 GiB) 299 GB/s is 25.25% below the expected 400 GB/s "
+            "(allowed 25%)");
+  EXPECT_EQ(r.limit, std::optional<double>(300));  // verdict.json: the figure it needed
+  // Every node that regressed is named, not only the first.
+  const Evidence two =
+      fixtures::evidence_of({fixtures::collective(std::uint64_t{1} << 30, 299, "node", "n0"),
+                             fixtures::collective(std::uint64_t{1} << 30, 299, "node", "n1")});
+  const Baseline b = fixtures::baseline_of(
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+      "    busbw_gb_per_s:\n      node: " +
+      bound + "\n");
+  EXPECT_EQ(fixtures::nodes_in(fixtures::certify(two, b), NodeState::kQuarantined),
+            (std::vector<std::string>{"n0", "n1"}));
+}
+
+TEST(RuleBoundaries, ARegressionOfAFigureSharedByTheWholeRunBlamesNobodyAndSaysWhatItNeeded) {
+  // Four nodes' one cluster-wide figure 25 % below the expected 400: no node's own figure.
+  const Evidence e =
+      fixtures::evidence_of({fixtures::run_record({"n0", "n1", "n2", "n3"}),
+                             fixtures::collective(std::uint64_t{1} << 30, 290, "cluster", "n0"),
+                             fixtures::collective(std::uint64_t{1} << 30, 280, "cluster", "n0", {},
+                                                  "run1", "allgather")});
+  const Baseline b = fixtures::baseline_of(
+      "required: [collective.allreduce, collective.allgather]\nchecks:\n"
+      "  collective.allreduce:\n    busbw_gb_per_s:\n"
+      "      cluster: {expected: 400, max_regression_pct: 25}\n"
+      "  collective.allgather:\n    busbw_gb_per_s:\n"
+      "      cluster: {expected: 400, max_regression_pct: 25}\n");
+  const FleetVerdict v = fixtures::certify(e, b);
+  EXPECT_EQ(v.count(NodeState::kInconclusive), 4u);
+  // Both collectives: judging one shortfall does not stop the next.
+  const auto& n1 = fixtures::node(v, "n1");
+  std::vector<std::string> messages;
+  for (const Reason& r : n1.reasons) {
+    if (r.code == "perf.unattributed") messages.push_back(r.message);
+  }
+  EXPECT_THAT(messages,
+              ::testing::UnorderedElementsAre(
+                  "allreduce busbw (cluster scope, 1 GiB) 290 GB/s fails 25% off the expected "
+                  "400 (300 GB/s) in the 4-node run run1; no single node can be blamed",
+                  "allgather busbw (cluster scope, 1 GiB) 280 GB/s fails 25% off the expected "
+                  "400 (300 GB/s) in the 4-node run run1; no single node can be blamed"));
 }
 
 TEST(RuleBoundaries, EqualityQuarantinesAnyOtherFigure) {
