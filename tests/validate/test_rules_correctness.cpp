@@ -158,6 +158,62 @@ TEST(CollectiveTimeoutRule, RanksListedByATimeoutThatSaysItWasNotAttributedAreNo
   EXPECT_EQ(v.count(NodeState::kInconclusive), 3u);
 }
 
+TEST(CollectiveTimeoutRule, ABlamedRankIsNamedWithTheOperationTimeoutAndRunOnItsOwnNode) {
+  // Ranks 1 and 2 both run on n1: one reason for n1 naming both, none for n0 or n2.
+  Json t = timeout({{1, "n1"}, {2, "n1"}});
+  const Evidence e = fixtures::evidence_of({run_record({"n0", "n1", "n1"}), t});
+  const FleetVerdict v = fixtures::certify(e, cpu_like());
+  EXPECT_EQ(fixtures::nodes_in(v, NodeState::kQuarantined), std::vector<std::string>{"n1"});
+  const Reason& r = fixtures::reason(fixtures::node(v, "n1"), "collective.not_arrived");
+  EXPECT_EQ(r.message,
+            "rank 1, 2 did not arrive at allreduce float sum 64 KiB out-of-place within 30 s "
+            "(run run1)");
+  EXPECT_EQ(r.rule, "rule.collective_timeout");
+  EXPECT_EQ(r.evidence.size(), 1u);
+}
+
+TEST(CollectiveTimeoutRule, AnUnblamedTimeoutSaysWhyAndReachesEveryMember) {
+  const auto message = [](const std::vector<Json>& records, const std::string& node) {
+    const FleetVerdict v = fixtures::certify(fixtures::evidence_of(records), cpu_like());
+    return fixtures::reason(fixtures::node(v, node), "collective.timeout_unattributed").message;
+  };
+  EXPECT_EQ(message({run_record({"n0", "n1", "n2"}), timeout({}, true)}, "n0"),
+            "allreduce float sum 64 KiB out-of-place did not complete within 30 s in run run1 "
+            "with every rank inside it; no node can be blamed");
+  EXPECT_EQ(message({run_record({"n0", "n1", "n2"}), timeout({}, false)}, "n0"),
+            "allreduce float sum 64 KiB out-of-place did not complete within 30 s in run run1 "
+            "and peers could not be asked who was missing; no node can be blamed");
+  // Timed out before any operation began (the set-up).
+  Json setup = timeout({}, true);
+  setup.erase("operation");
+  EXPECT_THAT(message({run_record({"n0", "n1", "n2"}), setup}, "n1"),
+              HasSubstr("set-up did not complete within 30 s"));
+  // Without a run record, the members are the ranks the record lists (n0..n2); with one, its
+  // nodes too (n3 ran no rank the record lists).
+  for (const std::string node : {"n0", "n1", "n2"}) {
+    EXPECT_THAT(message({timeout({}, true)}, node), HasSubstr("no node can be blamed"));
+  }
+  EXPECT_THAT(message({run_record({"n0", "n1", "n2", "n3"}), timeout({}, true)}, "n3"),
+              HasSubstr("no node can be blamed"));
+  // A rank the record lists on a node the run's rank map lacks is still a member.
+  EXPECT_THAT(message({run_record({"n0", "n1"}), timeout({}, true)}, "n2"),
+              HasSubstr("no node can be blamed"));
+}
+
+TEST(CollectiveTimeoutRule, EveryTimeoutIsJudgedAndEveryBlamedNodeNamed) {
+  // run2's timeout nobody can be blamed for, then run1's, whose missing ranks are on two nodes.
+  Json unblamed = timeout({}, true);
+  unblamed["run_id"] = "run2";
+  const Evidence e =
+      fixtures::evidence_of({run_record({"n0", "n1", "n2"}, "run2"), unblamed,
+                             run_record({"n0", "n1", "n2"}), timeout({{1, "n1"}, {2, "n2"}})});
+  EXPECT_THAT(
+      finding_nodes(e, fixtures::run_rule("rule.collective_timeout", e, cpu_like())),
+      ElementsAre("n0:collective.timeout_unattributed", "n1:collective.timeout_unattributed",
+                  "n2:collective.timeout_unattributed", "n1:collective.not_arrived",
+                  "n2:collective.not_arrived"));
+}
+
 std::vector<Json> sweep_with_straggler(const std::vector<int>& straggler_per_size, double lead) {
   std::vector<Json> records = {run_record({"n0", "n1", "n2", "n3"})};
   std::uint64_t bytes = 1 << 20;
