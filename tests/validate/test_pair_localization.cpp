@@ -102,6 +102,19 @@ TEST(PairLocalization, ASlowNodeSlowAgainIsQuarantinedAndTheOthersAreNotHeldBack
   EXPECT_THAT(reason.message, HasSubstr("1 GiB"));
   EXPECT_THAT(reason.message, HasSubstr("slow again with known-good n0 (allreduce 20 GB/s), n1 "
                                         "(allreduce 19 GB/s)"));
+  // The whole message and what verdict.json shows of it: pairs need 20 % below the healthy
+  // pairs' 47.20 GB/s, 37.76 GB/s.
+  EXPECT_EQ(reason.message,
+            "allreduce in pairwise rounds: slow with 5 of 5 partners (median 21 GB/s, pairs need "
+            "37.76 GB/s at 1 GiB (healthy pairs 47.20 GB/s, spread 0.297 GB/s), run run1); slow "
+            "again with known-good n0 (allreduce 20 GB/s), n1 (allreduce 19 GB/s)");
+  EXPECT_EQ(reason.check, "collective.allreduce");
+  EXPECT_EQ(reason.rule, "rule.pair_localization");
+  EXPECT_EQ(reason.measured, std::optional<double>(21));
+  ASSERT_TRUE(reason.limit.has_value());
+  EXPECT_NEAR(*reason.limit, 37.76, 0.005);
+  EXPECT_EQ(reason.unit, "GB/s");
+  EXPECT_FALSE(reason.evidence.empty());
   EXPECT_TRUE(has_note(verdict, "localization.explained"));
   EXPECT_TRUE(
       localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline()).retest_plan.empty());
@@ -177,6 +190,16 @@ TEST(PairLocalization, ALoneSlowPairIsASuspectLinkThatBlamesNeitherNode) {
         fixtures::reason(fixtures::node(verdict, node), "localization.suspect_link");
     EXPECT_THAT(reason.message, HasSubstr("link n1<->n4"));
     EXPECT_THAT(reason.message, HasSubstr("not yet re-tested"));
+    // 20 % below the healthy pairs' 48 GB/s: 38.40 GB/s.
+    EXPECT_EQ(reason.message,
+              "link n1<->n4: allreduce 12 GB/s, pairs need 38.40 GB/s at 1 GiB (healthy pairs 48 "
+              "GB/s, spread 0 GB/s) (run run1); both nodes pass with their other partners; not "
+              "yet re-tested against known-good nodes");
+    ASSERT_TRUE(reason.link.has_value());
+    EXPECT_EQ(reason.link->type, "hosts");
+    EXPECT_EQ(reason.link->index, -1);  // pairwise rounds name no rail
+    EXPECT_EQ(reason.link->hosts, (std::vector<std::string>{"n1", "n4"}));
+    EXPECT_FALSE(reason.evidence.empty());
   }
   // The summary names the link once, though it shows in no node's line (both are certified).
   const std::string text = make_verdict_reporter("text")->render(verdict);
