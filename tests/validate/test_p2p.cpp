@@ -271,6 +271,95 @@ TEST(P2p, HostCopiesPassAtThePcieLimitAndFailJustBelow) {
   }
 }
 
+// n0's records of two GPUs with `gpu`'s copies from the host at `to_gpu` GB/s and to it at
+// `from_gpu`; the other host copies at 55 GB/s.
+std::vector<Json> slow_host_copies(int gpu, double to_gpu, double from_gpu, bool health = true) {
+  auto records = node_records("n0", 2, kHealthy, 55.0, health);
+  for (auto& r : records) {
+    if (r.at("kind") != "p2p" || r.at("path") != "host_gpu") continue;
+    if (r.at("dst_gpu") == gpu) r = p2p("n0", "host_gpu", -1, gpu, to_gpu);
+    if (r.at("src_gpu") == gpu) r = p2p("n0", "host_gpu", gpu, -1, from_gpu);
+  }
+  return records;
+}
+
+std::vector<Json> slow_host_copies_of_gpu1(double to_gpu, double from_gpu, bool health = true) {
+  return slow_host_copies(1, to_gpu, from_gpu, health);
+}
+
+TEST(P2p, EachSlowHostCopyNamesItsGpuDirectionFigureAndLimit) {
+  const auto verdict = judge(slow_host_copies_of_gpu1(40.0, 30.0), p2p_baseline("", 2));
+  const auto& node = fixtures::node(verdict, "n0");
+  std::vector<std::string> messages;
+  for (const Reason& r : node.reasons) {
+    if (r.code != "p2p.host_slow") continue;
+    messages.push_back(r.message);
+    // What verdict.json shows: the GPU, the check, the figure against 75 % of gen5 x16.
+    EXPECT_EQ(r.gpu_index, 1);
+    EXPECT_EQ(r.gpu_uuid, "GPU-n0-1");
+    EXPECT_EQ(r.check, "p2p");
+    EXPECT_EQ(r.unit, "GB/s");
+    ASSERT_TRUE(r.limit.has_value());
+    EXPECT_NEAR(*r.limit, 47.26, 0.01);
+    EXPECT_TRUE(r.measured == std::optional<double>(40.0) ||
+                r.measured == std::optional<double>(30.0));
+  }
+  EXPECT_THAT(messages,
+              ::testing::UnorderedElementsAre(
+                  "gpu 1 (GPU-n0-1): host->GPU 40 GB/s from NUMA node 0, below 75% of PCIe gen5 "
+                  "x16 (47.26 GB/s)",
+                  "gpu 1 (GPU-n0-1): GPU->host 30 GB/s from NUMA node 0, below 75% of PCIe gen5 "
+                  "x16 (47.26 GB/s)"));
+  // GPU 0's copy to the host: the direction is told by the host end, not by the GPU's number.
+  EXPECT_THAT(fixtures::reason(
+                  fixtures::node(judge(slow_host_copies(0, 55.0, 30.0), p2p_baseline("", 2)), "n0"),
+                  "p2p.host_slow")
+                  .message,
+              HasSubstr("gpu 0 (GPU-n0-0): GPU->host 30 GB/s"));
+  // A record that names another GPU than its copy's (hand-made): the copy's GPU is named without
+  // the other's identity.
+  for (const auto& [copied, named] : std::vector<std::pair<int, int>>{{0, 1}, {1, 0}}) {
+    auto foreign = slow_host_copies(copied, 40.0, 55.0);
+    for (auto& r : foreign) {
+      if (r.at("kind") == "p2p" && r.at("dst_gpu") == copied && r.at("path") == "host_gpu") {
+        r["gpu"]["index"] = named;
+        r["gpu"]["uuid"] = "GPU-n0-" + std::to_string(named);
+      }
+    }
+    const Reason& r = fixtures::reason(fixtures::node(judge(foreign, p2p_baseline("", 2)), "n0"),
+                                       "p2p.host_slow");
+    EXPECT_EQ(r.gpu_index, copied);
+    EXPECT_EQ(r.gpu_uuid, "");
+  }
+}
+
+TEST(P2p, WithoutAPcieRecordTheHostFloorJudgesAndAnUnknownNumaNodeIsSaid) {
+  // No health record: the baseline's own host floor is the limit.
+  const auto floor = judge(slow_host_copies_of_gpu1(40.0, 55.0, false),
+                           p2p_baseline("    host_floor_gb_per_s: 45\n", 2));
+  EXPECT_EQ(fixtures::reason(fixtures::node(floor, "n0"), "p2p.host_slow").message,
+            "gpu 1 (GPU-n0-1): host->GPU 40 GB/s from NUMA node 0, below the baseline's host "
+            "floor (45 GB/s)");
+  // Neither: not judged, and a copy whose NUMA node was not read says so.
+  auto records = slow_host_copies_of_gpu1(40.0, 55.0, false);
+  for (auto& r : records) {
+    if (r.at("kind") == "p2p" && r.at("dst_gpu") == 1 && r.at("path") == "host_gpu") {
+      r["host_numa_node"] = nullptr;
+    }
+  }
+  const auto unjudged = judge(records, p2p_baseline("", 2));
+  std::vector<std::string> messages;
+  for (const Reason& r : fixtures::node(unjudged, "n0").reasons) {
+    if (r.code == "p2p.host_unjudged") messages.push_back(r.message);
+  }
+  EXPECT_THAT(messages, ::testing::Contains(HasSubstr(
+                            "gpu 1 (GPU-n0-1): host->GPU 40 GB/s from an unknown NUMA node not "
+                            "judged")));
+  // Not judged: no limit in verdict.json.
+  EXPECT_FALSE(
+      fixtures::reason(fixtures::node(unjudged, "n0"), "p2p.host_unjudged").limit.has_value());
+}
+
 TEST(P2p, AHostLinkThatTrainedDownIsHeldToWhatTheSlotSupports) {
   auto records = node_records("n0", 2, kHealthy, 30.0);  // what gen4 x16 gives
   for (auto& r : records) {
