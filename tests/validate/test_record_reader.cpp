@@ -94,7 +94,8 @@ TEST(RecordReader, WrongFieldTypeLosesTheRecordLoudly) {
 
 TEST(RecordReader, ANegativeCountIsRefusedNamingItsFieldAndZeroIsRead) {
   // A count of errors, pages or miscompares below zero is no count: read as one it would pass
-  // every "at most N" limit. The record is lost loudly, as any malformed record is.
+  // every "at most N" limit (and a negative time would hide the event it times). The record is
+  // lost loudly, as any malformed record is.
   Json gpu = fixtures::gpu_health("n0", 0);
   gpu["retired_pages"] = {{"single_bit", 0}, {"double_bit", 0}, {"pending", false}};
   Json port = fixtures::record("health", "n0");
@@ -102,6 +103,8 @@ TEST(RecordReader, ANegativeCountIsRefusedNamingItsFieldAndZeroIsRead) {
   port["device"] = "mlx5_0";
   port["port"] = 1;
   port["counters"] = {{"symbol_error", 0}, {"link_downed", 0}};
+  Json burn_throttled = fixtures::burn("n0", 0, 700);
+  burn_throttled["telemetry"] = {{"throttle", {{{"reason", "hw_slowdown"}, {"seconds", 1.0}}}}};
   const std::vector<std::pair<Json, std::string>> counts = {
       {gpu, "/ecc/volatile/uncorrected"},
       {gpu, "/ecc/volatile/corrected"},
@@ -118,7 +121,8 @@ TEST(RecordReader, ANegativeCountIsRefusedNamingItsFieldAndZeroIsRead) {
       {fixtures::burn("n0", 0, 700), "/miscompares"},
       {fixtures::membw("n0", 0, 2500), "/integrity/errors"},
       {fixtures::membw("n0", 0, 2500), "/integrity/bytes_tested"},
-      {fixtures::collective(1 << 20, 2.5), "/wrong_elements"}};
+      {fixtures::collective(1 << 20, 2.5), "/wrong_elements"},
+      {burn_throttled, "/telemetry/throttle/0/seconds"}};
   for (const auto& [record, pointer] : counts) {
     SCOPED_TRACE(pointer);
     const std::string field = pointer.substr(pointer.rfind('/') + 1);

@@ -665,6 +665,18 @@ TEST(RuleBoundaries, ThrottleWarnsOnAnyClockEventOutsideTheAllowedOnes) {
                {static_cast<std::int64_t>(events.size()), expected},
                "clock events " + ::testing::PrintToString(events));
   }
+  // The reason names every event outside the allowed ones, under the health check.
+  Json r = gpu_health("n0", 0);
+  r["clock_event_reasons"] = {"gpu_idle", "hw_thermal", "hw_slowdown"};
+  const Reason warned = fixtures::reason(
+      fixtures::node(fixtures::certify(fixtures::evidence_of({r}), b), "n0"), "health.throttle");
+  EXPECT_EQ(warned.message,
+            "gpu 0 (GPU-n0-0): clock events other than power capping: hw_thermal, hw_slowdown");
+  EXPECT_EQ(warned.check, "health.gpu");
+  // A record that is not ok is not judged (its node is inconclusive for other reasons).
+  r["status"] = "error";
+  EXPECT_FALSE(fixtures::has_code(
+      fixtures::node(fixtures::certify(fixtures::evidence_of({r}), b), "n0"), "health.throttle"));
 }
 
 TEST(RuleBoundaries, BurnThrottleCountsFromMoreThanZeroSeconds) {
@@ -677,6 +689,30 @@ TEST(RuleBoundaries, BurnThrottleCountsFromMoreThanZeroSeconds) {
     expect_row(fixtures::node(fixtures::certify(fixtures::evidence_of({r}), b), "n0"),
                {static_cast<std::int64_t>(seconds * 1000), expected}, "hw_slowdown ms");
   }
+  // Every event of every GPU's burn is named, under the burn check.
+  std::vector<Json> burns;
+  for (const int gpu : {0, 1}) {
+    Json r = fixtures::burn("n0", gpu, 700);
+    r["telemetry"] = {{"throttle",
+                       {{{"reason", "hw_slowdown"}, {"seconds", 1.5}},
+                        {{"reason", "hw_thermal"}, {"seconds", 2.0}}}}};
+    burns.push_back(r);
+  }
+  const NodeVerdict two = fixtures::node(
+      fixtures::certify(fixtures::evidence_of(burns),
+                        fixtures::baseline_of("required: [burn]\nnode: {gpus: 2}\n")),
+      "n0");
+  std::vector<std::string> messages;
+  for (const Reason& r : two.reasons) {
+    if (r.code != "health.throttle") continue;
+    messages.push_back(r.message);
+    EXPECT_EQ(r.check, "burn");
+  }
+  EXPECT_THAT(messages,
+              ::testing::ElementsAre("gpu 0 (GPU-n0-0): clock events other than power capping: "
+                                     "hw_slowdown 1.50 s during burn, hw_thermal 2 s during burn",
+                                     "gpu 1 (GPU-n0-1): clock events other than power capping: "
+                                     "hw_slowdown 1.50 s during burn, hw_thermal 2 s during burn"));
   // An allowed event during the burn is no warning however long.
   Json capped = fixtures::burn("n0", 0, 700);
   capped["telemetry"] = {{"throttle", {{{"reason", "sw_power_cap"}, {"seconds", 60.0}}}}};

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include "records/burn.hpp"
 #include "validate/detail/record_common.hpp"
 
@@ -20,8 +22,10 @@ void read_telemetry(ParseState& state, od::value& value, BurnEvidence& record) {
             t.reason = state.evidence.strings.intern(
                 string(tv, {Tel::kThrottle, Tel::kThrottleReason, true}));
           } else if (tk == Tel::kThrottleSeconds) {
-            t.seconds =
-                optional_number(tv, {Tel::kThrottle, Tel::kThrottleSeconds, true}).value_or(0);
+            const Where seconds{Tel::kThrottle, Tel::kThrottleSeconds, true};
+            t.seconds = optional_number(tv, seconds).value_or(0);
+            // A time cannot be negative: read as one it would hide the event.
+            if (t.seconds < 0) record_error(seconds, fmt::format("negative ({})", t.seconds));
           }
         });
         record.throttle.push_back(t);
