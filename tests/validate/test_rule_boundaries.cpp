@@ -103,6 +103,43 @@ TEST(RuleBoundaries, CorrectableEccWarnsAboveItsLimit) {
                [](Json& r, std::int64_t v) { r["ecc"]["volatile"]["corrected"] = v; });
 }
 
+TEST(RuleBoundaries, EccReasonsNameCountAndLimitAndOnlyAnOkRecordWithCountsIsJudged) {
+  // GPU 1 over both limits: both reasons, under the health check, with count and limit.
+  const NodeVerdict both = judge([](Json& r) {
+    r["ecc"]["volatile"]["uncorrected"] = 4;
+    r["ecc"]["volatile"]["corrected"] = 1001;
+  });
+  const Reason& uncorrectable = fixtures::reason(both, "health.ecc_uncorrectable");
+  EXPECT_EQ(uncorrectable.message,
+            "gpu 1 (GPU-n0-1): 4 uncorrectable ECC errors since the last reset (limit 3)");
+  EXPECT_EQ(uncorrectable.check, "health.gpu");
+  EXPECT_EQ(fixtures::reason(both, "health.ecc_correctable").message,
+            "gpu 1 (GPU-n0-1): 1001 correctable ECC errors since the last reset (warn above "
+            "1000)");
+  // Both GPUs over: both named.
+  Json first = gpu_health("n0", 0);
+  first["ecc"]["volatile"]["corrected"] = 2000;
+  const NodeVerdict two = judge([](Json& r) { r["ecc"]["volatile"]["corrected"] = 2000; }, {first});
+  int warned = 0;
+  for (const Reason& r : two.reasons)
+    warned += r.code == "health.ecc_correctable";
+  EXPECT_EQ(warned, 2);
+  // Not read, or in a record that is not ok: no ECC reason (the record is no evidence).
+  for (const auto& edit : std::vector<std::function<void(Json&)>>{
+           [](Json& r) {
+             r["ecc"]["volatile"] = {{"uncorrected", nullptr}, {"corrected", nullptr}};
+           },
+           [](Json& r) {
+             r["status"] = "error";
+             r["ecc"]["volatile"]["uncorrected"] = 9;
+             r["ecc"]["volatile"]["corrected"] = 9999;
+           }}) {
+    const NodeVerdict n = judge(edit);
+    EXPECT_FALSE(fixtures::has_code(n, "health.ecc_uncorrectable"));
+    EXPECT_FALSE(fixtures::has_code(n, "health.ecc_correctable"));
+  }
+}
+
 TEST(RuleBoundaries, PcieReplaysWarnAboveTheirLimit) {
   expect_table("pcie.replay_count",
                {{99, kPasses}, {100, kPasses}, {101, warns("health.pcie_replays")}},
