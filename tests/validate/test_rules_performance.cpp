@@ -207,10 +207,20 @@ TEST(FleetOutlierRule, HealthyNoiseSmallFleetsAndDisabledFleetsAreNotFlagged) {
   EXPECT_TRUE(
       fixtures::run_rule("rule.fleet_outlier", slow, busbw_baseline("{floor: 300, fleet: false}"))
           .empty());
-  // MAD 0 (identical peers): the % test alone decides.
+  // MAD 0 (identical peers): the % test alone decides, and the reason says z is infinite.
   EXPECT_THAT(
       found(slow, fixtures::run_rule("rule.fleet_outlier", slow, busbw_baseline("{floor: 300}"))),
       ElementsAre("n9:perf.fleet_outlier"));
+  EXPECT_EQ(fixtures::node(fixtures::certify(slow, busbw_baseline("{floor: 300}")), "n9")
+                .first_reason()
+                ->message,
+            "allreduce busbw (node scope, 1 GiB) 400 GB/s is 16.67% below the fleet median 480 "
+            "GB/s (robust z inf, 10 nodes)");
+  // Two outliers: both named.
+  const Evidence two = node_scope_fleet({480, 480, 480, 480, 480, 480, 480, 480, 400, 400});
+  EXPECT_THAT(
+      found(two, fixtures::run_rule("rule.fleet_outlier", two, busbw_baseline("{floor: 300}"))),
+      ElementsAre("n8:perf.fleet_outlier", "n9:perf.fleet_outlier"));
 }
 
 TEST(FleetOutlierRule, AFigureSharedByManyNodesIsNoPeerOfANodesOwnFigure) {
@@ -225,6 +235,35 @@ TEST(FleetOutlierRule, AFigureSharedByManyNodesIsNoPeerOfANodesOwnFigure) {
        fixtures::collective(std::uint64_t{1} << 30, 480, "cluster", "n0", {}, "wide")});
   const Baseline b = busbw_baseline("{floor: 100}");
   EXPECT_TRUE(fixtures::run_rule("rule.fleet_outlier", e, b).empty());
+  // Eight nodes measured alone at 480 make a fleet; a job over two more at 300 is neither node's
+  // own figure, so neither is an outlier for it (their verdict comes from the shortfall rules).
+  std::vector<Json> records;
+  for (int n = 0; n < 8; ++n) {
+    const std::string node = "n" + std::to_string(n);
+    records.push_back(fixtures::run_record({node, node}, "solo" + node));
+    records.push_back(
+        fixtures::collective(std::uint64_t{1} << 30, 480, "cluster", node, {}, "solo" + node));
+  }
+  records.push_back(fixtures::run_record({"n8", "n9"}, "pair"));
+  records.push_back(fixtures::collective(std::uint64_t{1} << 30, 300, "cluster", "n8", {}, "pair"));
+  EXPECT_TRUE(fixtures::run_rule("rule.fleet_outlier", fixtures::evidence_of(records), b).empty());
+}
+
+TEST(FleetOutlierRule, ALowerIsBetterFigureIsAnOutlierAboveTheMedian) {
+  // Nine GPUs at 40 C and one at 60 C, all under the ceiling: the hot one is 50 % worse than
+  // its fleet; a cool one would be better, never an outlier.
+  std::vector<Json> records;
+  for (int n = 0; n < 10; ++n) {
+    Json r = fixtures::gpu_health("n" + std::to_string(n), 0);
+    r["temperature_c"] = n == 4 ? 60.0 : (n == 7 ? 20.0 : 40.0);
+    records.push_back(r);
+  }
+  const Evidence e = fixtures::evidence_of(records);
+  const Baseline b = fixtures::baseline_of(
+      "required: [health.gpu]\nnode: {gpus: 1}\nchecks:\n  health.gpu:\n"
+      "    temperature_c: {ceiling: 90}\n");
+  EXPECT_THAT(found(e, fixtures::run_rule("rule.fleet_outlier", e, b)),
+              ElementsAre("n4:perf.fleet_outlier"));
 }
 
 TEST(FleetOutlierRule, JudgesEachGpuAgainstAllGpusOfTheFleet) {
