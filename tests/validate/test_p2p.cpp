@@ -326,8 +326,8 @@ TEST(P2p, EachSlowHostCopyNamesItsGpuDirectionFigureAndLimit) {
         r["gpu"]["uuid"] = "GPU-n0-" + std::to_string(named);
       }
     }
-    const Reason& r = fixtures::reason(fixtures::node(judge(foreign, p2p_baseline("", 2)), "n0"),
-                                       "p2p.host_slow");
+    const FleetVerdict judged = judge(foreign, p2p_baseline("", 2));
+    const Reason& r = fixtures::reason(fixtures::node(judged, "n0"), "p2p.host_slow");
     EXPECT_EQ(r.gpu_index, copied);
     EXPECT_EQ(r.gpu_uuid, "");
   }
