@@ -38,8 +38,8 @@ def record(root, path, results, when, commit, command, resumed=None):
               for line, before, after in results.get("listed", [])]
     counts = {key: results[key] for key in COUNTS}
     done = list(results["done"])
-    if resumed:
-        for key in COUNTS[1:]:
+    if resumed:  # the same file's mutants: written the same, the outcomes add up
+        for key in ("invalid", "equivalent", "killed", "survived"):
             counts[key] += resumed["counts"][key]
         survivors = resumed["survivors"] + survivors
         listed = resumed["listed_equivalent"] + listed
@@ -110,6 +110,17 @@ def read_entry(root, path):
                          f"({error.__class__.__name__}: {error})")
 
 
+def is_current(root, path, entry):
+    """Whether the file's text is the one the entry's run mutated."""
+    return entry["sha256"] == text_digest(os.path.join(root, path))
+
+
+def current_entry(root, path):
+    """The file's entry when its text is the one that ran (complete or partial), else None."""
+    entry = read_entry(root, path)
+    return entry if entry and is_current(root, path, entry) else None
+
+
 def summarize(root, files, excuse):
     """The set's state from the ledger: per file 'current', 'stale' (its text changed since) or
     'missing', and over the current files the counts, where `excuse(path, line, before, after)`
@@ -121,7 +132,7 @@ def summarize(root, files, excuse):
         if entry is None:
             rows.append((path, "missing", None))
             continue
-        if entry["sha256"] != text_digest(os.path.join(root, path)):
+        if not is_current(root, path, entry):
             rows.append((path, "stale", entry))
             continue
         if not entry["complete"]:
