@@ -65,9 +65,10 @@ def write_entry(root, path, entry):
 
 def recorded_survivors(entry):
     """(line, before, after) of every mutant the entry did not count as killed or as compiled
-    to the same object: its survivors and those a listed reason excused."""
-    return {(s["line"], s["before"], s["after"])
-            for s in entry["survivors"] + entry["listed_equivalent"]}
+    to the same object: its survivors and those a listed reason excused. Two mutants that write
+    the same text are two of the file's mutants and stay two (one outcome each)."""
+    return sorted((s["line"], s["before"], s["after"])
+                  for s in entry["survivors"] + entry["listed_equivalent"])
 
 
 def after_recheck(entry, rerun, results, when):
@@ -78,8 +79,10 @@ def after_recheck(entry, rerun, results, when):
     counts["killed"] += results["killed"]
     counts["equivalent"] += results["equivalent"] - len(entry["listed_equivalent"])
     counts["invalid"] += results["invalid"]
+    run_again = set(rerun)
     left = [{"line": line, "before": before, "after": after}
-            for line, before, after in sorted(recorded_survivors(entry) - set(rerun))]
+            for line, before, after in recorded_survivors(entry)
+            if (line, before, after) not in run_again]
     survivors = left + [{"line": line, "before": before, "after": after}
                         for line, before, after in results["survivors"]]
     counts["survived"] = len(survivors)

@@ -236,6 +236,21 @@ class Ledger(unittest.TestCase):
         total = sum(after["counts"][k] for k in ("invalid", "equivalent", "killed", "survived"))
         self.assertEqual(total, after["counts"]["generated"])
 
+    def test_two_survivors_of_the_same_text_stay_two_through_a_recheck(self):
+        twice = dict(self.results, listed=[],
+                     survivors=[(1, "return 1;", "return 0;"), (1, "return 1;", "return 0;")])
+        ledger.record(self.root, "src/a.cpp", twice, "d", "c", "x")
+        entry = ledger.read_entry(self.root, "src/a.cpp")
+        self.assertEqual(len(ledger.recorded_survivors(entry)), 2)
+        # Both are run again (the same mutant file twice) and both are killed now.
+        rerun = [(1, "return 1;", "return 0;")] * 2
+        results = {"killed": 2, "survived": 0, "equivalent": 0, "invalid": 0, "survivors": [],
+                   "listed": []}
+        after = ledger.after_recheck(entry, rerun, results, "later")
+        self.assertEqual(after["counts"]["survived"], 0)
+        total = sum(after["counts"][k] for k in ("invalid", "equivalent", "killed", "survived"))
+        self.assertEqual(total, after["counts"]["generated"])
+
     def test_a_stopped_run_is_partial_until_a_resume_runs_the_rest(self):
         first = {"generated": 10, "invalid": 3, "equivalent": 0, "killed": 1, "survived": 1,
                  "survivors": [(1, "return 1;", "return 0;")], "listed": [],

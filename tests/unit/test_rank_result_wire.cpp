@@ -2,6 +2,8 @@
 // arrives as sent, and what encode never writes is refused rather than read as a result.
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -79,6 +81,39 @@ TEST(RankResultWire, AFieldEncodeNeverWritesIsRefused) {
     auto above = wire;
     above[half] = 4294967296.0;
     EXPECT_THROW((void)decode_rank_results(above), RuntimeFailure) << "field " << half;
+  }
+}
+
+// The message names the field, the value and the range, as a user reading a failed run's error
+// needs to tell a damaged control plane from a bug in one field.
+TEST(RankResultWire, ARefusalNamesTheFieldItsValueAndTheRange) {
+  const auto wire = encode_rank_results(std::vector<RankMeasurement>(1));
+  const std::vector<std::pair<std::size_t, std::string>> fields = {
+      {0, "rank is 0.5, not a whole number in [0, 2147483647]"},
+      {2, "back-to-back flag is 0.5, not a whole number in [0, 1]"},
+      {4, "wrong elements (high) is 0.5, not a whole number in [0, 4294967295]"},
+      {5, "wrong elements (low) is 0.5, not a whole number in [0, 4294967295]"},
+      {6, "wrong iterations is 0.5, not a whole number in [0, 2147483647]"},
+      {7, "checked flag is 0.5, not a whole number in [0, 1]"},
+  };
+  for (const auto& [field, said] : fields) {
+    auto damaged = wire;
+    damaged[field] = 0.5;
+    try {
+      (void)decode_rank_results(damaged);
+      ADD_FAILURE() << "field " << field << " was not refused";
+    } catch (const RuntimeFailure& e) {
+      EXPECT_EQ(std::string(e.what()), "per-rank result from another process: " + said);
+    }
+  }
+  auto short_by_one = wire;
+  short_by_one.pop_back();
+  try {
+    (void)decode_rank_results(short_by_one);
+    ADD_FAILURE() << "a short result was not refused";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "per-rank results from another process: 7 values, not a multiple of 8");
   }
 }
 

@@ -126,6 +126,57 @@ Json collective(std::uint64_t bytes, double busbw_gb, const std::string& scope,
   return c;
 }
 
+Json p2p(const std::string& host, const std::string& path, int src, int dst, double figure,
+         const std::string& method, const std::string& access, bool bidirectional,
+         const std::string& run) {
+  const int issuer = access == "read" || src < 0 ? dst : src;
+  Json r = record("p2p", host, "ok", issuer, run);
+  const bool chase = method == "pointer_chase";
+  r["path"] = path;
+  r["method"] = method;
+  r["access"] = path == "gpu_gpu" ? Json(access) : Json(nullptr);
+  r["bidirectional"] = bidirectional;
+  r["src_gpu"] = src >= 0 ? Json(src) : Json(nullptr);
+  r["dst_gpu"] = dst >= 0 ? Json(dst) : Json(nullptr);
+  r["host_numa_node"] = path == "host_gpu" ? Json(0) : Json(nullptr);
+  r["host_numa_local"] = path == "host_gpu" ? Json(true) : Json(nullptr);
+  r["peer_access"] = path == "gpu_gpu" ? Json(true) : Json(nullptr);
+  r["bytes"] = kP2pBytes;
+  r["copies_per_sample"] = chase ? 1000 : 8;
+  r["iterations"] = 1;
+  r["warmup_iterations"] = 0;
+  const double seconds = chase ? figure * 1e-6 * 1000 : 8.0 * kP2pBytes / (figure * 1e9);
+  r["samples_s"] = {seconds};
+  r["bytes_per_s"] = chase ? Json(nullptr) : Json(figure * 1e9);
+  r["latency_s"] = chase ? Json(figure * 1e-6) : Json(nullptr);
+  return r;
+}
+
+Json link(const std::string& from, const std::string& to, double figure, const std::string& test,
+          std::uint64_t bytes, const std::string& run) {
+  Json r = record("link", from, "ok", -1, run);
+  r["transport"] = "mpi";
+  r["memory"] = "host";
+  r["test"] = test;
+  r["round"] = 0;
+  r["rail"] = 0;
+  r["nodes"] = {from, to};
+  r["ranks"] = {0, 1};
+  r["devices"] = {nullptr, nullptr};
+  r["bytes"] = bytes;
+  r["window"] = 1;
+  r["iterations"] = 1;
+  r["warmup_iterations"] = 0;
+  const bool latency = test == "write_lat";
+  const double seconds = latency ? figure * 1e-6 : static_cast<double>(bytes) / (figure * 1e9);
+  r["samples_s"] = {seconds};
+  r["min_s"] = r["median_s"] = r["max_s"] = seconds;
+  r["bytes_per_s"] = latency ? Json(nullptr) : Json(figure * 1e9);
+  r["latency_s"] = latency ? Json(seconds) : Json(nullptr);
+  r["counter_deltas"] = nullptr;
+  return r;
+}
+
 Json gpu_health(const std::string& host, int gpu) {
   Json r = record("health", host, "ok", gpu);
   r["component"] = "gpu";

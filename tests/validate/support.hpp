@@ -48,6 +48,19 @@ class TempDir {
                               const std::vector<std::pair<int, std::string>>& wrong = {},
                               const std::string& run = "run1",
                               const std::string& name = "allreduce");
+// A measured p2p record on node `host`: `figure` is GB/s for copies, µs for the pointer chase.
+// host_gpu: src or dst -1 is the host.
+inline constexpr std::uint64_t kP2pBytes = std::uint64_t{256} << 20;
+[[nodiscard]] Json p2p(const std::string& host, const std::string& path, int src, int dst,
+                       double figure, const std::string& method = "copy_engine",
+                       const std::string& access = "write", bool bidirectional = false,
+                       const std::string& run = "run1");
+// A measured link record between two nodes: `figure` is GB/s for bandwidth tests, µs for
+// write_lat.
+[[nodiscard]] Json link(const std::string& from, const std::string& to, double figure,
+                        const std::string& test = "write_bw",
+                        std::uint64_t bytes = std::uint64_t{4} << 20,
+                        const std::string& run = "run1");
 [[nodiscard]] Json gpu_health(const std::string& host, int gpu);
 [[nodiscard]] Json burn(const std::string& host, int gpu, double tflops);
 [[nodiscard]] Json membw(const std::string& host, int gpu, double copy_gb);

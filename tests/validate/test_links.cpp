@@ -11,39 +11,13 @@
 namespace commcert {
 namespace {
 
+using fixtures::link;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 const std::vector<std::string> kNodes = {"n0", "n1", "n2", "n3"};
-
-// A measured link record: `figure` is GB/s for bandwidth tests, µs for write_lat.
-Json link(const std::string& from, const std::string& to, double figure,
-          const std::string& test = "write_bw", std::uint64_t bytes = 4 * kMiB,
-          const std::string& run = "run1") {
-  Json r = fixtures::record("link", from, "ok", -1, run);
-  r["transport"] = "mpi";
-  r["memory"] = "host";
-  r["test"] = test;
-  r["round"] = 0;
-  r["rail"] = 0;
-  r["nodes"] = {from, to};
-  r["ranks"] = {0, 1};
-  r["devices"] = {nullptr, nullptr};
-  r["bytes"] = bytes;
-  r["window"] = 1;
-  r["iterations"] = 1;
-  r["warmup_iterations"] = 0;
-  const bool latency = test == "write_lat";
-  const double seconds = latency ? figure * 1e-6 : static_cast<double>(bytes) / (figure * 1e9);
-  r["samples_s"] = {seconds};
-  r["min_s"] = r["median_s"] = r["max_s"] = seconds;
-  r["bytes_per_s"] = latency ? Json(nullptr) : Json(figure * 1e9);
-  r["latency_s"] = latency ? Json(seconds) : Json(nullptr);
-  r["counter_deltas"] = nullptr;
-  return r;
-}
 
 // Every pair of `nodes` measured once, figure from `figure(a, b)`.
 std::vector<Json> all_pairs(

@@ -13,39 +13,10 @@
 namespace commcert {
 namespace {
 
+using fixtures::p2p;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-constexpr std::uint64_t kBytes = std::uint64_t{256} << 20;
-
-// A measured p2p record on node `host`: `figure` is GB/s for copies, µs for the pointer chase.
-// host_gpu: src or dst -1 is the host.
-Json p2p(const std::string& host, const std::string& path, int src, int dst, double figure,
-         const std::string& method = "copy_engine", const std::string& access = "write",
-         bool bidirectional = false, const std::string& run = "run1") {
-  const int issuer = access == "read" || src < 0 ? dst : src;
-  Json r = fixtures::record("p2p", host, "ok", issuer, run);
-  const bool chase = method == "pointer_chase";
-  r["path"] = path;
-  r["method"] = method;
-  r["access"] = path == "gpu_gpu" ? Json(access) : Json(nullptr);
-  r["bidirectional"] = bidirectional;
-  r["src_gpu"] = src >= 0 ? Json(src) : Json(nullptr);
-  r["dst_gpu"] = dst >= 0 ? Json(dst) : Json(nullptr);
-  r["host_numa_node"] = path == "host_gpu" ? Json(0) : Json(nullptr);
-  r["host_numa_local"] = path == "host_gpu" ? Json(true) : Json(nullptr);
-  r["peer_access"] = path == "gpu_gpu" ? Json(true) : Json(nullptr);
-  r["bytes"] = kBytes;
-  r["copies_per_sample"] = chase ? 1000 : 8;
-  r["iterations"] = 1;
-  r["warmup_iterations"] = 0;
-  const double seconds = chase ? figure * 1e-6 * 1000 : 8.0 * kBytes / (figure * 1e9);
-  r["samples_s"] = {seconds};
-  r["bytes_per_s"] = chase ? Json(nullptr) : Json(figure * 1e9);
-  r["latency_s"] = chase ? Json(figure * 1e-6) : Json(nullptr);
-  return r;
-}
 
 // A node of `gpus` GPUs: every ordered pair measured (copy engine, write) at figure(src, dst),
 // each GPU's host copies both ways at `host_gb`, and a health record per GPU (PCIe gen5 x16).

@@ -540,6 +540,54 @@ TEST(RuleBoundaries, WarnBandWarnsBelowTheCeilingDownToTheBand) {
                  [&](double v) { return judge_temperature(v, bound); });
 }
 
+// A figure read without scaling (burn TFLOP/s), so the band's top is exactly 500: a busbw figure
+// passes through bytes/s and 500 GB/s reads as 500.00000000000006.
+NodeVerdict judge_tflops(double tflops, const std::string& bound) {
+  const Baseline b = fixtures::baseline_of(
+      "required: [burn]\nnode: {gpus: 1}\nchecks:\n  burn:\n    tflops:\n      gemm_bf16: " +
+      bound + "\n");
+  return fixtures::node(
+      fixtures::certify(fixtures::evidence_of({fixtures::burn("n0", 0, tflops)}), b), "n0");
+}
+
+TEST(RuleBoundaries, WarnBandEndsExactlyAtItsTop) {
+  const std::string bound = "{floor: 400, warn_band_pct: 25}";
+  expect_figures(bound,
+                 {{399, quarantines("perf.below_floor")},
+                  {400, warns("perf.warn_band")},
+                  {499.99, warns("perf.warn_band")},
+                  {500, kPasses},
+                  {500.01, kPasses}},
+                 [&](double v) { return judge_tflops(v, bound); });
+}
+
+// Every GPU in the band is written down, not only the first; a figure in the band of both its
+// floor and its ceiling is one warning; the reason says which bound it is near.
+TEST(RuleBoundaries, WarnBandWarnsEachFigureOnceNamingItsBound) {
+  const auto warnings = [](const std::vector<double>& temperatures, const std::string& bound) {
+    std::vector<Json> records;
+    for (std::size_t gpu = 0; gpu < temperatures.size(); ++gpu) {
+      Json hot = gpu_health("n0", static_cast<int>(gpu));
+      hot["temperature_c"] = temperatures[gpu];
+      records.push_back(hot);
+    }
+    const Baseline b = fixtures::baseline_of(
+        "required: [health.gpu]\nnode: {gpus: " + std::to_string(temperatures.size()) +
+        "}\nchecks:\n  health.gpu:\n    temperature_c: " + bound + "\n");
+    return fixtures::run_rule("rule.warn_band", fixtures::evidence_of(records), b);
+  };
+  const auto near_ceiling = warnings({70, 75}, "{ceiling: 80, warn_band_pct: 25}");
+  ASSERT_EQ(near_ceiling.size(), 2u);
+  EXPECT_EQ(near_ceiling[1].gpu.index, 1);
+  const auto near_floor = warnings({41, 42}, "{floor: 40, warn_band_pct: 25}");
+  ASSERT_EQ(near_floor.size(), 2u);
+  EXPECT_EQ(near_floor[1].gpu.index, 1);
+  EXPECT_EQ(warnings({45}, "{floor: 40, ceiling: 50, warn_band_pct: 25}").size(), 1u);
+  const NodeVerdict hot = judge_temperature(75, "{ceiling: 80, warn_band_pct: 25}");
+  EXPECT_EQ(fixtures::reason(hot, "perf.warn_band").message,
+            "gpu 0 (GPU-n0-0): temperature 75 C within 25% of the ceiling 80 C");
+}
+
 TEST(RuleBoundaries, RegressionOfALowerIsBetterFigureIsAboveTheExpectedValue) {
   // 25 % worse than an expected 60 C is above 75 C: the limit verdict.json shows is 75.
   const std::string bound = "{expected: 60, max_regression_pct: 25}";

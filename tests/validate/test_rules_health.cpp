@@ -208,6 +208,9 @@ TEST(PcieLinkRule, BelowMaximumWidthOrGenerationQuarantines) {
               ElementsAre("health.pcie_degraded"));
   EXPECT_THAT(codes_for("rule.pcie_link", [](Json& r) { r["pcie"]["replay_count"] = 101; }),
               ElementsAre("health.pcie_replays"));
+  // A replay count NVML did not read gives the replay limit nothing to judge.
+  EXPECT_THAT(codes_for("rule.pcie_link", [](Json& r) { r["pcie"]["replay_count"] = nullptr; }),
+              ElementsAre());
   Json r = gpu_health("n0", 0);
   r["pcie"]["width_current"] = 8;
   const FleetVerdict v = fixtures::certify(fixtures::evidence_of({r}), health_baseline());

@@ -1,0 +1,450 @@
+// The required-evidence rule (docs/validator.md, "The rule") case by case: each kind of check
+// with the record it needs missing, failed or skipped as the node's only evidence, what counts as
+// a node speaking for itself, and which record's reason a gap is explained by. Written from the
+// survivors of its mutation run (docs/testing.md): each case fails on a plausible slip in
+// required_evidence_rule.cpp that no other test saw.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+#include "validate/inputs.hpp"
+
+namespace commcert {
+namespace {
+
+using fixtures::codes;
+using fixtures::collective;
+using fixtures::has_code;
+using fixtures::run_record;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+FleetVerdict certify(const std::vector<Json>& records, const std::string& baseline_yaml) {
+  return fixtures::certify(fixtures::evidence_of(records), fixtures::baseline_of(baseline_yaml));
+}
+
+// The messages of this rule's reasons about a node's `check`, in order.
+std::vector<std::string> gaps(const FleetVerdict& verdict, const std::string& node,
+                              const std::string& check) {
+  std::vector<std::string> out;
+  for (const auto& r : fixtures::node(verdict, node).reasons) {
+    if (r.check == check && r.rule == "rule.required_evidence") out.push_back(r.message);
+  }
+  return out;
+}
+
+Json ib_port(const std::string& host, const std::string& device, const std::string& status = "ok") {
+  Json port = fixtures::record("health", host, status);
+  port["component"] = "ib_port";
+  port["device"] = device;
+  port["port"] = 1;
+  port["state"] = "ACTIVE";
+  port["phys_state"] = "LinkUp";
+  port["rate_gbps"] = 400;
+  port["counters"] = Json::object();
+  return port;
+}
+
+Json node_health(const std::string& host, const std::string& status = "ok") {
+  Json node = fixtures::record("health", host, status);
+  node["component"] = "node";
+  node["gpu_count"] = 1;
+  node["ib_port_count"] = 1;
+  return node;
+}
+
+// A health stage that timed out before it looked at any component.
+Json health_stage_timeout(const std::string& host) {
+  Json timeout = fixtures::record("health", host, "timeout");
+  timeout["reason"] = "health stage on " + host + " never answered";
+  timeout["operation"] = "health";
+  timeout["timeout_s"] = 60;
+  return timeout;
+}
+
+Json with_status(Json record, const std::string& status, const std::string& reason) {
+  record["status"] = status;
+  record["reason"] = reason;
+  return record;
+}
+
+// --- Per-GPU checks -------------------------------------------------------------------------
+
+struct PerGpuCheck {
+  std::string check;
+  Json (*good_record)(const std::string& host, int gpu);
+};
+
+const std::vector<PerGpuCheck>& per_gpu_checks() {
+  static const std::vector<PerGpuCheck> checks = {
+      {"burn", [](const std::string& h, int g) { return fixtures::burn(h, g, 700); }},
+      {"membw", [](const std::string& h, int g) { return fixtures::membw(h, g, 3000); }},
+      {"health.gpu", [](const std::string& h, int g) { return fixtures::gpu_health(h, g); }},
+  };
+  return checks;
+}
+
+// The node is known from a record of another check; the required one has no record at all.
+TEST(RequiredEvidenceRule, EachPerGpuCheckWithoutItsRecordIsAGap) {
+  for (const auto& [check, good_record] : per_gpu_checks()) {
+    SCOPED_TRACE(check);
+    const std::string required = "required: [" + check + "]\n";
+    // No GPU count in the baseline: one record of any GPU is the least it takes.
+    const FleetVerdict uncounted = certify({ib_port("n0", "mlx5_0")}, required);
+    EXPECT_THAT(gaps(uncounted, "n0", check),
+                ElementsAre(check + ": no evidence (no record for this node)"));
+    const FleetVerdict uncounted_good = certify({good_record("n0", 0)}, required);
+    EXPECT_THAT(gaps(uncounted_good, "n0", check), ElementsAre());
+    // One GPU per node: its own record, at the count's lower limit.
+    const std::string one_gpu = required + "node: {gpus: 1}\n";
+    const FleetVerdict counted = certify({ib_port("n0", "mlx5_0")}, one_gpu);
+    EXPECT_THAT(gaps(counted, "n0", check), ElementsAre(check + ": no evidence for all 1 GPUs"));
+    const FleetVerdict counted_good = certify({good_record("n0", 0)}, one_gpu);
+    EXPECT_THAT(gaps(counted_good, "n0", check), ElementsAre());
+  }
+}
+
+// A burn or memory test that ran and failed measured the GPU (its own rule quarantines it); a
+// health record that failed says nothing of the GPU's health, so health.gpu has no evidence.
+TEST(RequiredEvidenceRule, AFailedMeasurementIsEvidenceAFailedHealthReadIsNot) {
+  Json burn = fixtures::burn("n0", 0, 700);
+  burn["miscompares"] = 3;
+  const FleetVerdict burnt =
+      certify({with_status(burn, "fail", "3 miscompares")}, "required: [burn]\nnode: {gpus: 1}\n");
+  EXPECT_EQ(fixtures::node(burnt, "n0").state, NodeState::kQuarantined);
+  EXPECT_THAT(gaps(burnt, "n0", "burn"), ElementsAre());
+  const FleetVerdict unread =
+      certify({with_status(fixtures::gpu_health("n0", 0), "fail", "NVML: GPU is lost")},
+              "required: [health.gpu]\nnode: {gpus: 1}\n");
+  EXPECT_THAT(gaps(unread, "n0", "health.gpu"),
+              ElementsAre("health.gpu: no evidence for all 1 GPUs"));
+  // A GPU record naming no GPU that says why explains the failed read.
+  Json node_wide =
+      with_status(fixtures::record("health", "n0", "error"), "error", "NVML init failed");
+  node_wide["component"] = "gpu";
+  const FleetVerdict explained =
+      certify({with_status(fixtures::gpu_health("n0", 0), "fail", "NVML: GPU is lost"), node_wide},
+              "required: [health.gpu]\nnode: {gpus: 1}\n");
+  EXPECT_THAT(gaps(explained, "n0", "health.gpu"),
+              ElementsAre("health.gpu: the stage could not measure for all 1 GPUs: NVML init "
+                          "failed"));
+}
+
+// A GPU's own record explains its gap before a record that names no GPU, and the first missing
+// GPU's reason is the one given even when a later GPU's says something else.
+TEST(RequiredEvidenceRule, AMissingGpuIsExplainedByItsOwnRecordFirst) {
+  Json node_wide = fixtures::record("burn", "n0", "skipped");
+  node_wide["reason"] = "burn stage skipped on this node";
+  const std::vector<Json> records = {
+      with_status(fixtures::burn("n0", 0, 700), "error", "cuBLAS init failed on gpu 0"),
+      with_status(fixtures::burn("n0", 1, 700), "skipped", "gemm_fp8 unsupported on gpu 1"),
+      node_wide};
+  const FleetVerdict v = certify(records, "required: [burn]\nnode: {gpus: 2}\n");
+  EXPECT_THAT(gaps(v, "n0", "burn"),
+              ElementsAre("burn: the stage could not measure for all 2 GPUs: cuBLAS init failed "
+                          "on gpu 0"));
+}
+
+// Every bounded figure group is demanded, each named by its label (a group of several metrics,
+// the burn kernels, by all of them).
+TEST(RequiredEvidenceRule, EveryBoundedFigureGroupIsDemanded) {
+  Json membw = fixtures::membw("n0", 0, 3000);
+  membw["bandwidth"]["read_bytes_per_s"] = nullptr;
+  const FleetVerdict no_read =
+      certify({membw},
+              "required: [membw]\nnode: {gpus: 1}\nchecks:\n  membw:\n"
+              "    copy_gb_per_s: {floor: 1}\n    read_gb_per_s: {floor: 1}\n");
+  EXPECT_THAT(gaps(no_read, "n0", "membw"),
+              ElementsAre("membw: no memory read bandwidth figure for gpu 0"));
+  Json burn = fixtures::burn("n0", 0, 700);
+  burn["tflops"] = nullptr;
+  const FleetVerdict no_tflops =
+      certify({burn},
+              "required: [burn]\nnode: {gpus: 1}\nchecks:\n  burn:\n    tflops:\n"
+              "      gemm_bf16: {floor: 1}\n      gemm_fp16: {floor: 1}\n");
+  EXPECT_THAT(gaps(no_tflops, "n0", "burn"),
+              ElementsAre("burn: no one of: burn gemm_bf16, burn gemm_fp16 figure for gpu 0"));
+}
+
+// --- Collectives ----------------------------------------------------------------------------
+
+// Only records of the required collective in a node or cluster scope are its evidence, even where
+// the baseline bounds no size or scope.
+TEST(RequiredEvidenceRule, AnotherCollectiveOrAnUnknownScopeIsNoEvidence) {
+  const std::string required = "required: [collective.allreduce]\n";
+  const Json allgather = collective(kGiB, 1, "cluster", "n0", {}, "run1", "allgather");
+  const Json rack = collective(kGiB, 1, "rack");
+  for (const Json& only : {allgather, rack}) {
+    const FleetVerdict v = certify({run_record({"n0", "n1"}), only}, required);
+    EXPECT_THAT(gaps(v, "n0", "collective.allreduce"),
+                ElementsAre("collective.allreduce: no evidence (no allreduce record names this "
+                            "node)"));
+  }
+  const FleetVerdict control = certify({run_record({"n0", "n1"}), collective(kGiB, 1)}, required);
+  EXPECT_EQ(control.count(NodeState::kCertified), 2u);
+}
+
+// The reason names the scopes the baseline judges, as the user must configure the sweep.
+TEST(RequiredEvidenceRule, ANotJudgeableReasonNamesTheJudgedScopes) {
+  const std::string node_only =
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+      "    busbw_gb_per_s:\n      node: {floor: 0.001}\n";
+  const FleetVerdict cluster = certify({run_record({"n0"}), collective(kGiB, 1)}, node_only);
+  EXPECT_THAT(gaps(cluster, "n0", "collective.allreduce"),
+              ElementsAre(HasSubstr("judges busbw in scope node; no checked measurement here")));
+  const std::string both =
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n"
+      "    busbw_gb_per_s:\n      node: {floor: 0.001}\n      cluster: {floor: 0.001}\n";
+  Json one_rank = collective(kGiB, 1);
+  one_rank["nranks"] = 1;
+  one_rank["nodes"] = 1;
+  const FleetVerdict lonely = certify({run_record({"n0"}), one_rank}, both);
+  EXPECT_THAT(gaps(lonely, "n0", "collective.allreduce"),
+              ElementsAre(HasSubstr("at >= 1 GiB in scope cluster or node ran on a one-rank")));
+}
+
+// Of a communicator's skipped records, the first reason is the one given.
+TEST(RequiredEvidenceRule, TheFirstSkippedReasonOfACommunicatorIsGiven) {
+  std::vector<Json> records = {run_record({"n0"})};
+  for (const std::string reason : {"first reason", "second reason"}) {
+    Json skipped = collective(kGiB, 1);
+    skipped["status"] = "skipped";
+    skipped["reason"] = reason;
+    records.push_back(skipped);
+  }
+  const FleetVerdict v = certify(records, "required: [collective.allreduce]\n");
+  EXPECT_THAT(gaps(v, "n0", "collective.allreduce"),
+              ElementsAre("collective.allreduce: skipped: first reason"));
+}
+
+// In a run without a rank map, a node named only as another node's straggler took part only if
+// it speaks for itself elsewhere: a rank map of a finished run that lists it, or any record it
+// wrote. Run 1 has a rank map but no allreduce; run 2's only allreduce record is n0's.
+TEST(RequiredEvidenceRule, ANodeSpeaksForItselfByAnyRecordItWroteOrARankMapListingIt) {
+  Json straggling = collective(kGiB, 1, "cluster", "n0", {}, "run2");
+  straggling["straggler"]["host"] = "n1";
+  const std::vector<std::pair<std::string, Json>> own_evidence = {
+      {"rank map", run_record({"n0", "n1"})},
+      {"burn", fixtures::burn("n1", 0, 700)},
+      {"membw", fixtures::membw("n1", 0, 3000)},
+      {"gpu health", fixtures::gpu_health("n1", 0)},
+      {"ib port", ib_port("n1", "mlx5_0")},
+      {"node health", node_health("n1")},
+      {"p2p", fixtures::p2p("n1", "host_gpu", -1, 0, 50)},
+      {"link", fixtures::link("n1", "n0", 20)},
+  };
+  for (const auto& [what, record] : own_evidence) {
+    SCOPED_TRACE(what);
+    const FleetVerdict v = certify({run_record({"n0", "n2"}), straggling, record},
+                                   "required: [collective.allreduce]\n");
+    EXPECT_THAT(gaps(v, "n1", "collective.allreduce"), ElementsAre());
+  }
+  // Named only as the straggler: no evidence of its own.
+  const FleetVerdict named_only = certify({run_record({"n0", "n2"}), straggling, node_health("n2")},
+                                          "required: [collective.allreduce]\n");
+  EXPECT_THAT(gaps(named_only, "n1", "collective.allreduce"),
+              ElementsAre(HasSubstr("records name this node only inside other nodes' records")));
+}
+
+Json collective_timeout(const std::string& operation) {
+  Json t = fixtures::record("collective", "n0", "timeout");
+  t["backend"] = "mpi";
+  t["scope"] = "cluster";
+  t["operation"] = operation;
+  t["timeout_s"] = 30;
+  t["nranks"] = 2;
+  t["not_arrived"] = Json::array({{{"rank", 1}, {"host", "n1"}}});
+  t["attributed"] = true;
+  t["rank_states"] = Json::array();
+  return t;
+}
+
+// A timeout explains the gaps of its own check (or of an unnamed collective), not another's.
+TEST(RequiredEvidenceRule, OnlyATimeoutOfTheCheckExplainsItsGap) {
+  const std::string required = "required: [collective.allreduce]\n";
+  const FleetVerdict other =
+      certify({run_record({"n0", "n1"}), collective_timeout("allgather float 64 KiB out-of-place")},
+              required);
+  EXPECT_EQ(fixtures::node(other, "n0").first_reason()->code, "evidence.missing");
+  const FleetVerdict own = certify(
+      {run_record({"n0", "n1"}), collective_timeout("allreduce float sum 64 KiB out-of-place")},
+      required);
+  EXPECT_EQ(fixtures::node(own, "n0").first_reason()->code, "evidence.timeout");
+}
+
+Json collective_error(const std::string& host, const std::string& run, const std::string& why) {
+  Json error = fixtures::record("collective", host, "error", -1, run);
+  error["backend"] = "mpi";
+  error["reason"] = why;
+  return error;
+}
+
+// A stage error explains the gap of the node that wrote it, listed in the run's rank map or not;
+// of two runs' errors, the first run's is given.
+TEST(RequiredEvidenceRule, AStageErrorExplainsTheGapsOfItsRun) {
+  const std::string required = "required: [collective.allreduce]\n";
+  const FleetVerdict outsider = certify(
+      {run_record({"n0", "n1"}), collective_error("n2", "run1", "MPI_ERR_OTHER")}, required);
+  EXPECT_EQ(fixtures::node(outsider, "n2").first_reason()->code, "evidence.error");
+
+  const FleetVerdict two_runs =
+      certify({run_record({"n0"}, "run1"), collective_error("n0", "run1", "first run's error"),
+               run_record({"n0"}, "run2"), collective_error("n0", "run2", "second run's error")},
+              required);
+  EXPECT_THAT(fixtures::node(two_runs, "n0").first_reason()->message,
+              HasSubstr("first run's error"));
+}
+
+// --- Runs that never finished ---------------------------------------------------------------
+
+// Every unfinished run holds back its own nodes, each reason naming the input check, this rule
+// and the run's file.
+TEST(RequiredEvidenceRule, EveryUnfinishedRunHoldsBackItsNodes) {
+  fixtures::TempDir dir;
+  std::vector<std::string> paths;
+  for (const std::string name : {"a", "b"}) {
+    const std::string host = "n" + name;
+    dir.write(name + "/records.jsonl", fixtures::burn(host, 0, 700).dump() + "\n");
+    dir.write(name + "/meta.json", Json({{"run_id", "run1"}, {"status", "running"}}).dump());
+    paths.push_back((dir.path() / name).string());
+  }
+  LoadedInputs inputs = load_inputs(paths, {});
+  const FleetVerdict v =
+      fixtures::certify(inputs.evidence, fixtures::baseline_of("required: [burn]\n"));
+  for (const std::string node : {"na", "nb"}) {
+    SCOPED_TRACE(node);
+    EXPECT_THAT(codes(fixtures::node(v, node)), ElementsAre("input.run_unfinished"));
+    const Reason& reason = *fixtures::node(v, node).first_reason();
+    EXPECT_EQ(reason.check, "input");
+    EXPECT_EQ(reason.rule, "rule.required_evidence");
+    ASSERT_EQ(reason.evidence.size(), 1u);
+    EXPECT_EQ(reason.evidence[0].line, 0u);
+  }
+}
+
+// --- Health: ports, node record, stage failures ---------------------------------------------
+
+TEST(RequiredEvidenceRule, APortThatCouldNotBeReadGivesItsReason) {
+  const FleetVerdict v =
+      certify({ib_port("n0", "mlx5_0"),
+               with_status(ib_port("n0", "mlx5_1"), "error", "mlx5_1: query failed")},
+              "required: [health.ib]\nnode: {ib_ports: 2}\n");
+  EXPECT_THAT(gaps(v, "n0", "health.ib"),
+              ElementsAre("health.ib: the stage could not measure (1 of 2 ports reported): "
+                          "mlx5_1: query failed"));
+}
+
+TEST(RequiredEvidenceRule, WithoutAPortCountOnePortIsTheLeast) {
+  const FleetVerdict none = certify({node_health("n0")}, "required: [health.ib]\n");
+  EXPECT_THAT(gaps(none, "n0", "health.ib"),
+              ElementsAre("health.ib: no evidence (0 of 1 ports reported)"));
+  const FleetVerdict one = certify({ib_port("n0", "mlx5_0")}, "required: [health.ib]\n");
+  EXPECT_THAT(gaps(one, "n0", "health.ib"), ElementsAre());
+}
+
+// A health stage that failed before it read anything explains every health gap of its node,
+// each node by its own failure.
+TEST(RequiredEvidenceRule, AHealthStageFailureExplainsEachNodesGaps) {
+  const FleetVerdict v = certify({health_stage_timeout("n0"), health_stage_timeout("n1")},
+                                 "required: [health.ib, health.node]\nnode: {ib_ports: 1}\n");
+  for (const std::string node : {"n0", "n1"}) {
+    SCOPED_TRACE(node);
+    EXPECT_THAT(gaps(v, node, "health.ib"),
+                ElementsAre("health.ib: no complete measurement (0 of 1 ports reported): health "
+                            "stage on " +
+                            node + " never answered"));
+    EXPECT_THAT(gaps(v, node, "health.node"),
+                ElementsAre("health.node: no complete measurement: health stage on " + node +
+                            " never answered"));
+  }
+  // A node record's own reason comes first.
+  const FleetVerdict skipped = certify(
+      {with_status(node_health("n0"), "skipped", "no DMI table"), health_stage_timeout("n0")},
+      "required: [health.node]\n");
+  EXPECT_THAT(gaps(skipped, "n0", "health.node"),
+              ElementsAre("health.node: skipped: no DMI table"));
+}
+
+// A bounded port rate needs every good port's figure, node by node; an unbounded one does not.
+TEST(RequiredEvidenceRule, ABoundedPortRateNeedsEachPortsFigure) {
+  const std::string required = "required: [health.ib]\nnode: {ib_ports: 1}\n";
+  const std::string rate_bounded =
+      required + "checks:\n  health.ib:\n    rate_gbit_per_s: {floor: 100}\n";
+  std::vector<Json> records;
+  for (const std::string host : {"n0", "n1"}) {
+    Json port = ib_port(host, "mlx5_0");
+    port["rate_gbps"] = nullptr;
+    records.push_back(port);
+  }
+  const FleetVerdict bounded = certify(records, rate_bounded);
+  for (const std::string node : {"n0", "n1"}) {
+    SCOPED_TRACE(node);
+    EXPECT_THAT(gaps(bounded, node, "health.ib"),
+                ElementsAre("health.ib: no port rate figure for mlx5_0 port 1"));
+  }
+  const FleetVerdict unbounded = certify(records, required);
+  EXPECT_EQ(unbounded.count(NodeState::kCertified), 2u);
+}
+
+// --- Links and p2p --------------------------------------------------------------------------
+
+Json verbs_link(int rail, const std::string& status = "ok", const std::string& reason = "") {
+  Json r = fixtures::link("n0", "n1", 20);
+  r["transport"] = "verbs";
+  r["rail"] = rail;
+  if (status != "ok") {
+    r = with_status(r, status, reason);
+    r["bytes_per_s"] = nullptr;
+    r["samples_s"] = Json::array();
+  }
+  return r;
+}
+
+// Over verbs each RDMA port the baseline counts is a rail that needs its own measurement, at a
+// count of one as at more; a record of the untested rail says why.
+TEST(RequiredEvidenceRule, EachVerbsRailTheBaselineCountsNeedsAMeasurement) {
+  const FleetVerdict wrong_rail = certify({run_record({"n0", "n1"}), verbs_link(1)},
+                                          "required: [links]\nnode: {ib_ports: 1}\n");
+  EXPECT_THAT(gaps(wrong_rail, "n0", "links"),
+              ElementsAre("links: no evidence over verbs for rail 0 (of 1): run one process per "
+                          "NIC (one per GPU)"));
+  const FleetVerdict one_rail = certify({run_record({"n0", "n1"}), verbs_link(0)},
+                                        "required: [links]\nnode: {ib_ports: 1}\n");
+  EXPECT_EQ(one_rail.count(NodeState::kCertified), 2u);
+  const FleetVerdict said_why =
+      certify({run_record({"n0", "n1"}), verbs_link(0), verbs_link(1, "skipped", "mlx5_1 is down")},
+              "required: [links]\nnode: {ib_ports: 2}\n");
+  EXPECT_THAT(gaps(said_why, "n1", "links"),
+              ElementsAre("links: skipped over verbs for rail 1 (of 2): run one process per NIC "
+                          "(one per GPU): mlx5_1 is down"));
+}
+
+// Every node is judged: one with no p2p record, one with host copies only (its baseline counts
+// no GPUs, so pairs are demanded), and another with none.
+TEST(RequiredEvidenceRule, EveryNodeNeedsP2pAndGpuPairsUnlessItHasOneGpu) {
+  const std::vector<Json> records = {node_health("n0"), fixtures::p2p("n1", "host_gpu", -1, 0, 50),
+                                     node_health("n2")};
+  const FleetVerdict v = certify(records, "required: [p2p]\n");
+  EXPECT_THAT(gaps(v, "n0", "p2p"), ElementsAre("p2p: no evidence"));
+  EXPECT_THAT(gaps(v, "n1", "p2p"),
+              ElementsAre("p2p: no evidence for GPU pairs (no gpu_gpu record)"));
+  EXPECT_THAT(gaps(v, "n2", "p2p"), ElementsAre("p2p: no evidence"));
+  const FleetVerdict one_gpu = certify(records, "required: [p2p]\nnode: {gpus: 1}\n");
+  EXPECT_THAT(gaps(one_gpu, "n1", "p2p"), ElementsAre());
+}
+
+TEST(RequiredEvidenceRule, EveryNodeWithoutANodeRecordIsAGap) {
+  const FleetVerdict v =
+      certify({ib_port("n0", "mlx5_0"), ib_port("n1", "mlx5_0")}, "required: [health.node]\n");
+  for (const std::string node : {"n0", "n1"}) {
+    EXPECT_THAT(gaps(v, node, "health.node"),
+                ElementsAre("health.node: no evidence (no node health record)"))
+        << node;
+  }
+}
+
+}  // namespace
+}  // namespace commcert
