@@ -113,8 +113,13 @@ TEST(PatternHost, APoisonedOutputNeverMatches) {
         EXPECT_EQ(count_mismatches_host(s, output.data(), expected.data(), layout.output_elements),
                   layout.output_elements)
             << static_cast<int>(type) << " op " << static_cast<int>(op);
+        // The poison is the complement of the expected value, in every element from the
+        // first: whatever memory held before (a buffer never written) is no stand-in for it.
+        const int bits = 8 * element_size(type);
+        const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
         for (std::uint64_t i = 0; i < layout.output_elements; ++i) {
           ASSERT_FALSE(element_matches(s, output.at(i), expected.at(i)));
+          ASSERT_EQ(output.at(i), ~expected.at(i) & mask) << static_cast<int>(type) << " " << i;
         }
         EXPECT_TRUE(output.guard_intact());
       }
@@ -154,6 +159,8 @@ TEST(PatternHost, CountHonoursTheAverageToleranceAndNothingElse) {
   store_element(output.data(), 1, 4, output.at(1) + 2);  // 2 ulp: accepted
   store_element(output.data(), 2, 4, output.at(2) + 3);  // 3 ulp: wrong
   EXPECT_EQ(count_mismatches_host(avg, output.data(), expected.data(), 8), 1u);
+  // Only the first `elements` are compared under the tolerance too: the wrong third is not.
+  EXPECT_EQ(count_mismatches_host(avg, output.data(), expected.data(), 2), 0u);
   // The same damage on a sum is three wrong elements.
   const PatternSpec sum = spec(CollectiveKind::kAllReduce, DataType::kFloat, ReduceOp::kSum);
   EXPECT_EQ(count_mismatches_host(sum, output.data(), expected.data(), 8), 3u);

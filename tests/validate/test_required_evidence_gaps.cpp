@@ -146,6 +146,12 @@ TEST(RequiredEvidenceRule, AMissingGpuIsExplainedByItsOwnRecordFirst) {
   EXPECT_THAT(gaps(v, "n0", "burn"),
               ElementsAre("burn: the stage could not measure for all 2 GPUs: cuBLAS init failed "
                           "on gpu 0"));
+  // Without a GPU count, any GPU's record says why the node has no evidence.
+  const FleetVerdict uncounted = certify(
+      {with_status(fixtures::burn("n0", 1, 700), "skipped", "gemm_fp8 unsupported on gpu 1")},
+      "required: [burn]\n");
+  EXPECT_THAT(gaps(uncounted, "n0", "burn"),
+              ElementsAre("burn: skipped: gemm_fp8 unsupported on gpu 1"));
 }
 
 // Every bounded figure group is demanded, each named by its label (a group of several metrics,

@@ -404,7 +404,9 @@ class RequiredEvidenceRule final : public Rule {
       }
       if (expected == 0 && n.good.empty()) missing.push_back(-1);
       if (!missing.empty()) {
-        Cause cause;
+        // The first missing GPU's own record explains the gap, else a record naming no GPU;
+        // where the baseline counts no GPUs, any GPU's record of the node does.
+        Cause cause = expected == 0 && !n.causes.empty() ? n.causes.begin()->second : Cause{};
         for (const int i : missing) {
           for (const int key : {i, -1}) {
             if (const auto it = n.causes.find(key);
@@ -417,7 +419,7 @@ class RequiredEvidenceRule final : public Rule {
           cause = failures[node];
         }
         const std::string which =
-            expected == 0 ? std::string(" (no record for this node)")
+            expected == 0 ? std::string(n.causes.empty() ? " (no record for this node)" : "")
             : missing.size() == static_cast<std::size_t>(expected)
                 ? fmt::format(" for all {} GPUs", expected)
                 : fmt::format(" for gpu {} (of {})", index_list(missing), expected);
