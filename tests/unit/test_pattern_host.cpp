@@ -146,6 +146,20 @@ TEST(PatternHost, CountIsExact) {
         << static_cast<int>(type);
     // Only the first `elements` are compared.
     EXPECT_EQ(count_mismatches_host(s, output.data(), expected.data(), 2), 2u);
+    // One wrong element alone: the last one, and one whose first byte is one below the expected
+    // (whatever the bytewise comparison's sign and size, it is a mismatch).
+    Buffer last_wrong = expected;
+    store_element(last_wrong.data(), n - 1, bytes, last_wrong.at(n - 1) ^ 1);
+    EXPECT_EQ(count_mismatches_host(s, last_wrong.data(), expected.data(), n), 1u)
+        << static_cast<int>(type);
+    Buffer one_below = expected;
+    std::uint64_t odd = 0;
+    while (odd < n && (one_below.at(odd) & 1) == 0)
+      ++odd;
+    ASSERT_LT(odd, n);
+    store_element(one_below.data(), odd, bytes, one_below.at(odd) - 1);
+    EXPECT_EQ(count_mismatches_host(s, one_below.data(), expected.data(), n), 1u)
+        << static_cast<int>(type);
     EXPECT_EQ(count_mismatches_host(s, output.data(), expected.data(), 0), 0u);
   }
 }

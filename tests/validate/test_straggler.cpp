@@ -47,16 +47,20 @@ FleetVerdict judge(
   return fixtures::certify(fixtures::evidence_of(records), b);
 }
 
-// The median of five distinct leads, none in the middle of the records' order: 0.40 s.
+// The median of nine distinct leads, in an order where only a selection of the fifth smallest
+// puts it fifth (a selection of another position leaves another value there): 0.60 s.
 TEST(StragglerRule, TheReasonGivesTheMedianLeadAndItsFields) {
-  const FleetVerdict v = judge(straggling({{1, 0.9}, {1, 0.8}, {1, 0.3}, {1, 0.35}, {1, 0.4}}));
+  std::vector<Straggle> records;
+  for (const double lead : {0.35, 0.30, 0.80, 0.45, 0.95, 0.60, 0.40, 0.90, 0.70})
+    records.push_back({1, lead});
+  const FleetVerdict v = judge(straggling(records));
   const Reason& r = fixtures::reason(fixtures::node(v, "n1"), "collective.straggler");
   EXPECT_EQ(
       r.message,
-      "allreduce: rank 1 kept the others waiting in 5 of 5 records (median lead 40.00% of the "
+      "allreduce: rank 1 kept the others waiting in 9 of 9 records (median lead 60.00% of the "
       "median rank time, run run1)");
   ASSERT_TRUE(r.measured.has_value());
-  EXPECT_NEAR(*r.measured, 40.0, 1e-4);  // a lead is stored as a float
+  EXPECT_NEAR(*r.measured, 60.0, 1e-4);  // a lead is stored as a float
   EXPECT_EQ(r.limit, std::optional<double>(25.0));
   EXPECT_EQ(r.unit, "%");
   EXPECT_EQ(r.check, "collective.allreduce");
@@ -84,10 +88,11 @@ TEST(StragglerRule, AShareJustBelowTheMinimumIsNotFlagged) {
 // Every rank over the limits is flagged, after one that is not (n0 first in the table), and in
 // every run.
 TEST(StragglerRule, EveryFlaggedRankOfEveryRunIsAReason) {
-  const std::string low_share = "{min_lead_pct: 25, min_share_pct: 40, min_records: 2}";
-  const FleetVerdict two =
-      judge(straggling({{0, 0.5}, {1, 0.5}, {2, 0.5}, {1, 0.5}, {2, 0.5}, {1, 0.5}, {2, 0.5}}),
-            low_share);
+  // n0: 2 of 8 records, enough records but 25 % of them; n1 and n2: 3 of 8 each, 37.5 %.
+  const std::string low_share = "{min_lead_pct: 25, min_share_pct: 30, min_records: 2}";
+  const FleetVerdict two = judge(
+      straggling({{0, 0.5}, {0, 0.5}, {1, 0.5}, {1, 0.5}, {1, 0.5}, {2, 0.5}, {2, 0.5}, {2, 0.5}}),
+      low_share);
   EXPECT_EQ(fixtures::nodes_in(two, NodeState::kQuarantined),
             (std::vector<std::string>{"n1", "n2"}));
   std::vector<Json> runs = straggling({{1, 0.5}, {1, 0.5}, {1, 0.5}, {1, 0.5}}, "run1");
@@ -95,6 +100,23 @@ TEST(StragglerRule, EveryFlaggedRankOfEveryRunIsAReason) {
     runs.push_back(r);
   EXPECT_EQ(fixtures::nodes_in(judge(runs), NodeState::kQuarantined),
             (std::vector<std::string>{"n1", "n2"}));
+}
+
+// Two ranks per node: the node blamed is the one the record names for the straggling rank (rank 3
+// on n1), and the reason says the rank.
+TEST(StragglerRule, TheNodeIsTheStragglingRanksHost) {
+  std::vector<Json> records = {fixtures::run_record({"n0", "n0", "n1", "n1"})};
+  std::uint64_t bytes = 1 << 20;
+  for (int i = 0; i < 4; ++i) {
+    Json c = fixtures::collective(bytes, 1.0);
+    c["straggler"] = {{"rank", 3}, {"host", "n1"}, {"time_s", 0.5}, {"lead_s", 0.5}};
+    records.push_back(c);
+    bytes *= 2;
+  }
+  const FleetVerdict v = judge(records);
+  EXPECT_EQ(fixtures::nodes_in(v, NodeState::kQuarantined), std::vector<std::string>{"n1"});
+  EXPECT_THAT(fixtures::reason(fixtures::node(v, "n1"), "collective.straggler").message,
+              ::testing::HasSubstr("allreduce: rank 3 kept the others waiting in 4 of 4"));
 }
 
 }  // namespace
