@@ -446,6 +446,60 @@ TEST(P2pFailClosed, APairWithoutPeerAccessQuarantinesOnlyWhereNvlinkIsExpected) 
   EXPECT_THAT(fixtures::nodes_in(pcie_only, NodeState::kCertified), ElementsAre("n0"));
 }
 
+// Each pair without peer access is one reason, whichever direction or directions its records
+// name, GPU 0 included, where the baseline expects even one NVLink per GPU; a record that names
+// no peer GPU names no pair.
+TEST(P2pFailClosed, EachPairWithoutPeerAccessIsOneReasonWithItsRecord) {
+  std::vector<Json> records;
+  for (auto& r : node_records("n0", 3, kHealthy)) {
+    const bool pair_with_0 = r.at("kind") == "p2p" && r.at("path") == "gpu_gpu" &&
+                             (r.at("src_gpu") == 0 || r.at("dst_gpu") == 0);
+    if (!pair_with_0) records.push_back(std::move(r));
+  }
+  const std::string no_access = "no peer access between these GPUs (cudaDeviceCanAccessPeer)";
+  records.push_back(skipped_pair("n0", no_access, false, 1, 0));  // one direction only
+  records.push_back(skipped_pair("n0", no_access, false, 0, 2));
+  records.push_back(skipped_pair("n0", no_access, false, 2, 0));
+  records.push_back(skipped_pair("n0", no_access, false, 0, -1));  // no peer named
+  const auto verdict = judge(records, p2p_baseline("", 3, 1));
+  std::vector<std::string> said;
+  for (const auto& r : fixtures::node(verdict, "n0").reasons) {
+    if (r.code != "p2p.no_peer_access") continue;
+    said.push_back(r.message);
+    EXPECT_EQ(r.rule, "rule.p2p_pairs");
+    EXPECT_EQ(r.evidence.size(), 1u);
+  }
+  const std::string why =
+      ": the GPUs cannot map each other's memory (cudaDeviceCanAccessPeer), the baseline expects "
+      "1 NVLinks per GPU";
+  EXPECT_THAT(said, ElementsAre("gpu 0 <-> gpu 1" + why, "gpu 0 <-> gpu 2" + why));
+}
+
+// The reasons of a node's pairs word for word: the GPU by its own node's identity (a second
+// node's GPU 2 is not the first node's), the pair floor, the asymmetry limit.
+TEST(P2p, PairReasonsNameTheirOwnGpuFigureAndLimit) {
+  auto records = node_records("n0", 4, kHealthy);
+  for (auto& r :
+       node_records("n1", 4, [](int a, int b) { return a == 2 || b == 2 ? 150.0 : 390.0; }))
+    records.push_back(std::move(r));
+  const auto slow_gpu = judge(records);
+  const Reason& gpu = fixtures::reason(fixtures::node(slow_gpu, "n1"), "p2p.slow_gpu");
+  EXPECT_THAT(gpu.message,
+              ::testing::StartsWith("gpu 2 (GPU-n1-2): copy_engine write: slow to all 3 peers"));
+  EXPECT_EQ(gpu.rule, "rule.p2p_pairs");
+  const auto pair =
+      judge(node_records("n0", 4, [](int a, int b) { return a == 0 && b == 1 ? 150.0 : 390.0; }));
+  const Reason& slow = fixtures::reason(fixtures::node(pair, "n0"), "p2p.slow_pair");
+  EXPECT_THAT(slow.message,
+              ::testing::StartsWith("gpu 0 -> gpu 1 copy_engine write: 150 GB/s, pairs need "));
+  EXPECT_THAT(slow.message, ::testing::Not(HasSubstr("{limit}")));
+  const auto asymmetric =
+      judge(node_records("n0", 4, [](int a, int b) { return a == 3 && b == 0 ? 280.0 : 390.0; }),
+            p2p_baseline("    max_deficit_pct: 30\n"));
+  EXPECT_THAT(fixtures::reason(fixtures::node(asymmetric, "n0"), "p2p.asymmetric").message,
+              HasSubstr("280 GB/s, the other way 390 GB/s (more than 25% apart, run run1)"));
+}
+
 TEST(P2pRecords, AMeasurementThatNamesNoPairIsLostInputNotAPass) {
   Json broken = p2p("n0", "gpu_gpu", 0, 1, 390.0);
   broken["dst_gpu"] = nullptr;

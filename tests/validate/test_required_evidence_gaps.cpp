@@ -268,6 +268,19 @@ Json collective_timeout(const std::string& operation) {
   return t;
 }
 
+// A timeout in one of a node's runs explains its gap even where a later run measured something
+// the baseline cannot judge.
+TEST(RequiredEvidenceRule, ATimeoutInAnyOfTheNodesRunsExplainsItsGap) {
+  Json small = collective(1 << 20, 150, "cluster", "n0", {}, "run2");
+  const FleetVerdict v = certify(
+      {run_record({"n0", "n1"}, "run1"),
+       collective_timeout("allreduce float sum 64 KiB out-of-place"),
+       run_record({"n0", "n1"}, "run2"), small},
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n    min_bytes: 1G\n"
+      "    busbw_gb_per_s:\n      cluster: {floor: 100}\n");
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->code, "evidence.timeout");
+}
+
 // A timeout explains the gaps of its own check (or of an unnamed collective), not another's.
 TEST(RequiredEvidenceRule, OnlyATimeoutOfTheCheckExplainsItsGap) {
   const std::string required = "required: [collective.allreduce]\n";
@@ -349,6 +362,10 @@ TEST(RequiredEvidenceRule, WithoutAPortCountOnePortIsTheLeast) {
               ElementsAre("health.ib: no evidence (0 of 1 ports reported)"));
   const FleetVerdict one = certify({ib_port("n0", "mlx5_0")}, "required: [health.ib]\n");
   EXPECT_THAT(gaps(one, "n0", "health.ib"), ElementsAre());
+  // More good ports than the baseline counts leave no port without evidence.
+  const FleetVerdict more = certify({ib_port("n0", "mlx5_0"), ib_port("n0", "mlx5_1")},
+                                    "required: [health.ib]\nnode: {ib_ports: 1}\n");
+  EXPECT_THAT(gaps(more, "n0", "health.ib"), ElementsAre());
 }
 
 // A health stage that failed before it read anything explains every health gap of its node,
@@ -366,7 +383,13 @@ TEST(RequiredEvidenceRule, AHealthStageFailureExplainsEachNodesGaps) {
                 ElementsAre("health.node: no complete measurement: health stage on " + node +
                             " never answered"));
   }
-  // A node record's own reason comes first.
+  // A GPU's or the node record's own reason comes first.
+  const FleetVerdict gpu_skipped =
+      certify({with_status(fixtures::gpu_health("n0", 0), "skipped", "NVML not loaded"),
+               health_stage_timeout("n0")},
+              "required: [health.gpu]\nnode: {gpus: 1}\n");
+  EXPECT_THAT(gaps(gpu_skipped, "n0", "health.gpu"),
+              ElementsAre("health.gpu: skipped for all 1 GPUs: NVML not loaded"));
   const FleetVerdict skipped = certify(
       {with_status(node_health("n0"), "skipped", "no DMI table"), health_stage_timeout("n0")},
       "required: [health.node]\n");

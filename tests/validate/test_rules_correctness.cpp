@@ -178,6 +178,13 @@ TEST(CollectiveTimeoutRule, AnUnblamedTimeoutSaysWhyAndReachesEveryMember) {
   setup.erase("operation");
   EXPECT_THAT(message({run_record({"n0", "n1", "n2"}), setup}, "n1"),
               HasSubstr("set-up did not complete within 30 s"));
+  // An operation that names no collective this validator knows is the collective check's.
+  Json unknown = timeout({}, true);
+  unknown["operation"] = "warm-up barrier";
+  const FleetVerdict warmup = fixtures::certify(
+      fixtures::evidence_of({run_record({"n0", "n1", "n2"}), unknown}), cpu_like());
+  EXPECT_EQ(fixtures::reason(fixtures::node(warmup, "n0"), "collective.timeout_unattributed").check,
+            "collective");
   // Without a run record, the members are the ranks the record lists (n0..n2); with one, its
   // nodes too (n3 ran no rank the record lists).
   for (const std::string node : {"n0", "n1", "n2"}) {

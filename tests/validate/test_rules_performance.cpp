@@ -83,6 +83,74 @@ TEST(FloorRule, ASharedFigureBelowTheFloorBlamesNobody) {
             (std::vector<std::string>{"n0", "n1", "n2"}));
 }
 
+// A shared figure's reason names the nodes sharing it while there are at most eight of them
+// (the message gives the count), with the figure's unit and its record.
+TEST(FloorRule, ASharedFigureNamesUpToEightNodes) {
+  const auto shared = [](std::size_t nodes) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < nodes; ++i)
+      names.push_back("n" + std::to_string(i));
+    const FleetVerdict v = fixtures::certify(
+        fixtures::evidence_of(
+            {fixtures::run_record(names), fixtures::collective(std::uint64_t{1} << 30, 300)}),
+        busbw_baseline("{floor: 355}"));
+    return fixtures::reason(fixtures::node(v, "n0"), "perf.unattributed");
+  };
+  const Reason eight = shared(8);
+  ASSERT_TRUE(eight.link);
+  EXPECT_EQ(eight.link->type, "hosts");
+  EXPECT_EQ(eight.link->index, -1);
+  EXPECT_EQ(eight.link->hosts.size(), 8u);
+  EXPECT_EQ(eight.unit, "GB/s");
+  EXPECT_EQ(eight.evidence.size(), 1u);
+  // The nodes of a second run's shared figure are named the same way.
+  const FleetVerdict second =
+      fixtures::certify(fixtures::evidence_of({fixtures::run_record({"m0"}, "run0"),
+                                               fixtures::run_record({"n0", "n1", "n2"}),
+                                               fixtures::collective(std::uint64_t{1} << 30, 300)}),
+                        busbw_baseline("{floor: 355}"));
+  const Reason& of_run1 = fixtures::reason(fixtures::node(second, "n0"), "perf.unattributed");
+  ASSERT_TRUE(of_run1.link);
+  EXPECT_EQ(of_run1.link->hosts, (std::vector<std::string>{"n0", "n1", "n2"}));
+  const Reason nine = shared(9);
+  ASSERT_TRUE(nine.link);
+  EXPECT_TRUE(nine.link->hosts.empty());
+  EXPECT_THAT(nine.message, HasSubstr("in the 9-node run run1"));
+}
+
+// A port's figure names the port: in the message and as the reason's link.
+TEST(FloorRule, APortRateBelowItsFloorNamesThePort) {
+  Json port = fixtures::record("health", "n0");
+  port["component"] = "ib_port";
+  port["device"] = "mlx5_3";
+  port["port"] = 1;
+  port["state"] = "ACTIVE";
+  port["phys_state"] = "LinkUp";
+  port["rate_gbps"] = 200;
+  port["counters"] = Json::object();
+  const FleetVerdict v =
+      fixtures::certify(fixtures::evidence_of({port}),
+                        fixtures::baseline_of("required: [health.ib]\nchecks:\n  health.ib:\n"
+                                              "    rate_gbit_per_s: {floor: 400}\n"));
+  const Reason& r = fixtures::reason(fixtures::node(v, "n0"), "perf.below_floor");
+  EXPECT_THAT(r.message, ::testing::StartsWith("mlx5_3 port 1: port rate 200 Gb/s"));
+  ASSERT_TRUE(r.link);
+  EXPECT_EQ(r.link->type, "ib_port");
+  EXPECT_EQ(r.link->device, "mlx5_3");
+  EXPECT_EQ(r.link->index, 1);
+}
+
+// The size a collective figure was measured at is said from the smallest, one byte.
+TEST(FloorRule, TheSizeOfACollectiveFigureIsSaidFromOneByte) {
+  const Baseline b = fixtures::baseline_of(
+      "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n    min_bytes: 1\n"
+      "    busbw_gb_per_s:\n      node: {floor: 355}\n");
+  const FleetVerdict v =
+      fixtures::certify(fixtures::evidence_of({fixtures::collective(1, 300, "node", "n0")}), b);
+  EXPECT_EQ(fixtures::node(v, "n0").first_reason()->message,
+            "allreduce busbw (node scope, 1 B) 300 GB/s below the floor 355 GB/s");
+}
+
 TEST(FloorRule, AOneNodeCommunicatorIsAttributable) {
   const Evidence e = fixtures::evidence_of(
       {fixtures::run_record({"n0", "n0"}), fixtures::collective(std::uint64_t{1} << 30, 300)});

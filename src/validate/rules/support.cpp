@@ -1,7 +1,5 @@
 #include "validate/rules/support.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "core/units.hpp"
@@ -33,10 +31,11 @@ Finding metric_finding(const JudgeContext& context, ReasonCode code, std::string
   if (sample.bytes > 0) {
     metric.insert(metric.size() - 1, fmt::format(", {}", format_bytes(sample.bytes)));
   }
-  f.fields = {
-      {"where", where},           {"check", series.info.check},
-      {"metric", metric},         {"measured", format_figure(sample.value)},
-      {"unit", series.info.unit}, {"limit", limit ? format_figure(*limit) : std::string("?")}};
+  f.fields = {{"where", where},
+              {"metric", metric},
+              {"measured", format_figure(sample.value)},
+              {"unit", series.info.unit},
+              {"limit", limit ? format_figure(*limit) : std::string("?")}};
   if (sample.run != kNoString) {
     f.fields.emplace_back("run", std::string(evidence.text(evidence.runs[sample.run].run_id)));
     f.fields.emplace_back("peers", std::to_string(sample.peers));
@@ -100,11 +99,6 @@ std::string check_of_operation(std::string_view operation) {
   const std::string_view first = operation.substr(0, operation.find(' '));
   const std::string check = collective_check(first);
   return find_check(check) ? check : std::string("collective");
-}
-
-bool is_required(const JudgeContext& context, std::string_view check) {
-  return std::find(context.required.begin(), context.required.end(), check) !=
-         context.required.end();
 }
 
 }  // namespace commcert::rules

@@ -48,6 +48,4 @@ void set_field(Finding& finding, std::string_view name, std::string value);
 // The check a timed-out operation belongs to: "allreduce float sum 64 KiB" -> collective.allreduce.
 [[nodiscard]] std::string check_of_operation(std::string_view operation);
 
-[[nodiscard]] bool is_required(const JudgeContext& context, std::string_view check);
-
 }  // namespace commcert::rules
