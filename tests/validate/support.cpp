@@ -206,6 +206,18 @@ Json gpu_health(const std::string& host, int gpu) {
   return r;
 }
 
+Json ib_port(const std::string& host, const std::string& device, double rate_gbps) {
+  Json r = record("health", host);
+  r["component"] = "ib_port";
+  r["device"] = device;
+  r["port"] = 1;
+  r["state"] = "ACTIVE";
+  r["phys_state"] = "LinkUp";
+  r["rate_gbps"] = rate_gbps;
+  r["counters"] = Json::object();
+  return r;
+}
+
 Json burn(const std::string& host, int gpu, double tflops) {
   Json r = record("burn", host, "ok", gpu);
   r["kernel"] = "gemm_bf16";

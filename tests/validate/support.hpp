@@ -62,6 +62,9 @@ inline constexpr std::uint64_t kP2pBytes = std::uint64_t{256} << 20;
                         std::uint64_t bytes = std::uint64_t{4} << 20,
                         const std::string& run = "run1");
 [[nodiscard]] Json gpu_health(const std::string& host, int gpu);
+// A healthy RDMA port (port 1, ACTIVE, LinkUp, no counters) of `device` on `host`.
+[[nodiscard]] Json ib_port(const std::string& host, const std::string& device,
+                           double rate_gbps = 400);
 [[nodiscard]] Json burn(const std::string& host, int gpu, double tflops);
 [[nodiscard]] Json membw(const std::string& host, int gpu, double copy_gb);
 

@@ -17,13 +17,9 @@ using ::testing::ElementsAre;
 
 Json port(const std::string& host, const std::string& state, const std::string& phys,
           const Json& counters = Json::object()) {
-  Json r = fixtures::record("health", host);
-  r["component"] = "ib_port";
-  r["device"] = "mlx5_0";
-  r["port"] = 1;
+  Json r = fixtures::ib_port(host, "mlx5_0");
   r["state"] = state;
   r["phys_state"] = phys;
-  r["rate_gbps"] = 400;
   r["link_layer"] = "InfiniBand";
   r["counters"] = counters;
   return r;

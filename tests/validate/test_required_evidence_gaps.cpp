@@ -16,6 +16,7 @@ namespace {
 using fixtures::codes;
 using fixtures::collective;
 using fixtures::has_code;
+using fixtures::ib_port;
 using fixtures::run_record;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -34,18 +35,6 @@ std::vector<std::string> gaps(const FleetVerdict& verdict, const std::string& no
     if (r.check == check && r.rule == "rule.required_evidence") out.push_back(r.message);
   }
   return out;
-}
-
-Json ib_port(const std::string& host, const std::string& device, const std::string& status = "ok") {
-  Json port = fixtures::record("health", host, status);
-  port["component"] = "ib_port";
-  port["device"] = device;
-  port["port"] = 1;
-  port["state"] = "ACTIVE";
-  port["phys_state"] = "LinkUp";
-  port["rate_gbps"] = 400;
-  port["counters"] = Json::object();
-  return port;
 }
 
 Json node_health(const std::string& host, const std::string& status = "ok") {

@@ -120,14 +120,7 @@ TEST(FloorRule, ASharedFigureNamesUpToEightNodes) {
 
 // A port's figure names the port: in the message and as the reason's link.
 TEST(FloorRule, APortRateBelowItsFloorNamesThePort) {
-  Json port = fixtures::record("health", "n0");
-  port["component"] = "ib_port";
-  port["device"] = "mlx5_3";
-  port["port"] = 1;
-  port["state"] = "ACTIVE";
-  port["phys_state"] = "LinkUp";
-  port["rate_gbps"] = 200;
-  port["counters"] = Json::object();
+  const Json port = fixtures::ib_port("n0", "mlx5_3", 200);
   const FleetVerdict v =
       fixtures::certify(fixtures::evidence_of({port}),
                         fixtures::baseline_of("required: [health.ib]\nchecks:\n  health.ib:\n"
@@ -204,14 +197,7 @@ TEST(MetricTable, PairsAreLocalizationEvidenceNotACheckFigure) {
 TEST(CeilingAndEqualityRules, JudgeTemperatureAndPortRate) {
   Json hot = fixtures::gpu_health("n0", 1);
   hot["temperature_c"] = 91.0;
-  Json port = fixtures::record("health", "n1");
-  port["component"] = "ib_port";
-  port["device"] = "mlx5_3";
-  port["port"] = 1;
-  port["state"] = "ACTIVE";
-  port["phys_state"] = "LinkUp";
-  port["rate_gbps"] = 200;
-  port["counters"] = Json::object();
+  const Json port = fixtures::ib_port("n1", "mlx5_3", 200);
   const Evidence e = fixtures::evidence_of({hot, fixtures::gpu_health("n1", 0), port});
   const Baseline b = fixtures::baseline_of(
       "required: [health.gpu]\nchecks:\n  health.gpu:\n    temperature_c: {ceiling: 85}\n"
