@@ -1,7 +1,9 @@
 // The p2p check: records read, GPU pairs judged as a matrix (rule.p2p_pairs), host<->GPU against
 // the PCIe link (rule.p2p_host), and fail-closed evidence (docs/p2p.md). Every limit at its value
 // and one step either side; every exclusion with the excluded record as the node's only evidence.
+#include <algorithm>
 #include <functional>
+#include <optional>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -448,56 +450,82 @@ TEST(P2pFailClosed, APairWithoutPeerAccessQuarantinesOnlyWhereNvlinkIsExpected) 
 
 // Each pair without peer access is one reason, whichever direction or directions its records
 // name, GPU 0 included, where the baseline expects even one NVLink per GPU; a record that names
-// no peer GPU names no pair.
+// no GPU at one end names no pair.
 TEST(P2pFailClosed, EachPairWithoutPeerAccessIsOneReasonWithItsRecord) {
   std::vector<Json> records;
   for (auto& r : node_records("n0", 3, kHealthy)) {
-    const bool pair_with_0 = r.at("kind") == "p2p" && r.at("path") == "gpu_gpu" &&
-                             (r.at("src_gpu") == 0 || r.at("dst_gpu") == 0);
-    if (!pair_with_0) records.push_back(std::move(r));
+    if (r.at("kind") != "p2p" || r.at("path") != "gpu_gpu") records.push_back(std::move(r));
   }
   const std::string no_access = "no peer access between these GPUs (cudaDeviceCanAccessPeer)";
-  records.push_back(skipped_pair("n0", no_access, false, 1, 0));  // one direction only
-  records.push_back(skipped_pair("n0", no_access, false, 0, 2));
-  records.push_back(skipped_pair("n0", no_access, false, 2, 0));
+  records.push_back(skipped_pair("n0", no_access, false, 0, 1));  // one direction, from GPU 0
+  records.push_back(skipped_pair("n0", no_access, false, 2, 0));  // one direction, to GPU 0
+  records.push_back(skipped_pair("n0", no_access, false, 1, 2));  // both directions
+  records.push_back(skipped_pair("n0", no_access, false, 2, 1));
   records.push_back(skipped_pair("n0", no_access, false, 0, -1));  // no peer named
+  Json no_source = skipped_pair("n0", no_access, false, 0, 1);
+  no_source["src_gpu"] = nullptr;  // no source named
+  records.push_back(no_source);
   const auto verdict = judge(records, p2p_baseline("", 3, 1));
   std::vector<std::string> said;
   for (const auto& r : fixtures::node(verdict, "n0").reasons) {
     if (r.code != "p2p.no_peer_access") continue;
     said.push_back(r.message);
+    EXPECT_EQ(r.check, "p2p");
     EXPECT_EQ(r.rule, "rule.p2p_pairs");
     EXPECT_EQ(r.evidence.size(), 1u);
   }
   const std::string why =
       ": the GPUs cannot map each other's memory (cudaDeviceCanAccessPeer), the baseline expects "
       "1 NVLinks per GPU";
-  EXPECT_THAT(said, ElementsAre("gpu 0 <-> gpu 1" + why, "gpu 0 <-> gpu 2" + why));
+  EXPECT_THAT(
+      said, ElementsAre("gpu 0 <-> gpu 1" + why, "gpu 0 <-> gpu 2" + why, "gpu 1 <-> gpu 2" + why));
 }
 
 // The reasons of a node's pairs word for word: the GPU by its own node's identity (a second
 // node's GPU 2 is not the first node's), the pair floor, the asymmetry limit.
 TEST(P2p, PairReasonsNameTheirOwnGpuFigureAndLimit) {
-  auto records = node_records("n0", 4, kHealthy);
+  // n0: one slow pair; n1: GPU 2 slow to all. Both are reasons, each of its own node: n1 is
+  // named first (another run's rank map), its records come after n0's and highest GPU first.
+  std::vector<Json> records = {fixtures::run_record({"n1", "n0"}, "run0")};
   for (auto& r :
-       node_records("n1", 4, [](int a, int b) { return a == 2 || b == 2 ? 150.0 : 390.0; }))
+       node_records("n0", 4, [](int a, int b) { return a == 0 && b == 1 ? 150.0 : 390.0; }))
     records.push_back(std::move(r));
-  const auto slow_gpu = judge(records);
-  const Reason& gpu = fixtures::reason(fixtures::node(slow_gpu, "n1"), "p2p.slow_gpu");
+  auto n1 = node_records("n1", 4, [](int a, int b) { return a == 2 || b == 2 ? 150.0 : 390.0; });
+  std::reverse(n1.begin() + 1, n1.end());
+  for (auto& r : n1)
+    records.push_back(std::move(r));
+  const auto verdict = judge(records);
+  const Reason& gpu = fixtures::reason(fixtures::node(verdict, "n1"), "p2p.slow_gpu");
   EXPECT_THAT(gpu.message,
               ::testing::StartsWith("gpu 2 (GPU-n1-2): copy_engine write: slow to all 3 peers"));
   EXPECT_EQ(gpu.rule, "rule.p2p_pairs");
-  const auto pair =
-      judge(node_records("n0", 4, [](int a, int b) { return a == 0 && b == 1 ? 150.0 : 390.0; }));
-  const Reason& slow = fixtures::reason(fixtures::node(pair, "n0"), "p2p.slow_pair");
-  EXPECT_THAT(slow.message,
-              ::testing::StartsWith("gpu 0 -> gpu 1 copy_engine write: 150 GB/s, pairs need "));
-  EXPECT_THAT(slow.message, ::testing::Not(HasSubstr("{limit}")));
+  // And the other way round: the slow node named after one whose records come first.
+  auto later = node_records("n0", 4, kHealthy);
+  for (auto& r :
+       node_records("n1", 4, [](int a, int b) { return a == 2 || b == 2 ? 150.0 : 390.0; }))
+    later.push_back(std::move(r));
+  const auto second = judge(later);
+  EXPECT_THAT(fixtures::reason(fixtures::node(second, "n1"), "p2p.slow_gpu").message,
+              ::testing::StartsWith("gpu 2 (GPU-n1-2): "));
+  const Reason& slow = fixtures::reason(fixtures::node(verdict, "n0"), "p2p.slow_pair");
+  EXPECT_THAT(slow.message, ::testing::MatchesRegex("gpu 0 -> gpu 1 copy_engine write: 150 GB/s, "
+                                                    "pairs need [0-9.]+ GB/s \\(run run1\\)"));
+  EXPECT_EQ(slow.check, "p2p");
+  EXPECT_EQ(slow.rule, "rule.p2p_pairs");
+  EXPECT_EQ(slow.measured, std::optional<double>(150.0));
+  ASSERT_TRUE(slow.limit.has_value());
+  EXPECT_GT(*slow.limit, 150.0);
+  EXPECT_EQ(slow.unit, "GB/s");
+  EXPECT_FALSE(slow.evidence.empty());
   const auto asymmetric =
       judge(node_records("n0", 4, [](int a, int b) { return a == 3 && b == 0 ? 280.0 : 390.0; }),
             p2p_baseline("    max_deficit_pct: 30\n"));
-  EXPECT_THAT(fixtures::reason(fixtures::node(asymmetric, "n0"), "p2p.asymmetric").message,
-              HasSubstr("280 GB/s, the other way 390 GB/s (more than 25% apart, run run1)"));
+  const Reason& apart = fixtures::reason(fixtures::node(asymmetric, "n0"), "p2p.asymmetric");
+  EXPECT_EQ(apart.message,
+            "gpu 3 -> gpu 0 copy_engine write: 280 GB/s, the other way 390 GB/s (more than 25% "
+            "apart, run run1)");
+  EXPECT_EQ(apart.limit, std::optional<double>(25.0));
+  EXPECT_EQ(apart.unit, "%");
 }
 
 TEST(P2pRecords, AMeasurementThatNamesNoPairIsLostInputNotAPass) {
