@@ -91,6 +91,55 @@ TEST(CollectiveWrongDataRule, AFailWithoutAWrongRankIsInconclusiveForTheRun) {
               ElementsAre("n0:collective.fail_unattributed", "n1:collective.fail_unattributed"));
 }
 
+// Each reason as the report prints it, with its check, rule, unit and record; every record of
+// a run is judged after one with wrong data everywhere, and every wrong node is a reason. A
+// failure that names no wrong rank and gives no reason says so.
+TEST(CollectiveWrongDataRule, EveryReasonSaysWhatHappenedWhereAndWhichRecordShowsIt) {
+  Json silent_fail = collective(4 << 20, 1.0);
+  silent_fail["status"] = "fail";
+  silent_fail.erase("reason");
+  const Evidence e = fixtures::evidence_of(
+      {run_record({"n0", "n1", "n2", "n3"}),
+       collective(1 << 20, 1.0, "cluster", "n0", {{0, "n0"}, {1, "n1"}, {2, "n2"}, {3, "n3"}}),
+       collective(2 << 20, 1.0, "cluster", "n0", {{2, "n2"}}),
+       collective(2 << 20, 1.0, "cluster", "n0", {{3, "n3"}}), silent_fail});
+  const FleetVerdict v = fixtures::certify(e, cpu_like());
+  EXPECT_EQ(fixtures::nodes_in(v, NodeState::kQuarantined), (std::vector<std::string>{"n2", "n3"}));
+  const Reason& wrong = fixtures::reason(fixtures::node(v, "n2"), "collective.wrong_data");
+  EXPECT_EQ(wrong.message,
+            "allreduce: 100 wrong elements from rank 2 in 1 record(s), first at 2 MiB out-of-place "
+            "(run run1)");
+  EXPECT_EQ(wrong.check, "collective.allreduce");
+  EXPECT_EQ(wrong.rule, "rule.collective_wrong_data");
+  EXPECT_EQ(wrong.unit, "elements");
+  EXPECT_EQ(wrong.evidence.size(), 1u);
+  const Reason& everywhere =
+      fixtures::reason(fixtures::node(v, "n0"), "collective.wrong_data_everywhere");
+  EXPECT_EQ(everywhere.message,
+            "allreduce: every node of the 4-node run run1 returned wrong data; the fault spread "
+            "through the reduction and cannot be pinned on one node");
+  EXPECT_EQ(everywhere.check, "collective.allreduce");
+  EXPECT_EQ(everywhere.rule, "rule.collective_wrong_data");
+  EXPECT_EQ(everywhere.evidence.size(), 1u);
+  const FleetVerdict failed =
+      fixtures::certify(fixtures::evidence_of({run_record({"n0", "n1"}), silent_fail}), cpu_like());
+  EXPECT_EQ(
+      fixtures::reason(fixtures::node(failed, "n1"), "collective.fail_unattributed").message,
+      "allreduce: run run1 reported a failure without naming a rank: a failure with no wrong rank "
+      "named");
+}
+
+// The reason keeps the first three records (a node wrong in five records of a run).
+TEST(CollectiveWrongDataRule, TheReasonKeepsTheFirstThreeRecords) {
+  std::vector<Json> records = {run_record({"n0", "n1", "n2", "n3"})};
+  for (int i = 0; i < 5; ++i)
+    records.push_back(collective(std::uint64_t{1} << (20 + i), 1.0, "cluster", "n0", {{2, "n2"}}));
+  const FleetVerdict v = fixtures::certify(fixtures::evidence_of(records), cpu_like());
+  const Reason& r = fixtures::reason(fixtures::node(v, "n2"), "collective.wrong_data");
+  EXPECT_EQ(r.evidence.size(), 3u);
+  EXPECT_THAT(r.message, HasSubstr("in 5 record(s), first at 1 MiB"));
+}
+
 Json timeout(const std::vector<std::pair<int, std::string>>& not_arrived, bool attributed = true) {
   Json t = fixtures::record("collective", "n0", "timeout");
   t["backend"] = "mpi";
