@@ -15,7 +15,6 @@ namespace {
 
 using fixtures::codes;
 using fixtures::collective;
-using fixtures::has_code;
 using fixtures::ib_port;
 using fixtures::run_record;
 using ::testing::ElementsAre;
