@@ -11,6 +11,7 @@ one listed as equivalent later (in tests/mutation_equivalent.txt) is counted as 
 running the file again.
 """
 
+from collections import Counter
 import hashlib
 import json
 import os
@@ -71,23 +72,30 @@ def recorded_survivors(entry):
                   for s in entry["survivors"] + entry["listed_equivalent"])
 
 
-def after_recheck(entry, rerun, results, when):
-    """The entry once `rerun` (the (line, before, after) of its recorded survivors that were run
-    again) gave `results`: those killed now count as killed, the listed as equivalent; a recorded
-    survivor that was not run again stays a survivor."""
+def after_recheck(entry, ran, results, when):
+    """The entry once `ran` (the (line, before, after) of its recorded survivors and listed
+    mutants that were run again: all of them, unless the recheck was stopped) gave `results`:
+    those killed now count as killed, the listed as equivalent; a recorded mutant that was not
+    run again keeps its outcome."""
+    not_yet = Counter(ran)
+    kept = {"survivors": [], "listed_equivalent": []}
+    for kind in kept:
+        for s in entry[kind]:
+            key = (s["line"], s["before"], s["after"])
+            if not_yet[key] > 0:
+                not_yet[key] -= 1
+            else:
+                kept[kind].append({"line": s["line"], "before": s["before"], "after": s["after"]})
+    listed_run_again = len(entry["listed_equivalent"]) - len(kept["listed_equivalent"])
     counts = dict(entry["counts"])
     counts["killed"] += results["killed"]
-    counts["equivalent"] += results["equivalent"] - len(entry["listed_equivalent"])
+    counts["equivalent"] += results["equivalent"] - listed_run_again
     counts["invalid"] += results["invalid"]
-    run_again = set(rerun)
-    left = [{"line": line, "before": before, "after": after}
-            for line, before, after in recorded_survivors(entry)
-            if (line, before, after) not in run_again]
-    survivors = left + [{"line": line, "before": before, "after": after}
-                        for line, before, after in results["survivors"]]
+    survivors = kept["survivors"] + [{"line": line, "before": before, "after": after}
+                                     for line, before, after in results["survivors"]]
     counts["survived"] = len(survivors)
-    listed = [{"line": line, "before": before, "after": after}
-              for line, before, after in results["listed"]]
+    listed = kept["listed_equivalent"] + [{"line": line, "before": before, "after": after}
+                                          for line, before, after in results["listed"]]
     return dict(entry, counts=counts, survivors=survivors, listed_equivalent=listed,
                 rechecked=when)
 

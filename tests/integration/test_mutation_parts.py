@@ -251,6 +251,26 @@ class Ledger(unittest.TestCase):
         total = sum(after["counts"][k] for k in ("invalid", "equivalent", "killed", "survived"))
         self.assertEqual(total, after["counts"]["generated"])
 
+    def test_a_stopped_recheck_keeps_what_it_did_not_run_as_recorded(self):
+        three = dict(self.results, listed=[(3, "x", "y")],
+                     survivors=[(1, "return 1;", "return 0;"), (2, "{", "}")])
+        ledger.record(self.root, "src/a.cpp", three, "d", "c", "x")
+        entry = ledger.read_entry(self.root, "src/a.cpp")
+        before = dict(entry["counts"])
+        # Stopped after the first survivor, which a new test kills: the other survivor and the
+        # listed mutant were not run again and keep their outcomes.
+        ran = [(1, "return 1;", "return 0;")]
+        results = {"killed": 1, "survived": 0, "equivalent": 0, "invalid": 0, "survivors": [],
+                   "listed": []}
+        after = ledger.after_recheck(entry, ran, results, "later")
+        self.assertEqual([(s["line"], s["after"]) for s in after["survivors"]], [(2, "}")])
+        self.assertEqual([s["line"] for s in after["listed_equivalent"]], [3])
+        self.assertEqual(after["counts"]["killed"], before["killed"] + 1)
+        self.assertEqual(after["counts"]["survived"], 1)
+        self.assertEqual(after["counts"]["equivalent"], before["equivalent"])
+        total = sum(after["counts"][k] for k in ("invalid", "equivalent", "killed", "survived"))
+        self.assertEqual(total, after["counts"]["generated"])
+
     def test_a_stopped_run_is_partial_until_a_resume_runs_the_rest(self):
         first = {"generated": 10, "invalid": 3, "equivalent": 0, "killed": 1, "survived": 1,
                  "survivors": [(1, "return 1;", "return 0;")], "listed": [],

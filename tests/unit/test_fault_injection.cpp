@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <gmock/gmock.h>
@@ -324,6 +325,123 @@ TEST(FaultPlan, ALinkDelayHitsItsRankOnlyInAGroupWithThePeer) {
   EXPECT_THROW(plan.validate_ranks(3), UsageError);        // the peer is beyond the job
   EXPECT_THROW((void)parse_fault_plan("linkdelay:1:1:10"), UsageError);
   EXPECT_THROW((void)parse_fault_plan("linkdelay:1:2"), UsageError);
+}
+
+// What a user reads for each malformed field: the field's own name, the text, the entry.
+TEST(ParseFaultPlan, EachMalformedFieldIsNamedInTheMessage) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"delay:x:5", "COMMCERT_FAULT: invalid rank 'x' in 'delay:x:5'"},
+      {"delay:1:x", "COMMCERT_FAULT: invalid delay 'x' in 'delay:1:x'"},
+      {"linkdelay:1:x:5", "COMMCERT_FAULT: invalid peer rank 'x' in 'linkdelay:1:x:5'"},
+      {"linkdelay:1:2:x", "COMMCERT_FAULT: invalid delay 'x' in 'linkdelay:1:2:x'"},
+      {"hang:1:x", "COMMCERT_FAULT: invalid operation 'x' in 'hang:1:x'"},
+      {"corrupt:2147483648",
+       "COMMCERT_FAULT: rank 2147483648 out of range in 'corrupt:2147483648'"},
+      {"linkdelay:0:2147483648:5",
+       "COMMCERT_FAULT: rank 2147483648 out of range in 'linkdelay:0:2147483648:5'"},
+      {"linkdelay:1:2:3:4",
+       "COMMCERT_FAULT: linkdelay needs a peer rank and microseconds in 'linkdelay:1:2:3:4'"},
+      {"zap:1", "COMMCERT_FAULT: unknown fault kind 'zap' in 'zap:1'"},
+      {"unknown:1", "COMMCERT_FAULT: unknown fault kind 'unknown' in 'unknown:1'"},
+  };
+  for (const auto& [text, expected] : cases) {
+    try {
+      (void)parse_fault_plan(text);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const UsageError& error) {
+      EXPECT_THAT(error.what(), ::testing::StartsWith(expected)) << text;
+    }
+  }
+}
+
+// The text is a view: its last number ends where the view ends, even where the memory behind it
+// holds more digits.
+TEST(ParseFaultPlan, TheLastNumberEndsWhereTheViewEnds) {
+  const std::string_view longer = "corrupt:12345";
+  const FaultPlan plan = parse_fault_plan(longer.substr(0, 9));  // "corrupt:1"
+  ASSERT_EQ(plan.faults().size(), 1u);
+  EXPECT_TRUE(same(plan.faults()[0], {FaultKind::kCorrupt, 1, 0}));
+}
+
+// A link's peer may be any other rank of int's range, below or above its rank.
+TEST(ParseFaultPlan, ALinkDelaysPeerIsAnyOtherRank) {
+  const FaultPlan plan = parse_fault_plan("linkdelay:2:1:5,linkdelay:0:2147483647:7");
+  ASSERT_EQ(plan.faults().size(), 2u);
+  EXPECT_TRUE(same(plan.faults()[0], {FaultKind::kLinkDelay, 2, 5, 1}));
+  EXPECT_TRUE(same(plan.faults()[1], {FaultKind::kLinkDelay, 0, 7, 2147483647}));
+}
+
+// Every kind after the first is parsed too, whichever kind comes first.
+TEST(ParseFaultPlan, EntriesAfterAnyKindAreParsed) {
+  for (const char* first : {"delay:0:5", "corrupt:0", "linkdelay:0:1:5", "hang:0:1", "fail:0:1",
+                            "freeze:0", "stale:0", "partial:0"}) {
+    const std::string text = std::string(first) + ",corrupt:3";
+    const FaultPlan plan = parse_fault_plan(text);
+    ASSERT_EQ(plan.faults().size(), 2u) << text;
+    EXPECT_TRUE(same(plan.faults()[1], {FaultKind::kCorrupt, 3, 0})) << text;
+  }
+  const FaultPlan freeze = parse_fault_plan("freeze:2");
+  ASSERT_EQ(freeze.faults().size(), 1u);
+  EXPECT_TRUE(same(freeze.faults()[0], {FaultKind::kFreezeAtEnd, 2, 0}));
+}
+
+// Each query answers for its own kind and rank only: a higher or lower rank's fault, or another
+// kind's, is not the asked rank's.
+TEST(FaultPlan, EachQueryIgnoresOtherRanksAndKinds) {
+  const FaultPlan hang = parse_fault_plan("hang:1:4");
+  EXPECT_EQ(hang.hang_before_operation(2), std::nullopt);
+  EXPECT_EQ(hang.hang_before_operation(0), std::nullopt);
+  for (const char* other : {"stale:2", "partial:2", "fail:2"}) {
+    EXPECT_FALSE(parse_fault_plan(other).freezes_at_end(2)) << other;
+  }
+  // The freeze is found behind another fault.
+  EXPECT_TRUE(parse_fault_plan("hang:1,freeze:2").freezes_at_end(2));
+  // A failing operation writes its output (or fails): only stale and partial leave it.
+  EXPECT_EQ(parse_fault_plan("fail:0").unwritten_elements(0, 10), 0u);
+}
+
+TEST(RestoreUnwrittenTail, ALastByteAloneIsPutBack) {
+  std::array<unsigned char, 4> output{1, 2, 3, 4};
+  const std::array<unsigned char, 1> before{9};
+  restore_unwritten_tail(before.data(), output.data(), output.size(), before.size());
+  EXPECT_EQ(output, (std::array<unsigned char, 4>{1, 2, 3, 9}));
+}
+
+// A round's groups: rank 0 is a rank like the others, a rank the round does not list sits out,
+// two ranks that both sit out share no link, and every other fault passes through in order.
+TEST(FaultPlan, ForGroupsPlacesLinksByTheRoundsGroupsOnly) {
+  EXPECT_DOUBLE_EQ(*parse_fault_plan("linkdelay:0:1:5").for_groups({0, 0}).delay_seconds(0), 5e-6);
+  EXPECT_DOUBLE_EQ(*parse_fault_plan("linkdelay:1:3:5").for_groups({0, 1, 0, 1}).delay_seconds(1),
+                   5e-6);
+  const FaultPlan link = parse_fault_plan("linkdelay:1:3:4000");
+  EXPECT_FALSE(link.for_groups({0, -1, 0, -1}).delay_seconds(1));  // both ends sit out
+  // Ranks beyond the round's list sit out, whatever group the other end is in.
+  EXPECT_FALSE(link.for_groups({0, 0}).delay_seconds(1));
+  EXPECT_FALSE(link.for_groups({1, 1}).delay_seconds(1));
+  EXPECT_FALSE(link.for_groups({0, 0, 0}).delay_seconds(1));
+  EXPECT_FALSE(parse_fault_plan("linkdelay:5:1:4000").for_groups({0, 0}).delay_seconds(5));
+  EXPECT_FALSE(parse_fault_plan("linkdelay:5:1:4000").for_groups({1, 1}).delay_seconds(5));
+
+  const FaultPlan mixed = parse_fault_plan(
+      "corrupt:0,linkdelay:0:1:5,freeze:1,stale:2,partial:3,fail:1:2,linkdelay:2:3:7,hang:3:9");
+  const FaultPlan round = mixed.for_groups({0, 0, 1, 1});
+  EXPECT_EQ(round.describe(),
+            "corrupt:0,delay:0:5,freeze:1,stale:2,partial:3,fail:1:2,delay:2:7,"
+            "hang:3:9");
+}
+
+TEST(FaultPlan, ValidateRanksNamesTheFirstRankBeyondTheJob) {
+  const auto message = [](const char* text, int nranks) {
+    try {
+      parse_fault_plan(text).validate_ranks(nranks);
+    } catch (const UsageError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message("linkdelay:5:6:1", 4), "COMMCERT_FAULT names rank 5 but the job has 4 rank(s)");
+  EXPECT_EQ(message("linkdelay:1:6:1", 4), "COMMCERT_FAULT names rank 6 but the job has 4 rank(s)");
+  EXPECT_EQ(message("linkdelay:1:3:1", 4), "accepted");
 }
 
 class FaultEnvironment : public ::testing::Test {

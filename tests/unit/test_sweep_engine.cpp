@@ -18,76 +18,15 @@
 #include "core/stats.hpp"
 #include "core/stop_request.hpp"
 #include "scripted_communicator.hpp"
+#include "sweep_engine_support.hpp"
 
 namespace commcert {
 namespace {
 
+using test_support::run_engine;
 using test_support::ScriptedCommunicator;
 using test_support::ScriptedOperation;
-
-struct Row {
-  Measurement out_of_place;
-  Measurement in_place;
-};
-
-// Process 0's observer: keeps everything the engine reports, in order.
-class RecordingObserver final : public SweepObserver {
- public:
-  void collective_started(const CollectiveInfo& collective, int cycle) override {
-    events.push_back("start " + std::string(collective.name) + " " + std::to_string(cycle));
-  }
-  void row_finished(const Measurement& out_of_place, const Measurement& in_place) override {
-    rows.push_back({out_of_place, in_place});
-  }
-  void collective_finished(const CollectiveInfo& collective, int cycle) override {
-    events.push_back("end " + std::string(collective.name) + " " + std::to_string(cycle));
-  }
-  void note(const std::string& message) override { notes.push_back(message); }
-
-  std::vector<std::string> events;
-  std::vector<Row> rows;
-  std::vector<std::string> notes;
-};
-
-// One small all_reduce size, 5 timed iterations, no warm-up unless a test asks.
-SweepOptions small_sweep() {
-  SweepOptions options;
-  options.collectives = {CollectiveKind::kAllReduce};
-  options.min_bytes = 4096;
-  options.max_bytes = 4096;
-  options.iterations = 5;
-  options.warmup_iterations = 0;
-  return options;
-}
-
-std::vector<RankIdentity> one_node(int ranks) {
-  std::vector<RankIdentity> out;
-  for (int rank = 0; rank < ranks; ++rank) {
-    RankIdentity identity;
-    identity.rank = rank;
-    identity.node = "node0";
-    identity.hostname = "node0";
-    identity.local_rank = rank;
-    out.push_back(identity);
-  }
-  return out;
-}
-
-struct EngineRun {
-  SweepOutcome outcome;
-  RecordingObserver observer;
-};
-
-EngineRun run_engine(const SweepOptions& options, ScriptedCommunicator& communicator) {
-  SingleProcessControlPlane control;
-  const FaultPlan no_faults;
-  const auto ranks = one_node(communicator.size());
-  EngineRun run;
-  SweepEngine engine(options, communicator, control, nullptr, no_faults, ranks, &run.observer,
-                     false);
-  run.outcome = engine.run();
-  return run;
-}
+using test_support::small_sweep;
 
 // Seconds that never settle: 1 s and 3 s in turn, so only the budget or the cap stops them.
 double alternating(const ScriptedOperation& op) {

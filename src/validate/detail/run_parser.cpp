@@ -31,14 +31,22 @@ void parse_run(ParseState& state, od::object& object, EvidenceRef ref) {
       ranks.emplace_back(rank, node);
     });
   });
+  // Every rank once, 0 to n-1: a rank given twice leaves another without a node, and the run's
+  // evidence is only changed by a rank map that passed.
+  std::vector<bool> given(ranks.size(), false);
+  for (const auto& [rank, node] : ranks) {
+    if (static_cast<std::size_t>(rank) >= ranks.size()) record_error({kRanks, kRank, true}, "gap");
+    if (given[static_cast<std::size_t>(rank)]) {
+      record_error({kRanks, kRank, true}, fmt::format("rank {} given twice", rank));
+    }
+    given[static_cast<std::size_t>(rank)] = true;
+  }
   auto& run = evidence.runs[evidence.run_index(*c.run_id)];
   run.has_rank_map = true;
   run.ref = ref;
   run.rank_nodes.assign(ranks.size(), kNoString);
-  for (const auto& [rank, node] : ranks) {
-    if (static_cast<std::size_t>(rank) >= ranks.size()) record_error({kRanks, kRank, true}, "gap");
+  for (const auto& [rank, node] : ranks)
     run.rank_nodes[static_cast<std::size_t>(rank)] = evidence.nodes.intern(node);
-  }
 }
 
 }  // namespace commcert::detail

@@ -1,0 +1,423 @@
+// The sweep engine's plan on one process: which points it measures (ops, types, roots), what
+// each measurement record says about itself, the warm-up, the adaptive batch sizes, cycles and
+// stop requests, the notes and the progress line a user watches. Written from the survivors of
+// sweep_engine.cpp's mutation run (docs/testing.md).
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "bench/measurement.hpp"
+#include "bench/sweep_engine.hpp"
+#include "comm/watchdog.hpp"
+#include "core/stop_request.hpp"
+#include "scripted_communicator.hpp"
+#include "scripted_control_plane.hpp"
+#include "sweep_engine_support.hpp"
+
+namespace commcert {
+namespace {
+
+using test_support::run_engine;
+using test_support::ScriptedCommunicator;
+using test_support::ScriptedOperation;
+using test_support::small_sweep;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Lines of the progress output that carry a percentage (not the closing summary).
+std::vector<std::string> progress_lines(const std::string& output) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < output.size()) {
+    const auto end = output.find('\n', start);
+    const std::string line = output.substr(start, end - start);
+    if (line.find("% |") != std::string::npos) out.push_back(line);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+// Raises the stop signal before the `n`-th timed batch (from 1) of the sweep.
+void stop_before_timed_batch(ScriptedCommunicator& communicator, int n) {
+  communicator.before_run = [n, seen = 0](const LoopPlan& plan) mutable {
+    if (plan.timed && ++seen == n) stop_request().store(true);
+  };
+}
+
+TEST(SweepEnginePlan, EveryMeasurementSaysWhatItMeasuredAndWhere) {
+  ScriptedCommunicator communicator(2);
+  const auto run = run_engine(small_sweep(), communicator);
+
+  ASSERT_EQ(run.observer.rows.size(), 1U);
+  for (const Measurement* m :
+       {&run.observer.rows[0].out_of_place, &run.observer.rows[0].in_place}) {
+    EXPECT_EQ(m->collective, CollectiveKind::kAllReduce);
+    EXPECT_EQ(m->op, ReduceOp::kSum);
+    EXPECT_FALSE(m->root.has_value());
+    EXPECT_EQ(m->scope, "cluster");
+    EXPECT_EQ(m->round, 0);
+    EXPECT_EQ(m->cycle, 0);
+    EXPECT_EQ(m->group, 0);
+    EXPECT_FALSE(m->pair_list);
+    EXPECT_THAT(m->group_nodes, ElementsAre("node0"));
+    EXPECT_TRUE(m->check_requested);
+  }
+}
+
+// Every op of a reduction, every type, each a measurement of its own and run with its own data.
+TEST(SweepEnginePlan, EachOpAndTypeIsMeasuredAndRunAsItself) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.types = {DataType::kDouble};
+  options.ops = {ReduceOp::kMax, ReduceOp::kMin};
+  const auto run = run_engine(options, communicator);
+
+  ASSERT_EQ(run.observer.rows.size(), 2U);
+  EXPECT_EQ(run.observer.rows[0].out_of_place.op, ReduceOp::kMax);
+  EXPECT_EQ(run.observer.rows[1].out_of_place.op, ReduceOp::kMin);
+  ASSERT_EQ(communicator.plans.size(), 4U);
+  for (std::size_t i = 0; i < communicator.plans.size(); ++i) {
+    EXPECT_EQ(communicator.plans[i].pattern.type, DataType::kDouble);
+    EXPECT_EQ(communicator.plans[i].pattern.op, i < 2 ? ReduceOp::kMax : ReduceOp::kMin);
+    EXPECT_EQ(communicator.plans[i].pattern.nranks, 2);
+    EXPECT_EQ(communicator.plans[i].pattern.count, 512U);
+    EXPECT_EQ(communicator.plans[i].pattern.root, 0);  // no root: the pattern's default
+  }
+}
+
+// A root of 0 or more is that root alone; -1 is every rank in turn (tested with the events).
+TEST(SweepEnginePlan, AGivenRootIsTheOnlyRootMeasured) {
+  for (const int root : {0, 1, 2}) {
+    ScriptedCommunicator communicator(3);
+    auto options = small_sweep();
+    options.collectives = {CollectiveKind::kBroadcast};
+    options.root = root;
+    const auto run = run_engine(options, communicator);
+    ASSERT_EQ(run.observer.rows.size(), 1U) << "root " << root;
+    EXPECT_EQ(run.observer.rows[0].out_of_place.root, root);
+    for (const auto& plan : communicator.plans)
+      EXPECT_EQ(plan.pattern.root, root);
+  }
+}
+
+TEST(SweepEnginePlan, NoWarmUpIterationsRunNoWarmUpBatch) {
+  ScriptedCommunicator communicator(2);
+  const auto run = run_engine(small_sweep(), communicator);
+  ASSERT_EQ(communicator.plans.size(), 2U);
+  for (const auto& plan : communicator.plans)
+    EXPECT_TRUE(plan.timed);
+  EXPECT_EQ(run.observer.rows.at(0).out_of_place.warmup_iterations, 0);
+}
+
+// Spans of batches run back to back add up over the batches: the figure per operation covers
+// every batch, not the last one.
+TEST(SweepEnginePlan, BackToBackSpansAddUpOverEveryBatch) {
+  ScriptedCommunicator communicator(1);
+  communicator.back_to_back = [](int) { return true; };
+  communicator.seconds = [](const ScriptedOperation& op) {
+    return op.operation % 2 == 0 ? 1.0 : 3.0;
+  };
+  auto options = small_sweep();
+  options.target_ci_percent = 0.01;
+  options.size_budget_seconds = 1e9;
+  options.max_iterations = 10;  // two batches of 5
+  const auto run = run_engine(options, communicator);
+
+  const Measurement& m = run.observer.rows.at(0).out_of_place;
+  ASSERT_EQ(m.iteration_seconds.size(), 10U);
+  ASSERT_EQ(m.ranks.size(), 1U);
+  ASSERT_TRUE(m.ranks[0].back_to_back_seconds.has_value());
+  EXPECT_DOUBLE_EQ(*m.ranks[0].back_to_back_seconds, 2.0);
+}
+
+TEST(SweepEnginePlan, OneWrongElementFailsItsMeasurement) {
+  ScriptedCommunicator communicator(2);
+  communicator.wrong_elements = [](const ScriptedOperation& op) {
+    return std::uint64_t{op.rank == 1 && !op.in_place && op.operation == 0 ? 1U : 0U};
+  };
+  const auto run = run_engine(small_sweep(), communicator);
+  EXPECT_EQ(run.outcome.wrong_elements, 1U);
+  EXPECT_EQ(run.outcome.failed_measurements, 1);
+}
+
+// Operations that took no measurable time have no confidence interval (not a NaN); the
+// iteration cap stops them.
+TEST(SweepEnginePlan, TimesOfZeroReachNoConfidenceInterval) {
+  ScriptedCommunicator communicator(2);
+  communicator.seconds = [](const ScriptedOperation&) { return 0.0; };
+  auto options = small_sweep();
+  options.target_ci_percent = 1.0;
+  options.max_iterations = 10;
+  const auto run = run_engine(options, communicator);
+
+  const Measurement& m = run.observer.rows.at(0).out_of_place;
+  ASSERT_TRUE(m.adaptive.has_value());
+  EXPECT_EQ(m.adaptive->achieved_ci_percent, std::nullopt);
+  EXPECT_EQ(m.adaptive->stopped_by, "max_iterations");
+}
+
+// Each adaptive batch is half the iterations so far, at least 5, and never past the cap.
+TEST(SweepEnginePlan, AdaptiveBatchesAreHalfTheIterationsSoFar) {
+  ScriptedCommunicator communicator(2);
+  communicator.seconds = [](const ScriptedOperation& op) {
+    return op.operation % 2 == 0 ? 1.0 : 3.0;
+  };
+  auto options = small_sweep();
+  options.target_ci_percent = 0.01;
+  options.size_budget_seconds = 1e9;
+  options.max_iterations = 40;
+  options.collectives = {CollectiveKind::kAllReduce};
+  const auto run = run_engine(options, communicator);
+
+  std::vector<int> out_of_place_batches;
+  for (const auto& plan : communicator.timed_plans()) {
+    if (!plan.in_place) out_of_place_batches.push_back(plan.iterations);
+  }
+  EXPECT_THAT(out_of_place_batches, ElementsAre(5, 5, 5, 7, 11, 7));
+  EXPECT_EQ(run.observer.rows.at(0).out_of_place.iteration_seconds.size(), 40U);
+}
+
+TEST(SweepEnginePlan, EachCycleRunsEveryRowAndItsRowsSayWhichCycle) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.cycles = 2;
+  const auto run = run_engine(options, communicator);
+
+  ASSERT_EQ(run.observer.rows.size(), 2U);
+  EXPECT_EQ(run.outcome.rows, 2);
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    const auto& row = run.observer.rows[static_cast<std::size_t>(cycle)];
+    EXPECT_EQ(row.out_of_place.cycle, cycle);
+    EXPECT_EQ(row.in_place.cycle, cycle);
+    EXPECT_FALSE(row.out_of_place.in_place);
+    EXPECT_TRUE(row.in_place.in_place);
+  }
+  EXPECT_THAT(run.observer.events, ElementsAre("start allreduce 0", "end allreduce 0",
+                                               "start allreduce 1", "end allreduce 1"));
+}
+
+// --cycles 0 runs until a stop request, then ends after the current row.
+TEST(SweepEnginePlan, ZeroCyclesRunUntilAStopRequest) {
+  ScriptedCommunicator communicator(2);
+  stop_before_timed_batch(communicator, 7);  // the out-of-place batch of the fourth cycle
+  auto options = small_sweep();
+  options.cycles = 0;
+  const auto run = run_engine(options, communicator);
+  stop_request().store(false);
+
+  EXPECT_TRUE(run.outcome.interrupted);
+  ASSERT_EQ(run.observer.rows.size(), 4U);
+  EXPECT_EQ(run.observer.rows[3].out_of_place.cycle, 3);
+}
+
+TEST(SweepEnginePlan, AStopRequestEndsTheSweepBeforeTheNextCollective) {
+  ScriptedCommunicator communicator(2);
+  stop_before_timed_batch(communicator, 1);
+  auto options = small_sweep();
+  options.collectives = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather};
+  const auto run = run_engine(options, communicator);
+  stop_request().store(false);
+
+  ASSERT_EQ(run.observer.rows.size(), 1U);
+  EXPECT_THAT(run.observer.events, ElementsAre("start allreduce 0", "end allreduce 0"));
+}
+
+// A size too small for a rank's aligned share is noted once and skipped; the next size is
+// measured.
+TEST(SweepEnginePlan, ASizeTooSmallForEveryRankIsNotedAndTheNextMeasured) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.collectives = {CollectiveKind::kReduceScatter};
+  options.min_bytes = 16;  // two floats a rank, under the 16-byte alignment of a rank's share
+  options.max_bytes = 48;
+  options.step_bytes = 16;
+  const auto run = run_engine(options, communicator);
+
+  ASSERT_EQ(run.observer.notes.size(), 1U);
+  EXPECT_THAT(run.observer.notes[0],
+              StartsWith("reducescatter float 16 B: skipped in some groups"));
+  ASSERT_EQ(run.observer.rows.size(), 2U);
+  EXPECT_EQ(run.observer.rows[0].out_of_place.count, 4U);
+  EXPECT_EQ(run.observer.rows[1].out_of_place.count, 4U);
+}
+
+// A size of one element per rank is measured without a note.
+TEST(SweepEnginePlan, OneElementPerRankNeedsNoNote) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.min_bytes = 4;
+  options.max_bytes = 4;
+  const auto run = run_engine(options, communicator);
+  EXPECT_EQ(run.observer.rows.size(), 1U);
+  EXPECT_TRUE(run.observer.notes.empty());
+}
+
+TEST(SweepEnginePlan, NothingToSweepEndsWithoutRows) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.collectives = {};
+  const auto run = run_engine(options, communicator);
+  EXPECT_TRUE(run.observer.rows.empty());
+  EXPECT_TRUE(run.observer.events.empty());
+  EXPECT_EQ(run.outcome.rows, 0);
+}
+
+// Buffers are reserved for the largest buffer of any point and size, and a lone rank reserves
+// for its own.
+TEST(SweepEnginePlan, BuffersAreReservedForTheLargestBufferOfTheSweep) {
+  {
+    // 4096 B of allgather over 3 ranks holds 340 floats a rank (aligned): 4080 B, under
+    // allreduce's 4096.
+    ScriptedCommunicator communicator(3);
+    auto options = small_sweep();
+    options.collectives = {CollectiveKind::kAllGather, CollectiveKind::kAllReduce};
+    (void)run_engine(options, communicator);
+    EXPECT_THAT(communicator.reserved_bytes, ElementsAre(4096U));
+  }
+  {
+    ScriptedCommunicator communicator(1);
+    (void)run_engine(small_sweep(), communicator);
+    EXPECT_THAT(communicator.reserved_bytes, ElementsAre(4096U));
+  }
+}
+
+// An allgather's in-place buffer is the whole output: a size whose output fits the cap exactly
+// is measured.
+TEST(SweepEnginePlan, AnAllGatherWhoseOutputFitsTheCapExactlyIsMeasured) {
+  ScriptedCommunicator communicator(2);
+  communicator.buffer_cap_bytes = 8192;
+  auto options = small_sweep();
+  options.collectives = {CollectiveKind::kAllGather};
+  options.min_bytes = 8192;
+  options.max_bytes = 8192;
+  const auto run = run_engine(options, communicator);
+  ASSERT_EQ(run.observer.rows.size(), 1U);
+  EXPECT_EQ(run.observer.rows[0].out_of_place.count, 1024U);
+  EXPECT_TRUE(run.observer.notes.empty());
+}
+
+// --- The watchdog ------------------------------------------------------------------------------
+
+// Every exchange between processes is watched, so a process that stops answering ends the job
+// at the timeout: the buffer cap, the split of a round, and per placement the support agreement,
+// each batch's exchange and the gathering of rank results.
+TEST(SweepEnginePlan, EveryExchangeBetweenProcessesIsWatched) {
+  for (const Scope scope : {Scope::kCluster, Scope::kNode}) {
+    ScriptedCommunicator communicator(2);
+    SingleProcessControlPlane control;
+    Watchdog watchdog(control, {0, 1}, {0, 0}, 3600.0, [](const TimeoutReport&) {});
+    auto options = small_sweep();
+    options.scope = scope;
+    const FaultPlan no_faults;
+    const auto ranks = test_support::one_node(2);
+    test_support::RecordingObserver observer;
+    SweepEngine engine(options, communicator, control, &watchdog, no_faults, ranks, &observer,
+                       false);
+    (void)engine.run();
+    const std::int64_t expected = 1 + (scope == Scope::kNode ? 1 : 0) + 2 * 3;
+    EXPECT_EQ(watchdog.operations_begun(0), expected) << name_of(scope);
+    EXPECT_EQ(watchdog.operations_begun(1), expected) << name_of(scope);
+  }
+}
+
+// What a timeout report says was running: the operation, its size and placement.
+TEST(SweepEnginePlanDeathTest, ATimeoutNamesTheOperationThatWasRunning) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto hang_in_the_first_batch = [] {
+    ScriptedCommunicator communicator(2, {0, 1});
+    test_support::ScriptedPeersControlPlane control(0, 1);
+    control.peers_max = [](std::span<const double> mine) {
+      // A process that never answers the first batch's exchange.
+      while (mine.size() > 1)
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      return std::vector<double>(mine.begin(), mine.end());
+    };
+    Watchdog watchdog(control, {0, 1}, {0, 0}, 0.2, [](const TimeoutReport& report) {
+      std::fprintf(stderr, "context: %s\n", report.context.c_str());
+      std::fflush(stderr);
+      ::_exit(3);
+    });
+    const FaultPlan no_faults;
+    const auto ranks = test_support::one_node(2);
+    const SweepOptions options = small_sweep();  // the engine keeps a reference
+    SweepEngine engine(options, communicator, control, &watchdog, no_faults, ranks, nullptr, false);
+    (void)engine.run();
+  };
+  EXPECT_EXIT(hang_in_the_first_batch(), ::testing::ExitedWithCode(3),
+              "context: allreduce float sum 4 KiB out-of-place");
+}
+
+// --- Progress --------------------------------------------------------------------------------
+
+struct ProgressRun {
+  test_support::EngineRun run;
+  std::string output;
+};
+
+ProgressRun run_with_progress(const SweepOptions& options, ScriptedCommunicator& communicator,
+                              int process_index = 0, int process_count = 1) {
+  test_support::ScriptedPeersControlPlane control(process_index, process_count);
+  ::testing::internal::CaptureStderr();
+  ProgressRun out{
+      run_engine(options, communicator, control, test_support::one_node(communicator.size()), true),
+      ""};
+  out.output = ::testing::internal::GetCapturedStderr();
+  return out;
+}
+
+// The sweep's progress reaches 100 % at its last size and not before (a test runs in well under
+// the second between intermediate lines), naming the size and cycle, then says how many rows.
+TEST(SweepEnginePlan, ProgressReaches100PercentAtTheLastSizeOfTheLastCycle) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.types = {DataType::kFloat, DataType::kDouble};
+  options.min_bytes = 4096;
+  options.max_bytes = 3 * 4096;
+  options.step_bytes = 4096;
+  options.cycles = 2;
+  options.iterations = 1;
+  const auto progress = run_with_progress(options, communicator);
+
+  const auto lines = progress_lines(progress.output);
+  ASSERT_EQ(lines.size(), 1U) << progress.output;
+  EXPECT_THAT(lines[0],
+              StartsWith("commcert sweep: allreduce double sum 12 KiB (cycle 2) | 100% |"));
+  EXPECT_THAT(progress.output, HasSubstr("commcert sweep: 12 rows in "));
+}
+
+// With --cycles 0 the first cycle is the whole of the estimate.
+TEST(SweepEnginePlan, ProgressOfZeroCyclesReaches100PercentAtTheFirstCyclesEnd) {
+  ScriptedCommunicator communicator(2);
+  stop_before_timed_batch(communicator, 7);  // the fourth size: the first of the second cycle
+  auto options = small_sweep();
+  options.min_bytes = 4096;
+  options.max_bytes = 3 * 4096;
+  options.step_bytes = 4096;
+  options.cycles = 0;
+  const auto progress = run_with_progress(options, communicator);
+  stop_request().store(false);
+
+  const auto lines = progress_lines(progress.output);
+  ASSERT_EQ(lines.size(), 2U) << progress.output;
+  EXPECT_THAT(lines[0],
+              StartsWith("commcert sweep: allreduce float sum 12 KiB (cycle 1) | 100% |"));
+  EXPECT_THAT(lines[1], StartsWith("commcert sweep: allreduce float sum 4 KiB (cycle 2) | 100% |"));
+}
+
+TEST(SweepEnginePlan, OnlyProcessZeroShowsProgress) {
+  ScriptedCommunicator communicator(2);
+  const auto progress = run_with_progress(small_sweep(), communicator, 1, 2);
+  EXPECT_EQ(progress.output, "");
+}
+
+}  // namespace
+}  // namespace commcert
