@@ -463,5 +463,122 @@ TEST(RequiredEvidenceRule, EveryNodeWithoutANodeRecordIsAGap) {
   }
 }
 
+// --- What counts, and whose reason is given (the second round's survivors) ------------------
+
+// A bisection round (groups scope) is localization evidence, judged against other groups only:
+// it is no evidence for the collective's check.
+TEST(RequiredEvidenceRule, ABisectionRoundIsNoEvidenceForTheCheck) {
+  Json groups_round = collective(kGiB, 100, "groups");
+  groups_round["group_nodes"] = Json::array({"n0", "n1"});
+  groups_round["round"] = 0;
+  const FleetVerdict v =
+      certify({run_record({"n0", "n1"}), groups_round}, "required: [collective.allreduce]\n");
+  EXPECT_THAT(gaps(v, "n0", "collective.allreduce"),
+              ElementsAre("collective.allreduce: no evidence (no allreduce record names this "
+                          "node)"));
+}
+
+// A skipped record's reason points at that record.
+TEST(RequiredEvidenceRule, ASkippedReasonNamesItsRecord) {
+  Json skipped = collective(kGiB, 1);
+  skipped["status"] = "skipped";
+  skipped["reason"] = "no GPU";
+  const FleetVerdict v = certify({run_record({"n0"}), node_health("n0"), skipped},
+                                 "required: [collective.allreduce]\n");
+  const Reason& reason = fixtures::reason(fixtures::node(v, "n0"), "evidence.skipped");
+  ASSERT_EQ(reason.evidence.size(), 1u);
+  EXPECT_EQ(reason.evidence[0].line, 3u);
+}
+
+// A membw record whose figures fail their bound is evidence (the membw rules judge it); a burn
+// or membw record naming no GPU is no GPU's evidence.
+TEST(RequiredEvidenceRule, AFailedMeasurementIsEvidenceARecordOfNoGpuIsNot) {
+  const FleetVerdict failed = certify({with_status(fixtures::membw("n0", 0, 3000), "fail", "slow")},
+                                      "required: [membw]\nnode: {gpus: 1}\n");
+  EXPECT_THAT(gaps(failed, "n0", "membw"), ElementsAre());
+  for (const auto& [check, good_record] : per_gpu_checks()) {
+    SCOPED_TRACE(check);
+    Json no_gpu = good_record("n0", 0);
+    no_gpu["gpu"] = nullptr;
+    const FleetVerdict v = certify({no_gpu}, "required: [" + check + "]\n");
+    EXPECT_THAT(gaps(v, "n0", check),
+                ElementsAre(check + ": no evidence (no record for this node)"));
+  }
+}
+
+// Only a bounded figure is the figure a bounded group needs: a GPU measured with another kernel
+// than the one the baseline bounds has no figure to judge.
+TEST(RequiredEvidenceRule, AnUnboundedKernelsFigureIsNotTheBoundedOne) {
+  Json fp8 = fixtures::burn("n0", 0, 700);
+  fp8["kernel"] = "gemm_fp8";
+  const FleetVerdict v =
+      certify({fp8},
+              "required: [burn]\nnode: {gpus: 1}\nchecks:\n  burn:\n    tflops:\n"
+              "      gemm_bf16: {floor: 1}\n");
+  EXPECT_THAT(gaps(v, "n0", "burn"), ElementsAre("burn: no burn gemm_bf16 figure for gpu 0"));
+}
+
+// Each node's own unmeasured record explains its gap, not only the first such record read.
+TEST(RequiredEvidenceRule, EachNodesOwnRecordExplainsItsLinkAndPairGaps) {
+  Json down = fixtures::link("n0", "n1", 20);
+  down = with_status(down, "error", "n0 and n1: mlx5_0 down");
+  down["bytes_per_s"] = nullptr;
+  Json lonely = fixtures::record("link", "n2", "skipped");
+  lonely["nodes"] = Json::array({"n2"});
+  lonely["reason"] = "n2: no partner";
+  const FleetVerdict links = certify({down, lonely}, "required: [links]\n");
+  EXPECT_THAT(gaps(links, "n2", "links"), ElementsAre("links: skipped: n2: no partner"));
+
+  std::vector<Json> records;
+  for (const std::string host : {"n0", "n1"}) {
+    records.push_back(fixtures::p2p(host, "host_gpu", -1, 0, 50));
+    Json pair =
+        with_status(fixtures::p2p(host, "gpu_gpu", 0, 1, 50), "skipped", host + ": no peer access");
+    pair["bytes_per_s"] = nullptr;
+    records.push_back(pair);
+  }
+  const FleetVerdict p2p = certify(records, "required: [p2p]\n");
+  EXPECT_THAT(gaps(p2p, "n1", "p2p"),
+              ElementsAre("p2p: skipped for GPU pairs: n1: no peer access"));
+}
+
+// A port's own record explains a port gap before a failed health stage does, whatever its
+// status; and a node short of ports is still asked for each good port's rate.
+TEST(RequiredEvidenceRule, APortsOwnRecordComesBeforeAStageFailureAndRatesAreStillAsked) {
+  for (const std::string status : {"error", "skipped"}) {
+    SCOPED_TRACE(status);
+    const FleetVerdict v =
+        certify({with_status(ib_port("n0", "mlx5_0"), status, "mlx5_0: unreadable"),
+                 health_stage_timeout("n0")},
+                "required: [health.ib]\n");
+    EXPECT_THAT(gaps(v, "n0", "health.ib"),
+                ElementsAre(HasSubstr("(0 of 1 ports reported): mlx5_0: unreadable")));
+  }
+  Json unrated = ib_port("n0", "mlx5_0");
+  unrated["rate_gbps"] = nullptr;
+  const FleetVerdict short_and_unrated =
+      certify({unrated},
+              "required: [health.ib]\nnode: {ib_ports: 2}\n"
+              "checks:\n  health.ib:\n    rate_gbit_per_s: {floor: 100}\n");
+  EXPECT_THAT(gaps(short_and_unrated, "n0", "health.ib"),
+              ElementsAre("health.ib: no evidence (1 of 2 ports reported)",
+                          "health.ib: no port rate figure for mlx5_0 port 1"));
+}
+
+// A run without a rank map: the writer of a node-scope record that ran nothing took part in the
+// run, so the run's timeout explains its gap (the record names no group, and a node-scope
+// writer is not otherwise counted among the run's nodes).
+TEST(RequiredEvidenceRule, ATimeoutExplainsTheGapOfANodeScopeRecordsWriter) {
+  Json skipped = collective(kGiB, 1, "node", "n0");
+  skipped["status"] = "skipped";
+  skipped["reason"] = "not run on n0";
+  skipped.erase("group_nodes");
+  Json timeout = collective_timeout("allreduce float sum 1 GiB out-of-place");
+  timeout["host"] = "n1";
+  timeout["rank_states"] = Json::array({{{"rank", 1}, {"host", "n1"}}});
+  const FleetVerdict v = certify({skipped, timeout}, "required: [collective.allreduce]\n");
+  EXPECT_THAT(gaps(v, "n0", "collective.allreduce"), ElementsAre(HasSubstr("run run1 timed out")));
+}
+
 }  // namespace
 }  // namespace commcert
