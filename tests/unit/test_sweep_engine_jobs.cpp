@@ -330,6 +330,24 @@ TEST(SweepEngineJob, AProcessWhoseGroupSkipsTheSizeRunsNothing) {
   EXPECT_EQ(run.observer.rows[0].out_of_place.group, 1);
 }
 
+// A group that skips the size has no interval to reach: the others' steady times stop at the
+// CI target after the first batch.
+TEST(SweepEngineJob, AGroupThatSkipsTheSizeDoesNotHoldBackTheCiTarget) {
+  ScriptedCommunicator communicator(3, {2});
+  ScriptedPeersControlPlane control(2, 3);
+  auto options = small_sweep();
+  options.scope = Scope::kGroups;
+  options.node_groups = {{{"node0", "node1"}, {"node2"}}, 0};
+  options.collectives = {CollectiveKind::kAllGather};
+  options.min_bytes = 16;
+  options.max_bytes = 16;
+  options.target_ci_percent = 1.0;
+  const auto run = run_engine(options, communicator, control, nodes_with_ranks({1, 1, 1}));
+  const Measurement& m = run.observer.rows.at(0).out_of_place;
+  EXPECT_EQ(m.adaptive->stopped_by, "ci");
+  EXPECT_EQ(m.iteration_seconds.size(), 5U);
+}
+
 // Processes other than 0 run without an observer.
 TEST(SweepEngineJob, AProcessWithoutAnObserverRunsEveryScope) {
   for (const Scope scope : {Scope::kNode, Scope::kPairs, Scope::kGroups}) {

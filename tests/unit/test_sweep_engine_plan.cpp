@@ -15,6 +15,7 @@
 
 #include "bench/measurement.hpp"
 #include "bench/sweep_engine.hpp"
+#include "comm/fault_injection.hpp"
 #include "comm/watchdog.hpp"
 #include "core/stop_request.hpp"
 #include "scripted_communicator.hpp"
@@ -231,20 +232,19 @@ TEST(SweepEnginePlan, AStopRequestEndsTheSweepBeforeTheNextCollective) {
   EXPECT_THAT(run.observer.events, ElementsAre("start allreduce 0", "end allreduce 0"));
 }
 
-// A size too small for a rank's aligned share is noted once and skipped; the next size is
+// Sizes too small for a rank's aligned share are skipped and noted once; the next sizes are
 // measured.
 TEST(SweepEnginePlan, ASizeTooSmallForEveryRankIsNotedAndTheNextMeasured) {
   ScriptedCommunicator communicator(2);
   auto options = small_sweep();
   options.collectives = {CollectiveKind::kReduceScatter};
-  options.min_bytes = 16;  // two floats a rank, under the 16-byte alignment of a rank's share
-  options.max_bytes = 48;
-  options.step_bytes = 16;
+  options.min_bytes = 8;  // 8, 16 and 24 B: under the 16-byte alignment of a rank's share
+  options.max_bytes = 40;
+  options.step_bytes = 8;
   const auto run = run_engine(options, communicator);
 
-  ASSERT_EQ(run.observer.notes.size(), 1U);
-  EXPECT_THAT(run.observer.notes[0],
-              StartsWith("reducescatter float 16 B: skipped in some groups"));
+  ASSERT_EQ(run.observer.notes.size(), 1U);  // once for the point, not once per size
+  EXPECT_THAT(run.observer.notes[0], StartsWith("reducescatter float 8 B: skipped in some groups"));
   ASSERT_EQ(run.observer.rows.size(), 2U);
   EXPECT_EQ(run.observer.rows[0].out_of_place.count, 4U);
   EXPECT_EQ(run.observer.rows[1].out_of_place.count, 4U);
@@ -303,6 +303,89 @@ TEST(SweepEnginePlan, AnAllGatherWhoseOutputFitsTheCapExactlyIsMeasured) {
   ASSERT_EQ(run.observer.rows.size(), 1U);
   EXPECT_EQ(run.observer.rows[0].out_of_place.count, 1024U);
   EXPECT_TRUE(run.observer.notes.empty());
+}
+
+// One timed operation run back to back is a span of one operation.
+TEST(SweepEnginePlan, ASingleBackToBackOperationIsItsOwnSpan) {
+  ScriptedCommunicator communicator(1);
+  communicator.back_to_back = [](int) { return true; };
+  communicator.seconds = [](const ScriptedOperation&) { return 2e-3; };
+  auto options = small_sweep();
+  options.iterations = 1;
+  const auto run = run_engine(options, communicator);
+  const auto& rank = run.observer.rows.at(0).out_of_place.ranks.at(0);
+  ASSERT_TRUE(rank.back_to_back_seconds.has_value());
+  EXPECT_DOUBLE_EQ(*rank.back_to_back_seconds, 2e-3);
+}
+
+// The size budget counts the time the operations took, from nothing: 6 ms of a 0.5 s budget is
+// not spent, and a measurement that reaches its CI target stops for that, budget or not.
+TEST(SweepEnginePlan, TheBudgetCountsFromNothingAndTheCiTargetComesFirst) {
+  {
+    ScriptedCommunicator communicator(1);
+    communicator.seconds = [](const ScriptedOperation& op) {
+      return op.operation % 2 == 0 ? 1e-3 : 3e-3;
+    };
+    auto options = small_sweep();
+    options.target_ci_percent = 0.01;
+    options.size_budget_seconds = 0.5;
+    options.max_iterations = 10;
+    const auto run = run_engine(options, communicator);
+    EXPECT_EQ(run.observer.rows.at(0).out_of_place.adaptive->stopped_by, "max_iterations");
+  }
+  {
+    ScriptedCommunicator communicator(1);
+    auto options = small_sweep();
+    options.target_ci_percent = 1.0;
+    options.size_budget_seconds = 1e-9;  // spent by the first batch
+    const auto run = run_engine(options, communicator);
+    EXPECT_EQ(run.observer.rows.at(0).out_of_place.adaptive->stopped_by, "ci");
+  }
+}
+
+// A one-byte size of a one-byte type needs a one-byte buffer, and a lone rank's buffer is held to
+// the cap like any other.
+TEST(SweepEnginePlan, TheSmallestBufferAndALoneRanksCap) {
+  {
+    ScriptedCommunicator communicator(2);
+    auto options = small_sweep();
+    options.types = {DataType::kInt8};
+    options.min_bytes = 1;
+    options.max_bytes = 1;
+    (void)run_engine(options, communicator);
+    EXPECT_THAT(communicator.reserved_bytes, ElementsAre(1U));
+  }
+  {
+    ScriptedCommunicator communicator(1);
+    communicator.buffer_cap_bytes = 4096;
+    auto options = small_sweep();
+    options.max_bytes = 8192;
+    options.step_bytes = 4096;
+    const auto run = run_engine(options, communicator);
+    ASSERT_EQ(run.observer.rows.size(), 1U);
+    EXPECT_EQ(run.observer.rows[0].out_of_place.bytes, 4096U);
+    EXPECT_EQ(run.observer.notes.size(), 1U);
+  }
+}
+
+// The fault plan reaches the communicator, placed for the round: a link delay inside the
+// cluster's one group becomes its rank's delay.
+TEST(SweepEnginePlan, TheRoundsFaultsReachEveryOperation) {
+  ScriptedCommunicator communicator(2);
+  std::vector<std::string> seen;
+  communicator.before_run = [&seen](const LoopPlan& plan) {
+    seen.push_back(plan.faults ? plan.faults->describe() : "none");
+  };
+  SingleProcessControlPlane control;
+  const FaultPlan faults = parse_fault_plan("corrupt:1,linkdelay:0:1:500");
+  const auto options = small_sweep();
+  const auto ranks = test_support::one_node(2);
+  test_support::RecordingObserver observer;
+  SweepEngine engine(options, communicator, control, nullptr, faults, ranks, &observer, false);
+  (void)engine.run();
+  ASSERT_EQ(seen.size(), 2U);
+  for (const auto& described : seen)
+    EXPECT_EQ(described, "corrupt:1,delay:0:500");
 }
 
 // --- The watchdog ------------------------------------------------------------------------------
@@ -411,6 +494,19 @@ TEST(SweepEnginePlan, ProgressOfZeroCyclesReaches100PercentAtTheFirstCyclesEnd) 
   EXPECT_THAT(lines[0],
               StartsWith("commcert sweep: allreduce float sum 12 KiB (cycle 1) | 100% |"));
   EXPECT_THAT(lines[1], StartsWith("commcert sweep: allreduce float sum 4 KiB (cycle 2) | 100% |"));
+}
+
+// Sizes far below the fixed cost per operation still count forward.
+TEST(SweepEnginePlan, ProgressOfTinySizesReaches100PercentAtTheLast) {
+  ScriptedCommunicator communicator(1);
+  auto options = small_sweep();
+  options.min_bytes = 4;
+  options.max_bytes = 8;
+  options.step_bytes = 4;
+  const auto progress = run_with_progress(options, communicator);
+  const auto lines = progress_lines(progress.output);
+  ASSERT_EQ(lines.size(), 1U) << progress.output;
+  EXPECT_THAT(lines[0], StartsWith("commcert sweep: allreduce float sum 8 B (cycle 1) | 100% |"));
 }
 
 TEST(SweepEnginePlan, OnlyProcessZeroShowsProgress) {
