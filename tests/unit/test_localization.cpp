@@ -148,6 +148,60 @@ TEST(SecondPass, SuspectsAreRetestedAgainstDistinctKnownGoodNodes) {
   EXPECT_EQ(partners.size(), 2u);
 }
 
+// A finding as the report names it: kind, node(s), failed partners of partners.
+std::string described(const LocalizationFinding& f) {
+  const char* kind = f.kind == LocalizationKind::kBadNode       ? "bad"
+                     : f.kind == LocalizationKind::kSuspectLink ? "link"
+                                                                : "suspect";
+  return std::string(kind) + " " + f.node + (f.other.empty() ? "" : "-" + f.other) + " " +
+         std::to_string(f.failed_partners) + "/" + std::to_string(f.partners);
+}
+
+std::vector<std::string> described(const std::vector<LocalizationFinding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings)
+    out.push_back(described(f));
+  return out;
+}
+
+// Bad: failed with more than half of its partners, and with at least two. Half is not more than
+// half; two of three is; one of one is too few to tell the node from its only link.
+TEST(AttributePairFailures, TheMajorityIsMoreThanHalfOfThePartnersAndAtLeastTwo) {
+  const std::vector<PairOutcome> half = {{"n0", "n1", false}, {"n0", "n2", false},
+                                         {"n0", "n3", true},  {"n0", "n4", true},
+                                         {"n1", "n3", true},  {"n2", "n4", true}};
+  EXPECT_EQ(described(attribute_pair_failures(half)),
+            (std::vector<std::string>{"suspect n0 2/4", "suspect n1 1/2", "suspect n2 1/2"}));
+  const std::vector<PairOutcome> two_of_three = {
+      {"n0", "n1", false}, {"n0", "n2", false}, {"n0", "n3", true}};
+  EXPECT_EQ(described(attribute_pair_failures(two_of_three)),
+            (std::vector<std::string>{"bad n0 2/3"}));
+  const std::vector<PairOutcome> one_of_one = {{"n0", "n1", false}};
+  EXPECT_EQ(described(attribute_pair_failures(one_of_one)),
+            (std::vector<std::string>{"suspect n0 1/1", "suspect n1 1/1"}));
+}
+
+// A suspect link counts the one failure each of its ends had, of the first end's partners; the
+// ends of a failing pair that is no link are named in the pair's order.
+TEST(AttributePairFailures, ALinkCountsItsOneFailureAndSuspectsFollowThePairsOrder) {
+  const Fleet fleet{{}, {{2, 5}}};
+  const auto findings = attribute_pair_failures(fleet.all_pairs(8).first);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].failed_partners, 1);
+  EXPECT_EQ(findings[0].partners, 7);
+  const std::vector<PairOutcome> lone = {{"n1", "n0", false}, {"n0", "n2", true}};
+  EXPECT_EQ(described(attribute_pair_failures(lone)),
+            (std::vector<std::string>{"suspect n1 1/1", "suspect n0 1/2"}));
+}
+
+// A suspect node is re-tested too, against a node that failed with nobody.
+TEST(SecondPass, ASuspectNodeIsRetestedAgainstAKnownGoodNode) {
+  const std::vector<PairOutcome> outcomes = {
+      {"n1", "n0", false}, {"n0", "n2", true}, {"n0", "n3", true}, {"n2", "n3", true}};
+  const auto plan = second_pass_pairs(outcomes, attribute_pair_failures(outcomes));
+  EXPECT_EQ(plan, (std::vector<std::pair<std::string, std::string>>{{"n1", "n2"}, {"n0", "n3"}}));
+}
+
 TEST(Bisection, OneBadNodeAmong1024InLog2Rounds) {
   for (const int bad : {0, 511, 512, 777, 1023}) {
     const Fleet fleet{{bad}, {}};
