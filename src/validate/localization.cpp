@@ -15,19 +15,15 @@ namespace {
 struct PartnerTally {
   int partners = 0;
   int failed = 0;
-  std::vector<std::string> failed_with;
 };
 
 std::map<std::string, PartnerTally> tally(const std::vector<PairOutcome>& outcomes) {
   std::map<std::string, PartnerTally> tallies;
   for (const auto& pair : outcomes) {
-    for (const auto& [self, other] : {std::pair{pair.a, pair.b}, std::pair{pair.b, pair.a}}) {
-      auto& t = tallies[self];
+    for (const auto& node : {pair.a, pair.b}) {
+      auto& t = tallies[node];
       ++t.partners;
-      if (!pair.passed) {
-        ++t.failed;
-        t.failed_with.push_back(other);
-      }
+      if (!pair.passed) ++t.failed;
     }
   }
   return tallies;

@@ -1,9 +1,11 @@
 // The bisection's decisions on synthetic group outcomes: what `commcert run` measures and the
 // validator replays (validate/bisect_localization.*) are decided here, once.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -215,6 +217,138 @@ TEST(BisectionDecisions, AnUnmeasuredRoundStopsTheSearchAndNamesItsGroups) {
 TEST(BisectionDecisions, AnAnswerOfTheWrongLengthIsRefused) {
   EXPECT_THROW((void)bisect_faults(4, [](const std::vector<Nodes>&) { return std::vector{true}; }),
                std::invalid_argument);
+}
+
+// What every search must keep, over every fleet of 4 to 12 nodes with one to three bad nodes,
+// one bad node and one bad link, or two bad links (links chased): nobody healthy blamed, every
+// fault found where every node could be compared with a known-good one, in a bounded number of
+// rounds, the bad nodes and their partners
+// listed in node order, each bad node re-tested with two distinct
+// known-good partners, and the history holding every group of every round as it was tested
+// (the harness checks each round's groups are disjoint).
+TEST(BisectionProperties, EveryFaultIsFoundAndReportedInOrder) {
+  int fleets = 0;
+  for (int n = 4; n <= 12; ++n) {
+    std::vector<std::pair<std::set<int>, std::set<std::pair<int, int>>>> cases;
+    for (int a = 0; a < n; ++a) {
+      cases.push_back({{a}, {}});
+      for (int b = a + 1; b < n; ++b) {
+        cases.push_back({{a, b}, {}});
+        for (int c = 0; c < n; ++c) {
+          if (c != a && c != b) cases.push_back({{c}, {{a, b}}});
+          if (c > b && n <= 10) cases.push_back({{a, b, c}, {}});
+        }
+        if (n > 8) continue;
+        for (int c = a + 1; c < n; ++c) {
+          for (int d = c + 1; d < n; ++d) {
+            if (c != b && d != b) cases.push_back({{}, {{a, b}, {c, d}}});
+          }
+        }
+      }
+    }
+    for (const auto& [bad_nodes, bad_links] : cases) {
+      Cluster cluster{bad_nodes, bad_links, {}, {}, {}};
+      const auto result = bisect_faults(n, cluster.runner());
+      ++fleets;
+      const std::string fleet = ::testing::PrintToString(n) + " nodes, bad " +
+                                ::testing::PrintToString(bad_nodes) + ", links " +
+                                ::testing::PrintToString(bad_links);
+      // Nobody healthy is blamed; with a known-good reference for everyone, every bad node is.
+      for (const int node : result.bad_nodes)
+        ASSERT_TRUE(bad_nodes.contains(node)) << fleet;
+      for (const auto& link : result.bad_links)
+        ASSERT_TRUE(bad_links.contains(link)) << fleet;
+      if (result.unresolved.empty() && !result.unexplained) {
+        ASSERT_EQ(result.bad_nodes, Nodes(bad_nodes.begin(), bad_nodes.end())) << fleet;
+        if (result.cleared.empty()) {
+          const std::set<std::pair<int, int>> found(result.bad_links.begin(),
+                                                    result.bad_links.end());
+          ASSERT_EQ(found, bad_links) << fleet;
+        }
+      }
+      // Links cost verification rounds (a quarter pair's second failure is not followed, and a
+      // lone node tested with the other end of its link is cleared as noise and verified again):
+      // fleets with bad nodes only are held to two rounds per halving and two more.
+      if (bad_links.empty()) {
+        EXPECT_LE(result.rounds, 2 * ceil_log2(n) + 2) << fleet;
+      }
+      EXPECT_TRUE(std::is_sorted(result.bad_nodes.begin(), result.bad_nodes.end())) << fleet;
+      ASSERT_EQ(result.failed_with.size(), result.bad_nodes.size()) << fleet;
+      for (std::size_t i = 0; i < result.failed_with.size(); ++i) {
+        const auto& [node, partners] = result.failed_with[i];
+        EXPECT_EQ(node, result.bad_nodes[i]) << fleet;
+        ASSERT_EQ(partners.size(), 2u) << fleet;
+        EXPECT_NE(partners[0], partners[1]) << fleet;
+        for (const int partner : partners)
+          EXPECT_FALSE(bad_nodes.contains(partner)) << fleet;
+      }
+      ASSERT_EQ(result.history.size(), cluster.rounds.size()) << fleet;
+      for (std::size_t r = 0; r < cluster.rounds.size(); ++r) {
+        ASSERT_EQ(result.history[r].size(), cluster.rounds[r].size()) << fleet;
+        for (std::size_t g = 0; g < cluster.rounds[r].size(); ++g)
+          EXPECT_EQ(result.history[r][g].nodes, cluster.rounds[r][g]) << fleet;
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_GT(fleets, 1000);
+}
+
+// A span found in one half does not end the round's other searches: the bad node in the other
+// half is still found.
+TEST(BisectionDecisions, ASpanDoesNotEndTheOtherSearchesOfItsRound) {
+  Cluster cluster{{5}, {{0, 2}}, {}, {}, {}};
+  const auto result = bisect_faults(8, cluster.runner(), {.chase_links = false});
+  EXPECT_EQ(result.bad_nodes, Nodes{5});
+  ASSERT_EQ(result.spans.size(), 1u);
+  EXPECT_EQ(result.spans[0].first, (Nodes{0, 1}));
+  EXPECT_EQ(result.spans[0].second, (Nodes{2, 3}));
+}
+
+// The schedule of a chased link, round by round: the halves, then quarter pairs with the left
+// quarter's nodes first.
+TEST(BisectionDecisions, AChasedLinksRoundsPairQuartersLeftFirst) {
+  Cluster cluster{{}, {{1, 6}}, {}, {}, {}};
+  (void)bisect_faults(8, cluster.runner());
+  ASSERT_GE(cluster.rounds.size(), 2u);
+  EXPECT_EQ(cluster.rounds[0], (std::vector<Nodes>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(cluster.rounds[1], (std::vector<Nodes>{{0, 1, 4, 5}, {2, 3, 6, 7}}));
+}
+
+TEST(BisectionDecisions, OneNodeIsRefused) {
+  Cluster cluster{};
+  EXPECT_THROW((void)bisect_faults(1, cluster.runner()), std::invalid_argument);
+}
+
+// A fault that needs three nodes together (no half and no quarter pair holds it) is never
+// explained: the search stops after eight verifications that still fail, and says so.
+TEST(BisectionDecisions, AFaultNoSearchExplainsStopsAfterEightVerifications) {
+  std::vector<std::vector<Nodes>> rounds;
+  const auto result = bisect_faults(4, [&rounds](const std::vector<Nodes>& groups) {
+    rounds.push_back(groups);
+    std::vector<bool> passed;
+    for (const auto& group : groups) {
+      const std::set<int> members(group.begin(), group.end());
+      passed.push_back(!(members.contains(0) && members.contains(1) && members.contains(2)));
+    }
+    return passed;
+  });
+  EXPECT_TRUE(result.unexplained);
+  EXPECT_TRUE(result.bad_nodes.empty());
+  EXPECT_TRUE(result.bad_links.empty());
+  const auto verifications =
+      std::count(rounds.begin(), rounds.end(), std::vector<Nodes>{{0, 1, 2, 3}});
+  EXPECT_EQ(verifications, 8);
+}
+
+// A chased link whose first quarter pairs pass does not hold up the round's other searches:
+// the bad node of the other half is found in the same rounds, before any verification.
+TEST(BisectionDecisions, AChasedLinkAndABadNodeAreSearchedInTheSameRounds) {
+  Cluster cluster{{5}, {{0, 3}}, {}, {}, {}};
+  const auto result = bisect_faults(8, cluster.runner());
+  EXPECT_EQ(result.bad_nodes, Nodes{5});
+  EXPECT_EQ(result.bad_links, (std::vector<std::pair<int, int>>{{0, 3}}));
+  EXPECT_EQ(result.rounds, 5);
 }
 
 }  // namespace
