@@ -214,19 +214,21 @@ TEST(SweepEngineJob, AProcessInAGroupAfterTheFirstRunsItsGroup) {
 
 // A root outside a group's ranks is the group's rank 0.
 TEST(SweepEngineJob, ARootBeyondTheGroupIsTheGroupsFirstRank) {
-  ScriptedCommunicator communicator(4, {0, 1});
-  ScriptedPeersControlPlane control(0, 2);
   auto options = small_sweep();
   options.scope = Scope::kNode;
   options.collectives = {CollectiveKind::kBroadcast};
-  options.root = 3;
-  const auto run = run_engine(options, communicator, control, nodes_with_ranks({2, 2}));
+  for (const int root : {2, 3}) {  // the group's size, and beyond it
+    ScriptedCommunicator communicator(4, {0, 1});
+    ScriptedPeersControlPlane control(0, 2);
+    options.root = root;
+    const auto run = run_engine(options, communicator, control, nodes_with_ranks({2, 2}));
 
-  ASSERT_EQ(run.observer.rows.size(), 2U);
-  for (const auto& row : run.observer.rows)
-    EXPECT_EQ(row.out_of_place.root, 0);
-  for (const auto& plan : communicator.plans)
-    EXPECT_EQ(plan.pattern.root, 0);
+    ASSERT_EQ(run.observer.rows.size(), 2U) << root;
+    for (const auto& row : run.observer.rows)
+      EXPECT_EQ(row.out_of_place.root, 0) << root;
+    for (const auto& plan : communicator.plans)
+      EXPECT_EQ(plan.pattern.root, 0) << root;
+  }
 }
 
 // --- Pairs scope: rounds, and a process that sits one out ------------------------------------
@@ -356,6 +358,8 @@ TEST(SweepEngineJob, AProcessWithoutAnObserverRunsEveryScope) {
     auto options = small_sweep();
     options.scope = scope;
     options.node_groups = {{{"node0"}, {"node1"}}, 0};
+    options.min_bytes = 2;  // under a float: skipped, with nobody to note it to
+    options.step_bytes = 4094;
     const FaultPlan no_faults;
     const auto ranks = nodes_with_ranks({1, 1});
     SweepEngine engine(options, communicator, control, nullptr, no_faults, ranks, nullptr, false);

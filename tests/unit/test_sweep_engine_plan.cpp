@@ -305,6 +305,23 @@ TEST(SweepEnginePlan, AnAllGatherWhoseOutputFitsTheCapExactlyIsMeasured) {
   EXPECT_TRUE(run.observer.notes.empty());
 }
 
+// A first batch already past the iteration cap (-n above --max-iters) stops there.
+TEST(SweepEnginePlan, AFirstBatchPastTheCapStopsAtOnce) {
+  ScriptedCommunicator communicator(2);
+  communicator.seconds = [](const ScriptedOperation& op) {
+    return op.operation % 2 == 0 ? 1.0 : 3.0;
+  };
+  auto options = small_sweep();
+  options.iterations = 20;
+  options.target_ci_percent = 0.01;
+  options.size_budget_seconds = 1e9;
+  options.max_iterations = 10;
+  const auto run = run_engine(options, communicator);
+  const Measurement& m = run.observer.rows.at(0).out_of_place;
+  EXPECT_EQ(m.adaptive->stopped_by, "max_iterations");
+  EXPECT_EQ(m.iteration_seconds.size(), 20U);
+}
+
 // One timed operation run back to back is a span of one operation.
 TEST(SweepEnginePlan, ASingleBackToBackOperationIsItsOwnSpan) {
   ScriptedCommunicator communicator(1);
