@@ -580,5 +580,94 @@ TEST(RequiredEvidenceRule, ATimeoutExplainsTheGapOfANodeScopeRecordsWriter) {
   EXPECT_THAT(gaps(v, "n0", "collective.allreduce"), ElementsAre(HasSubstr("run run1 timed out")));
 }
 
+// With no busbw bound, a one-rank communicator's measurement is evidence enough: nothing asks
+// for a bus bandwidth.
+TEST(RequiredEvidenceRule, WithNothingBoundedAOneRankMeasurementIsEvidence) {
+  Json one_rank = collective(kGiB, 1);
+  one_rank["nranks"] = 1;
+  const FleetVerdict v =
+      certify({run_record({"n0"}), one_rank}, "required: [collective.allreduce]\n");
+  EXPECT_THAT(gaps(v, "n0", "collective.allreduce"), ElementsAre());
+}
+
+// The rank map of a run that never finished confirms nobody: a node it lists, named elsewhere
+// only inside another node's record, has no evidence of its own.
+TEST(RequiredEvidenceRule, AnUnfinishedRunsRankMapConfirmsNobody) {
+  fixtures::TempDir dir;
+  Json straggling = collective(kGiB, 1, "cluster", "n0", {}, "run2");
+  straggling["straggler"]["host"] = "n1";
+  dir.write("done/records.jsonl", straggling.dump() + "\n");
+  dir.write("running/records.jsonl", run_record({"n1", "n2"}, "run3").dump() + "\n");
+  dir.write("running/meta.json", Json({{"run_id", "run3"}, {"status", "running"}}).dump());
+  LoadedInputs inputs =
+      load_inputs({(dir.path() / "done").string(), (dir.path() / "running").string()}, {});
+  const FleetVerdict v = fixtures::certify(
+      inputs.evidence, fixtures::baseline_of("required: [collective.allreduce]\n"));
+  EXPECT_THAT(gaps(v, "n1", "collective.allreduce"),
+              ElementsAre(HasSubstr("name this node only inside other nodes' records")));
+}
+
+// Timeouts: the first of a node's timed-out runs is named, a later run's timeout explains a gap
+// too, and a run's timeout explains the gap of every node of the run.
+TEST(RequiredEvidenceRule, WhichTimeoutExplainsAGap) {
+  const std::string required = "required: [collective.allreduce]\n";
+  const auto timeout_of = [](const std::string& run, const std::string& reason) {
+    Json t = collective_timeout("allreduce float sum 64 KiB out-of-place");
+    t["run_id"] = run;
+    t["reason"] = reason;
+    return t;
+  };
+  const FleetVerdict both =
+      certify({run_record({"n0", "n1"}, "run1"), timeout_of("run1", "first"),
+               run_record({"n0", "n1"}, "run2"), timeout_of("run2", "second")},
+              required);
+  for (const std::string node : {"n0", "n1"}) {
+    EXPECT_THAT(gaps(both, node, "collective.allreduce"),
+                ElementsAre(HasSubstr("run run1 timed out: first")))
+        << node;
+  }
+  Json skipped = collective(kGiB, 1, "cluster", "n0", {}, "run1");
+  skipped["status"] = "skipped";
+  skipped["reason"] = "not this time";
+  const FleetVerdict later = certify({run_record({"n0", "n1"}, "run1"), skipped,
+                                      run_record({"n0", "n1"}, "run2"), timeout_of("run2", "late")},
+                                     required);
+  EXPECT_THAT(gaps(later, "n0", "collective.allreduce"),
+              ElementsAre(HasSubstr("run run2 timed out: late")));
+  // Another collective's timeout read first explains nothing of this one; the next does.
+  Json broadcast = timeout_of("run1", "a broadcast");
+  broadcast["operation"] = "broadcast float root 0 64 KiB out-of-place";
+  const FleetVerdict other_first =
+      certify({run_record({"n0", "n1"}, "run1"), broadcast, run_record({"n0", "n1"}, "run2"),
+               timeout_of("run2", "the allreduce")},
+              required);
+  EXPECT_THAT(gaps(other_first, "n0", "collective.allreduce"),
+              ElementsAre(HasSubstr("run run2 timed out: the allreduce")));
+}
+
+// A per-GPU gap: a later missing GPU's own record explains it when the first has none; a GPU's
+// own error comes before a failed health stage; a failed stage explains a GPU with no record.
+TEST(RequiredEvidenceRule, WhichRecordExplainsAPerGpuGap) {
+  const FleetVerdict second = certify(
+      {node_health("n0"), with_status(fixtures::burn("n0", 1, 700), "skipped", "no fp8 on gpu 1")},
+      "required: [burn]\nnode: {gpus: 2}\n");
+  EXPECT_THAT(gaps(second, "n0", "burn"), ElementsAre(HasSubstr("no fp8 on gpu 1")));
+  const FleetVerdict own_error =
+      certify({with_status(fixtures::gpu_health("n0", 0), "error", "NVML: GPU is lost"),
+               health_stage_timeout("n0")},
+              "required: [health.gpu]\nnode: {gpus: 1}\n");
+  EXPECT_THAT(gaps(own_error, "n0", "health.gpu"), ElementsAre(HasSubstr("NVML: GPU is lost")));
+  const FleetVerdict stage = certify({node_health("n0"), health_stage_timeout("n0")},
+                                     "required: [health.gpu]\nnode: {gpus: 1}\n");
+  EXPECT_THAT(gaps(stage, "n0", "health.gpu"),
+              ElementsAre(HasSubstr("health stage on n0 never answered")));
+}
+
+// Without a port count nothing asks for a verbs rail: one measured rail is enough.
+TEST(RequiredEvidenceRule, WithoutAPortCountAnyVerbsRailIsEnough) {
+  const FleetVerdict v = certify({run_record({"n0", "n1"}), verbs_link(1)}, "required: [links]\n");
+  EXPECT_EQ(v.count(NodeState::kCertified), 2u);
+}
+
 }  // namespace
 }  // namespace commcert
