@@ -203,8 +203,14 @@ TEST(SweepEngineJob, AProcessInAGroupAfterTheFirstRunsItsGroup) {
   ScriptedPeersControlPlane control(1, 2);
   auto options = small_sweep();
   options.scope = Scope::kNode;
-  (void)run_engine(options, communicator, control, nodes_with_ranks({2, 2}));
+  const auto run = run_engine(options, communicator, control, nodes_with_ranks({2, 2}));
 
+  // Its times go to its group's place in the exchange: its rows carry them.
+  ASSERT_EQ(run.observer.rows.size(), 2U);
+  EXPECT_THAT(run.observer.rows[1].out_of_place.iteration_seconds,
+              ElementsAre(1e-3, 1e-3, 1e-3, 1e-3, 1e-3));
+  EXPECT_THAT(run.observer.rows[0].out_of_place.iteration_seconds,
+              ElementsAre(0.0, 0.0, 0.0, 0.0, 0.0));
   EXPECT_THAT(communicator.splits, ElementsAre(ElementsAre(1, 1)));
   ASSERT_EQ(communicator.plans.size(), 2U);
   for (const auto& plan : communicator.plans)

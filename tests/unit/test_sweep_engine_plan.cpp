@@ -107,6 +107,8 @@ TEST(SweepEnginePlan, AGivenRootIsTheOnlyRootMeasured) {
     EXPECT_EQ(run.observer.rows[0].out_of_place.root, root);
     for (const auto& plan : communicator.plans)
       EXPECT_EQ(plan.pattern.root, root);
+    for (const auto& plan : communicator.plans)
+      EXPECT_EQ(plan.pattern.collective, CollectiveKind::kBroadcast);
   }
 }
 
@@ -288,6 +290,15 @@ TEST(SweepEnginePlan, BuffersAreReservedForTheLargestBufferOfTheSweep) {
     (void)run_engine(small_sweep(), communicator);
     EXPECT_THAT(communicator.reserved_bytes, ElementsAre(4096U));
   }
+  {
+    // The last size is the largest.
+    ScriptedCommunicator communicator(2);
+    auto options = small_sweep();
+    options.max_bytes = 8192;
+    options.step_bytes = 4096;
+    (void)run_engine(options, communicator);
+    EXPECT_THAT(communicator.reserved_bytes, ElementsAre(8192U));
+  }
 }
 
 // An allgather's in-place buffer is the whole output: a size whose output fits the cap exactly
@@ -320,6 +331,30 @@ TEST(SweepEnginePlan, AFirstBatchPastTheCapStopsAtOnce) {
   const Measurement& m = run.observer.rows.at(0).out_of_place;
   EXPECT_EQ(m.adaptive->stopped_by, "max_iterations");
   EXPECT_EQ(m.iteration_seconds.size(), 20U);
+}
+
+// One iteration has no confidence interval (it needs two samples): the cap of one stops it.
+TEST(SweepEnginePlan, OneIterationHasNoIntervalAndTheCapStopsIt) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.iterations = 1;
+  options.target_ci_percent = 1.0;
+  options.max_iterations = 1;
+  const auto run = run_engine(options, communicator);
+  const Measurement& m = run.observer.rows.at(0).out_of_place;
+  EXPECT_EQ(m.adaptive->achieved_ci_percent, std::nullopt);
+  EXPECT_EQ(m.adaptive->stopped_by, "max_iterations");
+}
+
+// -G reaches the communicator with every plan.
+TEST(SweepEnginePlan, GraphLaunchesReachEveryPlan) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.graph_launches = 3;
+  (void)run_engine(options, communicator);
+  ASSERT_FALSE(communicator.plans.empty());
+  for (const auto& plan : communicator.plans)
+    EXPECT_EQ(plan.graph_launches, 3);
 }
 
 // One timed operation run back to back is a span of one operation.

@@ -219,6 +219,40 @@ TEST_F(WatchdogDeadlineDeathTest, AnAwaitedSlotHasBeenAwaySinceItsLastOperation)
       ::testing::ExitedWithCode(4), "REPORT culprits=\\[0;\\]");
 }
 
+// A batch that awaits one slot still ends the others it began when it ends.
+TEST_F(WatchdogDeadlineDeathTest, AwaitingOneSlotOfABatchLeavesTheOthersToTheBatch) {
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0, 1}, {0, 0}, 0.2, print_culprits);
+        {
+          WatchedBatch batch(&watchdog);
+          batch.begin(0);
+          batch.begin(1);
+          batch.await_absent(0);
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "states=\\[0:1:out;1:1:out;\\]");
+}
+
+// A slot that arrived after an absent wait, began, and then stopped again before its next
+// operation is absent again: awaited anew, not left inside the operation it began.
+TEST_F(WatchdogDeadlineDeathTest, ASlotAbsentAgainAfterArrivingIsAwaitedAnew) {
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0}, {0}, 0.2, print_culprits);
+        watchdog.await_absent(0);
+        watchdog.begin(0);
+        watchdog.await_absent(0);
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "REPORT culprits=\\[0;\\] states=\\[0:1:out;\\]");
+}
+
 // A timeout ends the job through the control plane (MPI_Abort for an MPI job), not this process
 // alone.
 TEST_F(WatchdogDeadlineDeathTest, ATimeoutEndsTheJobThroughTheControlPlane) {

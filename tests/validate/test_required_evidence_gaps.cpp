@@ -431,6 +431,10 @@ TEST(RequiredEvidenceRule, EachVerbsRailTheBaselineCountsNeedsAMeasurement) {
   const FleetVerdict one_rail = certify({run_record({"n0", "n1"}), verbs_link(0)},
                                         "required: [links]\nnode: {ib_ports: 1}\n");
   EXPECT_EQ(one_rail.count(NodeState::kCertified), 2u);
+  const FleetVerdict errored =
+      certify({run_record({"n0", "n1"}), verbs_link(0), verbs_link(1, "error", "mlx5_1: QP error")},
+              "required: [links]\nnode: {ib_ports: 2}\n");
+  EXPECT_THAT(gaps(errored, "n1", "links"), ElementsAre(HasSubstr(": mlx5_1: QP error")));
   const FleetVerdict said_why =
       certify({run_record({"n0", "n1"}), verbs_link(0), verbs_link(1, "skipped", "mlx5_1 is down")},
               "required: [links]\nnode: {ib_ports: 2}\n");
@@ -643,6 +647,27 @@ TEST(RequiredEvidenceRule, WhichTimeoutExplainsAGap) {
               required);
   EXPECT_THAT(gaps(other_first, "n0", "collective.allreduce"),
               ElementsAre(HasSubstr("run run2 timed out: the allreduce")));
+  // A timeout outside any collective (setting the communicator up) explains every one.
+  Json setup = timeout_of("run1", "communicator setup never returned");
+  setup["operation"] = "communicator init";
+  const FleetVerdict no_collective = certify({run_record({"n0", "n1"}, "run1"), setup}, required);
+  EXPECT_THAT(gaps(no_collective, "n0", "collective.allreduce"),
+              ElementsAre(HasSubstr("run run1 timed out: communicator setup never returned")));
+}
+
+// Another collective's record is no evidence, whichever was read first.
+TEST(RequiredEvidenceRule, AnotherCollectivesRecordIsNoEvidenceWhateverItsOrder) {
+  const Json allreduce = collective(kGiB, 1, "node", "n0");
+  const Json allgather = collective(kGiB, 1, "node", "n1", {}, "run1", "allgather");
+  for (const bool allgather_first : {false, true}) {
+    const std::vector<Json> records =
+        allgather_first ? std::vector<Json>{run_record({"n0", "n1"}), allgather, allreduce}
+                        : std::vector<Json>{run_record({"n0", "n1"}), allreduce, allgather};
+    const FleetVerdict v = certify(records, "required: [collective.allreduce]\n");
+    EXPECT_THAT(gaps(v, "n1", "collective.allreduce"), ElementsAre(HasSubstr("no evidence")))
+        << allgather_first;
+    EXPECT_THAT(gaps(v, "n0", "collective.allreduce"), ElementsAre()) << allgather_first;
+  }
 }
 
 // A per-GPU gap: a later missing GPU's own record explains it when the first has none; a GPU's
