@@ -296,17 +296,25 @@ TEST(SweepEngineJob, ARowOfANamedPairSaysSo) {
 
 // --- Groups scope ----------------------------------------------------------------------------
 
+// Groups of two nodes and of one (a rank each), and a 16-byte allgather: two floats a rank in
+// the group of two, under the 16-byte alignment of a rank's share, so only the lone node's group
+// measures it. Round `round`.
+SweepOptions uneven_groups_sweep(int round) {
+  auto options = small_sweep();
+  options.scope = Scope::kGroups;
+  options.node_groups = {{{"node0", "node1"}, {"node2"}}, round};
+  options.collectives = {CollectiveKind::kAllGather};
+  options.min_bytes = 16;
+  options.max_bytes = 16;
+  return options;
+}
+
 // Groups of different sizes: a size too small for the larger group is measured in the smaller
 // one alone, noted once; the round carries the number --groups gave it.
 TEST(SweepEngineJob, GroupsScopeMeasuresEachGroupThatHoldsTheSize) {
   ScriptedCommunicator communicator(3, {2});
   ScriptedPeersControlPlane control(2, 3);
-  auto options = small_sweep();
-  options.scope = Scope::kGroups;
-  options.node_groups = {{{"node0", "node1"}, {"node2"}}, 4};
-  options.collectives = {CollectiveKind::kAllGather};
-  options.min_bytes = 16;  // two floats a rank in the group of two: under the 16-byte alignment
-  options.max_bytes = 16;
+  const auto options = uneven_groups_sweep(4);
   const auto run = run_engine(options, communicator, control, nodes_with_ranks({1, 1, 1}));
 
   ASSERT_EQ(run.observer.notes.size(), 2U);
@@ -325,12 +333,7 @@ TEST(SweepEngineJob, GroupsScopeMeasuresEachGroupThatHoldsTheSize) {
 TEST(SweepEngineJob, AProcessWhoseGroupSkipsTheSizeRunsNothing) {
   ScriptedCommunicator communicator(3, {0});
   ScriptedPeersControlPlane control(0, 3);
-  auto options = small_sweep();
-  options.scope = Scope::kGroups;
-  options.node_groups = {{{"node0", "node1"}, {"node2"}}, 0};
-  options.collectives = {CollectiveKind::kAllGather};
-  options.min_bytes = 16;
-  options.max_bytes = 16;
+  const auto options = uneven_groups_sweep(0);
   const auto run = run_engine(options, communicator, control, nodes_with_ranks({1, 1, 1}));
 
   EXPECT_TRUE(communicator.plans.empty());
@@ -343,12 +346,7 @@ TEST(SweepEngineJob, AProcessWhoseGroupSkipsTheSizeRunsNothing) {
 TEST(SweepEngineJob, AGroupThatSkipsTheSizeDoesNotHoldBackTheCiTarget) {
   ScriptedCommunicator communicator(3, {2});
   ScriptedPeersControlPlane control(2, 3);
-  auto options = small_sweep();
-  options.scope = Scope::kGroups;
-  options.node_groups = {{{"node0", "node1"}, {"node2"}}, 0};
-  options.collectives = {CollectiveKind::kAllGather};
-  options.min_bytes = 16;
-  options.max_bytes = 16;
+  auto options = uneven_groups_sweep(0);
   options.target_ci_percent = 1.0;
   const auto run = run_engine(options, communicator, control, nodes_with_ranks({1, 1, 1}));
   const Measurement& m = run.observer.rows.at(0).out_of_place;

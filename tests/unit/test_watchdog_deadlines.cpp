@@ -39,12 +39,16 @@ void print_culprits(const TimeoutReport& report) {
   std::fprintf(stderr, "REPORT culprits=[%s] states=[%s]\n", culprits.c_str(), states.c_str());
 }
 
-// One process whose ending of the job can be seen: abort_job says so before it exits.
-class OneProcessNamingItsAbort final : public ControlPlane {
+// The collectives of a job of `count` processes, answered locally, with a side channel: what
+// the two planes below share.
+class LocalCollectives : public ControlPlane {
  public:
+  explicit LocalCollectives(int count) : count_(count) {}
   [[nodiscard]] int process_index() const override { return 0; }
-  [[nodiscard]] int process_count() const override { return 1; }
-  std::vector<std::string> all_gather(const std::string& mine) override { return {mine}; }
+  [[nodiscard]] int process_count() const override { return count_; }
+  std::vector<std::string> all_gather(const std::string& mine) override {
+    return std::vector<std::string>(static_cast<std::size_t>(count_), mine);
+  }
   std::string broadcast_from_root(const std::string& value) override { return value; }
   void all_reduce_max(std::span<double> /*values*/) override {}
   std::vector<std::vector<double>> gather_to_root(std::span<const double> mine) override {
@@ -53,6 +57,15 @@ class OneProcessNamingItsAbort final : public ControlPlane {
   void barrier() override {}
   [[nodiscard]] bool has_side_channel() const override { return true; }
   void post_notice(std::span<const std::int64_t> /*payload*/) override {}
+
+ private:
+  int count_;
+};
+
+// One process whose ending of the job can be seen: abort_job says so before it exits.
+class OneProcessNamingItsAbort final : public LocalCollectives {
+ public:
+  OneProcessNamingItsAbort() : LocalCollectives(1) {}
   std::optional<WatchdogNotice> poll_notice() override { return std::nullopt; }
   [[noreturn]] void abort_job(int exit_code) noexcept override {
     std::fprintf(stderr, "ABORT_JOB %d\n", exit_code);
@@ -63,22 +76,13 @@ class OneProcessNamingItsAbort final : public ControlPlane {
 
 // Process 0 of two whose peer's first notice is `payload` (its process 1), sent at the first
 // poll `after` the plane was made.
-class PeerNoticeControlPlane final : public ControlPlane {
+class PeerNoticeControlPlane final : public LocalCollectives {
  public:
   explicit PeerNoticeControlPlane(std::vector<std::int64_t> payload,
                                   std::chrono::milliseconds after = {})
-      : payload_(std::move(payload)), send_at_(std::chrono::steady_clock::now() + after) {}
-  [[nodiscard]] int process_index() const override { return 0; }
-  [[nodiscard]] int process_count() const override { return 2; }
-  std::vector<std::string> all_gather(const std::string& mine) override { return {mine, mine}; }
-  std::string broadcast_from_root(const std::string& value) override { return value; }
-  void all_reduce_max(std::span<double> /*values*/) override {}
-  std::vector<std::vector<double>> gather_to_root(std::span<const double> mine) override {
-    return {std::vector<double>(mine.begin(), mine.end())};
-  }
-  void barrier() override {}
-  [[nodiscard]] bool has_side_channel() const override { return true; }
-  void post_notice(std::span<const std::int64_t> /*payload*/) override {}
+      : LocalCollectives(2),
+        payload_(std::move(payload)),
+        send_at_(std::chrono::steady_clock::now() + after) {}
   std::optional<WatchdogNotice> poll_notice() override {
     if (sent_ || std::chrono::steady_clock::now() < send_at_) return std::nullopt;
     sent_ = true;
