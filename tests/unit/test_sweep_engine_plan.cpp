@@ -112,13 +112,31 @@ TEST(SweepEnginePlan, AGivenRootIsTheOnlyRootMeasured) {
   }
 }
 
-TEST(SweepEnginePlan, NoWarmUpIterationsRunNoWarmUpBatch) {
+TEST(SweepEnginePlan, NoWarmUpIterationsRunNoWarmUpBatchOneRunsOne) {
   ScriptedCommunicator communicator(2);
   const auto run = run_engine(small_sweep(), communicator);
   ASSERT_EQ(communicator.plans.size(), 2U);
   for (const auto& plan : communicator.plans)
     EXPECT_TRUE(plan.timed);
   EXPECT_EQ(run.observer.rows.at(0).out_of_place.warmup_iterations, 0);
+
+  ScriptedCommunicator warmed(2);
+  auto options = small_sweep();
+  options.warmup_iterations = 1;
+  (void)run_engine(options, warmed);
+  ASSERT_EQ(warmed.plans.size(), 4U);
+  EXPECT_FALSE(warmed.plans[0].timed);
+  EXPECT_EQ(warmed.plans[0].iterations, 1);
+}
+
+// Events follow the order the collectives were asked for, whatever their order in the table.
+TEST(SweepEnginePlan, EachCollectiveStartsAndEndsInTheOrderAsked) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.collectives = {CollectiveKind::kBroadcast, CollectiveKind::kAllReduce};
+  const auto run = run_engine(options, communicator);
+  EXPECT_THAT(run.observer.events, ElementsAre("start broadcast 0", "end broadcast 0",
+                                               "start allreduce 0", "end allreduce 0"));
 }
 
 // Spans of batches run back to back add up over the batches: the figure per operation covers
@@ -136,7 +154,8 @@ TEST(SweepEnginePlan, BackToBackSpansAddUpOverEveryBatch) {
   const auto run = run_engine(options, communicator);
 
   const Measurement& m = run.observer.rows.at(0).out_of_place;
-  ASSERT_EQ(m.iteration_seconds.size(), 10U);
+  // The iterations in the order they ran, batch after batch.
+  EXPECT_THAT(m.iteration_seconds, ElementsAre(1.0, 3.0, 1.0, 3.0, 1.0, 3.0, 1.0, 3.0, 1.0, 3.0));
   ASSERT_EQ(m.ranks.size(), 1U);
   ASSERT_TRUE(m.ranks[0].back_to_back_seconds.has_value());
   EXPECT_DOUBLE_EQ(*m.ranks[0].back_to_back_seconds, 2.0);
@@ -314,6 +333,19 @@ TEST(SweepEnginePlan, AnAllGatherWhoseOutputFitsTheCapExactlyIsMeasured) {
   ASSERT_EQ(run.observer.rows.size(), 1U);
   EXPECT_EQ(run.observer.rows[0].out_of_place.count, 1024U);
   EXPECT_TRUE(run.observer.notes.empty());
+  EXPECT_THAT(communicator.reserved_bytes, ElementsAre(8192U));
+}
+
+// A sweep whose every size is skipped reserves nothing.
+TEST(SweepEnginePlan, NothingMeasuredReservesNothing) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.collectives = {CollectiveKind::kReduceScatter};
+  options.min_bytes = 8;
+  options.max_bytes = 8;
+  const auto run = run_engine(options, communicator);
+  EXPECT_TRUE(run.observer.rows.empty());
+  EXPECT_THAT(communicator.reserved_bytes, ElementsAre(0U));
 }
 
 // A first batch already past the iteration cap (-n above --max-iters) stops there.
@@ -331,6 +363,31 @@ TEST(SweepEnginePlan, AFirstBatchPastTheCapStopsAtOnce) {
   const Measurement& m = run.observer.rows.at(0).out_of_place;
   EXPECT_EQ(m.adaptive->stopped_by, "max_iterations");
   EXPECT_EQ(m.iteration_seconds.size(), 20U);
+}
+
+// The data's seed follows --seed and differs from size to size (both placements of a size share
+// it: the expected output is computed once per size).
+TEST(SweepEnginePlan, TheDataSeedFollowsTheSeedAndTheSize) {
+  const auto seeds = [](std::uint64_t seed) {
+    ScriptedCommunicator communicator(2);
+    auto options = small_sweep();
+    options.seed = seed;
+    options.max_bytes = 8192;
+    options.step_bytes = 4096;
+    (void)run_engine(options, communicator);
+    std::vector<std::uint64_t> out;
+    for (const auto& plan : communicator.plans)
+      out.push_back(plan.pattern.seed);
+    return out;
+  };
+  const auto seven = seeds(7);
+  ASSERT_EQ(seven.size(), 4U);
+  EXPECT_EQ(seven[0], seven[1]);
+  EXPECT_EQ(seven[2], seven[3]);
+  EXPECT_NE(seven[0], seven[2]);
+  const auto eight = seeds(8);
+  EXPECT_NE(seven[0], eight[0]);
+  EXPECT_NE(seven[2], eight[2]);
 }
 
 // One iteration has no confidence interval (it needs two samples): the cap of one stops it.
@@ -561,10 +618,15 @@ TEST(SweepEnginePlan, ProgressOfTinySizesReaches100PercentAtTheLast) {
   EXPECT_THAT(lines[0], StartsWith("commcert sweep: allreduce float sum 8 B (cycle 1) | 100% |"));
 }
 
-TEST(SweepEnginePlan, OnlyProcessZeroShowsProgress) {
+TEST(SweepEnginePlan, OnlyProcessZeroShowsProgressAndOnlyWhenAsked) {
   ScriptedCommunicator communicator(2);
   const auto progress = run_with_progress(small_sweep(), communicator, 1, 2);
   EXPECT_EQ(progress.output, "");
+  ScriptedCommunicator quiet(2);
+  test_support::ScriptedPeersControlPlane control(0, 1);
+  ::testing::internal::CaptureStderr();
+  (void)run_engine(small_sweep(), quiet, control, test_support::one_node(2), false);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
 }  // namespace
