@@ -157,6 +157,7 @@ TEST(SweepEnginePlan, BackToBackSpansAddUpOverEveryBatch) {
   // The iterations in the order they ran, batch after batch.
   EXPECT_THAT(m.iteration_seconds, ElementsAre(1.0, 3.0, 1.0, 3.0, 1.0, 3.0, 1.0, 3.0, 1.0, 3.0));
   ASSERT_EQ(m.ranks.size(), 1U);
+  EXPECT_DOUBLE_EQ(m.ranks[0].mean_seconds, 2.0);  // over both batches
   ASSERT_TRUE(m.ranks[0].back_to_back_seconds.has_value());
   EXPECT_DOUBLE_EQ(*m.ranks[0].back_to_back_seconds, 2.0);
 }
@@ -265,7 +266,9 @@ TEST(SweepEnginePlan, ASizeTooSmallForEveryRankIsNotedAndTheNextMeasured) {
   const auto run = run_engine(options, communicator);
 
   ASSERT_EQ(run.observer.notes.size(), 1U);  // once for the point, not once per size
-  EXPECT_THAT(run.observer.notes[0], StartsWith("reducescatter float 8 B: skipped in some groups"));
+  EXPECT_EQ(run.observer.notes[0],
+            "reducescatter float 8 B: skipped in some groups (under one element per rank, or more "
+            "than 1 GiB per buffer)");
   ASSERT_EQ(run.observer.rows.size(), 2U);
   EXPECT_EQ(run.observer.rows[0].out_of_place.count, 4U);
   EXPECT_EQ(run.observer.rows[1].out_of_place.count, 4U);
@@ -403,15 +406,43 @@ TEST(SweepEnginePlan, OneIterationHasNoIntervalAndTheCapStopsIt) {
   EXPECT_EQ(m.adaptive->stopped_by, "max_iterations");
 }
 
-// -G reaches the communicator with every plan.
-TEST(SweepEnginePlan, GraphLaunchesReachEveryPlan) {
+// -G and -z reach the communicator with every plan.
+TEST(SweepEnginePlan, GraphLaunchesAndBlockingReachEveryPlan) {
   ScriptedCommunicator communicator(2);
   auto options = small_sweep();
   options.graph_launches = 3;
+  options.blocking = 1;
   (void)run_engine(options, communicator);
   ASSERT_FALSE(communicator.plans.empty());
-  for (const auto& plan : communicator.plans)
+  for (const auto& plan : communicator.plans) {
     EXPECT_EQ(plan.graph_launches, 3);
+    EXPECT_EQ(plan.blocking, 1);
+  }
+}
+
+// Where two limits hold at once, the first in the rule's order names the stop: the CI target,
+// then the budget, then the iteration cap.
+TEST(SweepEnginePlan, TheFirstLimitThatHoldsNamesTheStop) {
+  {
+    ScriptedCommunicator communicator(2);
+    auto options = small_sweep();
+    options.target_ci_percent = 1.0;
+    options.max_iterations = 5;  // reached by the first batch too
+    const auto run = run_engine(options, communicator);
+    EXPECT_EQ(run.observer.rows.at(0).out_of_place.adaptive->stopped_by, "ci");
+  }
+  {
+    ScriptedCommunicator communicator(2);
+    communicator.seconds = [](const ScriptedOperation& op) {
+      return op.operation % 2 == 0 ? 1.0 : 3.0;
+    };
+    auto options = small_sweep();
+    options.target_ci_percent = 0.01;
+    options.size_budget_seconds = 1.0;
+    options.max_iterations = 5;
+    const auto run = run_engine(options, communicator);
+    EXPECT_EQ(run.observer.rows.at(0).out_of_place.adaptive->stopped_by, "budget");
+  }
 }
 
 // One timed operation run back to back is a span of one operation.
@@ -521,31 +552,53 @@ TEST(SweepEnginePlan, EveryExchangeBetweenProcessesIsWatched) {
   }
 }
 
-// What a timeout report says was running: the operation, its size and placement.
+// What a timeout report says was running: the operation, its size and placement, on process 0
+// and on a process measuring a later group (node scope, the second node's process).
 TEST(SweepEnginePlanDeathTest, ATimeoutNamesTheOperationThatWasRunning) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  const auto hang_in_the_first_batch = [] {
-    ScriptedCommunicator communicator(2, {0, 1});
-    test_support::ScriptedPeersControlPlane control(0, 1);
-    control.peers_max = [](std::span<const double> mine) {
+  const auto hang_in_the_first_batch = [](int process, Scope scope) {
+    const std::vector<int> mine = process == 0 ? std::vector<int>{0, 1} : std::vector<int>{2, 3};
+    ScriptedCommunicator communicator(4, mine);
+    test_support::ScriptedPeersControlPlane control(process, 2);
+    control.peers_max = [](std::span<const double> values) {
       // A process that never answers the first batch's exchange.
-      while (mine.size() > 1)
+      while (values.size() > 1)
         std::this_thread::sleep_for(std::chrono::seconds(1));
-      return std::vector<double>(mine.begin(), mine.end());
+      return std::vector<double>(values.begin(), values.end());
     };
-    Watchdog watchdog(control, {0, 1}, {0, 0}, 0.2, [](const TimeoutReport& report) {
+    Watchdog watchdog(control, {0, 1}, {0, 0, 1, 1}, 0.2, [](const TimeoutReport& report) {
       std::fprintf(stderr, "context: %s\n", report.context.c_str());
       std::fflush(stderr);
       ::_exit(3);
     });
     const FaultPlan no_faults;
-    const auto ranks = test_support::one_node(2);
-    const SweepOptions options = small_sweep();  // the engine keeps a reference
+    const auto ranks = test_support::nodes_with_ranks({2, 2});
+    auto options = small_sweep();  // the engine keeps a reference
+    options.scope = scope;
     SweepEngine engine(options, communicator, control, &watchdog, no_faults, ranks, nullptr, false);
     (void)engine.run();
   };
-  EXPECT_EXIT(hang_in_the_first_batch(), ::testing::ExitedWithCode(3),
+  EXPECT_EXIT(hang_in_the_first_batch(0, Scope::kCluster), ::testing::ExitedWithCode(3),
               "context: allreduce float sum 4 KiB out-of-place");
+  EXPECT_EXIT(hang_in_the_first_batch(1, Scope::kNode), ::testing::ExitedWithCode(3),
+              "context: allreduce float sum 4 KiB out-of-place");
+}
+
+// A process that sits a round out (its bye) with a watchdog watching: the round goes by without
+// it touching a group it is not in.
+TEST(SweepEnginePlan, AWatchedProcessSitsItsByeOut) {
+  ScriptedCommunicator communicator(3, {0});
+  test_support::ScriptedPeersControlPlane control(0, 3);
+  Watchdog watchdog(control, {0}, {0, 1, 2}, 3600.0, [](const TimeoutReport&) {});
+  const FaultPlan no_faults;
+  const auto ranks = test_support::nodes_with_ranks({1, 1, 1});
+  auto options = small_sweep();
+  options.scope = Scope::kPairs;
+  test_support::RecordingObserver observer;
+  SweepEngine engine(options, communicator, control, &watchdog, no_faults, ranks, &observer, false);
+  const SweepOutcome outcome = engine.run();
+  EXPECT_EQ(outcome.rows, 3);
+  EXPECT_EQ(communicator.plans.size(), 4U);
 }
 
 // --- Progress --------------------------------------------------------------------------------
@@ -616,6 +669,18 @@ TEST(SweepEnginePlan, ProgressOfTinySizesReaches100PercentAtTheLast) {
   const auto lines = progress_lines(progress.output);
   ASSERT_EQ(lines.size(), 1U) << progress.output;
   EXPECT_THAT(lines[0], StartsWith("commcert sweep: allreduce float sum 8 B (cycle 1) | 100% |"));
+}
+
+// A rooted collective's progress line names its root.
+TEST(SweepEnginePlan, ProgressNamesTheRoot) {
+  ScriptedCommunicator communicator(2);
+  auto options = small_sweep();
+  options.collectives = {CollectiveKind::kBroadcast};
+  options.root = 1;
+  const auto progress = run_with_progress(options, communicator);
+  const auto lines = progress_lines(progress.output);
+  ASSERT_EQ(lines.size(), 1U) << progress.output;
+  EXPECT_THAT(lines[0], StartsWith("commcert sweep: broadcast float root 1 4 KiB (cycle 1) |"));
 }
 
 TEST(SweepEnginePlan, OnlyProcessZeroShowsProgressAndOnlyWhenAsked) {

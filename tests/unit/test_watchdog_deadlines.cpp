@@ -257,6 +257,74 @@ TEST_F(WatchdogDeadlineDeathTest, ASlotAbsentAgainAfterArrivingIsAwaitedAnew) {
       ::testing::ExitedWithCode(4), "REPORT culprits=\\[0;\\] states=\\[0:1:out;\\]");
 }
 
+// A batch ends each slot once: a slot it ended, alone or with the rest, that begins again
+// outside it stays watched when the batch goes away.
+TEST_F(WatchdogDeadlineDeathTest, ABatchEndsEachSlotOnce) {
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0, 1}, {0, 0}, 0.2, print_culprits);
+        {
+          WatchedBatch batch(&watchdog);
+          batch.begin(0);
+          batch.begin(1);
+          batch.end(0);
+          watchdog.begin(0);  // slot 0's next operation, outside the batch
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "states=\\[0:2:in;1:1:out;\\]");
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0, 1}, {0, 0}, 0.2, print_culprits);
+        {
+          WatchedBatch batch(&watchdog);
+          batch.begin(0);
+          batch.begin(1);
+          batch.end();
+          watchdog.begin(0);
+          watchdog.begin(1);
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "states=\\[0:2:in;1:2:in;\\]");
+}
+
+// Waiting on behalf of an absent slot again and again does not move its deadline.
+TEST_F(WatchdogDeadlineDeathTest, AwaitingAnAbsentSlotAgainKeepsItsDeadline) {
+  EXPECT_EXIT(
+      {
+        SingleProcessControlPlane control;
+        Watchdog watchdog(control, {0}, {0}, 0.2, print_culprits);
+        for (int i = 0; i < 100; ++i) {
+          watchdog.await_absent(0);
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "REPORT culprits=\\[0;\\]");
+}
+
+// A slot that stops inside a batch it began long ago has been away only since it stopped: a
+// peer's notice just after finds it outside, not yet absent for half the timeout.
+TEST_F(WatchdogDeadlineDeathTest, ASlotThatStopsMidBatchIsAwayOnlySinceItStopped) {
+  EXPECT_EXIT(
+      {
+        PeerNoticeControlPlane control({wall_clock_now_ns(), 1, 1, 1, 0},
+                                       std::chrono::milliseconds(700));
+        Watchdog watchdog(control, {0}, {0, 1}, 1.0, print_culprits);
+        watchdog.begin(0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(600));
+        watchdog.await_absent(0);
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "REPORT culprits=\\[\\] states=\\[0:1:out;1:1:in;\\]");
+}
+
 // A timeout ends the job through the control plane (MPI_Abort for an MPI job), not this process
 // alone.
 TEST_F(WatchdogDeadlineDeathTest, ATimeoutEndsTheJobThroughTheControlPlane) {
