@@ -229,6 +229,9 @@ TEST(RequiredEvidenceRule, ANodeSpeaksForItselfByAnyRecordItWroteOrARankMapListi
       {"node health", node_health("n1")},
       {"p2p", fixtures::p2p("n1", "host_gpu", -1, 0, 50)},
       {"link", fixtures::link("n1", "n0", 20)},
+      {"collective error", with_status(fixtures::record("collective", "n1", "error", -1, "run3"),
+                                       "error", "communicator init failed")},
+      {"failed health stage", health_stage_timeout("n1")},
   };
   for (const auto& [what, record] : own_evidence) {
     SCOPED_TRACE(what);
@@ -692,6 +695,33 @@ TEST(RequiredEvidenceRule, WhichRecordExplainsAPerGpuGap) {
 TEST(RequiredEvidenceRule, WithoutAPortCountAnyVerbsRailIsEnough) {
   const FleetVerdict v = certify({run_record({"n0", "n1"}), verbs_link(1)}, "required: [links]\n");
   EXPECT_EQ(v.count(NodeState::kCertified), 2u);
+}
+
+// Each bounded figure group a GPU lacks is its own gap; each node's port records and each run's
+// error are read, not only the first.
+TEST(RequiredEvidenceRule, EveryLackingFigureEveryPortRecordAndEveryRunErrorIsRead) {
+  Json membw = fixtures::membw("n0", 0, 3000);
+  membw["bandwidth"]["copy_bytes_per_s"] = nullptr;
+  membw["bandwidth"]["read_bytes_per_s"] = nullptr;
+  const FleetVerdict figures =
+      certify({membw},
+              "required: [membw]\nnode: {gpus: 1}\nchecks:\n  membw:\n"
+              "    copy_gb_per_s: {floor: 1}\n    read_gb_per_s: {floor: 1}\n");
+  EXPECT_EQ(gaps(figures, "n0", "membw").size(), 2u);
+  const FleetVerdict ports =
+      certify({with_status(ib_port("n0", "mlx5_0"), "error", "mlx5_0: unreadable"),
+               ib_port("n1", "mlx5_0")},
+              "required: [health.ib]\n");
+  EXPECT_THAT(gaps(ports, "n1", "health.ib"), ElementsAre());
+  const auto error_in = [](const std::string& host, const std::string& run) {
+    return with_status(fixtures::record("collective", host, "error", -1, run), "error",
+                       host + ": communicator init failed");
+  };
+  const FleetVerdict errors = certify({run_record({"n0"}, "run1"), error_in("n0", "run1"),
+                                       run_record({"n1"}, "run2"), error_in("n1", "run2")},
+                                      "required: [collective.allreduce]\n");
+  EXPECT_THAT(gaps(errors, "n1", "collective.allreduce"),
+              ElementsAre(HasSubstr("n1: communicator init failed")));
 }
 
 }  // namespace
