@@ -96,6 +96,13 @@ class PeerNoticeControlPlane final : public LocalCollectives {
   bool sent_ = false;
 };
 
+// Long enough for any of these timeouts plus the poll interval; a watchdog that never fires ends
+// the child with 0, which no death test here expects.
+[[noreturn]] void wait_for_the_watchdog() {
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  std::_Exit(0);
+}
+
 class WatchdogDeadlineDeathTest : public ::testing::Test {
  protected:
   void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
@@ -154,8 +161,7 @@ TEST_F(WatchdogDeadlineDeathTest, ASlotThatJustLeftItsOperationIsNotBlamed) {
         watchdog.begin_all();
         std::this_thread::sleep_for(std::chrono::milliseconds(1700));
         watchdog.end(1);
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "REPORT culprits=\\[\\] states=\\[0:1:in;1:1:out;\\]");
 }
@@ -186,8 +192,7 @@ TEST_F(WatchdogDeadlineDeathTest, APeerNoticeWithoutAPayloadIsNoAnswer) {
         PeerNoticeControlPlane control({});
         Watchdog watchdog(control, {0}, {0, 1}, 10.0, print_culprits);
         watchdog.begin(0);
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "REPORT culprits=\\[1;\\] states=\\[0:1:in;1:0:out:silent;\\]");
 }
@@ -199,8 +204,7 @@ TEST_F(WatchdogDeadlineDeathTest, SlotsThatNeverBeganAreIdleOnlySinceTheWatchdog
       {
         PeerNoticeControlPlane control({wall_clock_now_ns(), 2, 1, 1, 0});
         Watchdog watchdog(control, {0, 1}, {0, 0, 1}, 10.0, print_culprits);
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "REPORT culprits=\\[\\] states=\\[0:0:out;1:0:out;2:1:in;\\]");
 }
@@ -217,8 +221,7 @@ TEST_F(WatchdogDeadlineDeathTest, AnAwaitedSlotHasBeenAwaySinceItsLastOperation)
         watchdog.end(0);
         std::this_thread::sleep_for(std::chrono::milliseconds(600));
         watchdog.await_absent(0);
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "REPORT culprits=\\[0;\\]");
 }
@@ -235,8 +238,7 @@ TEST_F(WatchdogDeadlineDeathTest, AwaitingOneSlotOfABatchLeavesTheOthersToTheBat
           batch.begin(1);
           batch.await_absent(0);
         }
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "states=\\[0:1:out;1:1:out;\\]");
 }
@@ -251,8 +253,7 @@ TEST_F(WatchdogDeadlineDeathTest, ASlotAbsentAgainAfterArrivingIsAwaitedAnew) {
         watchdog.await_absent(0);
         watchdog.begin(0);
         watchdog.await_absent(0);
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "REPORT culprits=\\[0;\\] states=\\[0:1:out;\\]");
 }
@@ -271,8 +272,7 @@ TEST_F(WatchdogDeadlineDeathTest, ABatchEndsEachSlotOnce) {
           batch.end(0);
           watchdog.begin(0);  // slot 0's next operation, outside the batch
         }
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "states=\\[0:2:in;1:1:out;\\]");
   EXPECT_EXIT(
@@ -287,8 +287,7 @@ TEST_F(WatchdogDeadlineDeathTest, ABatchEndsEachSlotOnce) {
           watchdog.begin(0);
           watchdog.begin(1);
         }
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "states=\\[0:2:in;1:2:in;\\]");
 }
@@ -319,8 +318,7 @@ TEST_F(WatchdogDeadlineDeathTest, ASlotThatStopsMidBatchIsAwayOnlySinceItStopped
         watchdog.begin(0);
         std::this_thread::sleep_for(std::chrono::milliseconds(600));
         watchdog.await_absent(0);
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "REPORT culprits=\\[\\] states=\\[0:1:out;1:1:in;\\]");
 }
@@ -333,8 +331,7 @@ TEST_F(WatchdogDeadlineDeathTest, ATimeoutEndsTheJobThroughTheControlPlane) {
         OneProcessNamingItsAbort control;
         Watchdog watchdog(control, {0}, {0}, 0.2, [](const TimeoutReport&) {});
         watchdog.begin(0);
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        std::_Exit(0);
+        wait_for_the_watchdog();
       },
       ::testing::ExitedWithCode(4), "ABORT_JOB 4");
 }
