@@ -277,7 +277,7 @@ TEST(EvidenceAttribution, ARankMapWithARankGivenTwiceIsRefused) {
   const Evidence evidence = fixtures::evidence_of({run, collective(kGiB, 100, "cluster", "n1")});
   ASSERT_EQ(evidence.issues.size(), 1u);
   EXPECT_EQ(evidence.issues[0].code, "input.unparsable");
-  EXPECT_THAT(evidence.issues[0].detail, ::testing::HasSubstr("rank 0 given twice"));
+  EXPECT_THAT(evidence.issues[0].detail, ::testing::HasSubstr("ranks[].rank: rank 0 given twice"));
   EXPECT_EQ(evidence.issues[0].ref.line, 1u);
   const RunEvidence& only_run = run_named(evidence, "run1");
   EXPECT_FALSE(only_run.has_rank_map);
@@ -285,6 +285,23 @@ TEST(EvidenceAttribution, ARankMapWithARankGivenTwiceIsRefused) {
   EXPECT_THAT(names(evidence, evidence.file_nodes[0]), ElementsAre("n1"));
   const FleetVerdict verdict = fixtures::certify(evidence, fixtures::cluster_floor_baseline());
   EXPECT_EQ(fixtures::node(verdict, "n1").state, NodeState::kInconclusive);
+}
+
+// A rank beyond the map's own length (its size is the limit) leaves a rank without a node too:
+// refused the same way, naming the field; the last rank of the map, one below, is read.
+TEST(EvidenceAttribution, ARankMapWithARankBeyondItsLengthIsRefused) {
+  for (const int beyond : {2, 3}) {
+    SCOPED_TRACE(beyond);
+    Json run = run_record({"n0", "n1"});
+    run["ranks"][1]["rank"] = beyond;
+    const Evidence evidence = fixtures::evidence_of({run});
+    ASSERT_EQ(evidence.issues.size(), 1u);
+    EXPECT_EQ(evidence.issues[0].code, "input.unparsable");
+    EXPECT_THAT(evidence.issues[0].detail, ::testing::HasSubstr("ranks[].rank: gap"));
+  }
+  const Evidence last = fixtures::evidence_of({run_record({"n0", "n1"})});
+  EXPECT_TRUE(last.issues.empty());
+  EXPECT_THAT(names(last, run_named(last, "run1").nodes), ElementsAre("n0", "n1"));
 }
 
 }  // namespace
