@@ -214,6 +214,19 @@ TEST(RequiredEvidenceRule, TheFirstSkippedReasonOfACommunicatorIsGiven) {
               ElementsAre("collective.allreduce: skipped: first reason"));
 }
 
+Json collective_timeout(const std::string& operation) {
+  Json t = fixtures::record("collective", "n0", "timeout");
+  t["backend"] = "mpi";
+  t["scope"] = "cluster";
+  t["operation"] = operation;
+  t["timeout_s"] = 30;
+  t["nranks"] = 2;
+  t["not_arrived"] = Json::array({{{"rank", 1}, {"host", "n1"}}});
+  t["attributed"] = true;
+  t["rank_states"] = Json::array();
+  return t;
+}
+
 // In a run without a rank map, a node named only as another node's straggler took part only if
 // it speaks for itself elsewhere: a rank map of a finished run that lists it, or any record it
 // wrote. Run 1 has a rank map but no allreduce; run 2's only allreduce record is n0's.
@@ -232,6 +245,14 @@ TEST(RequiredEvidenceRule, ANodeSpeaksForItselfByAnyRecordItWroteOrARankMapListi
       {"collective error", with_status(fixtures::record("collective", "n1", "error", -1, "run3"),
                                        "error", "communicator init failed")},
       {"failed health stage", health_stage_timeout("n1")},
+      {"timeout of another collective",
+       [] {
+         Json t = collective_timeout("allgather float 64 KiB out-of-place");
+         t["host"] = "n1";
+         t["run_id"] = "run4";
+         t["not_arrived"] = Json::array({{{"rank", 1}, {"host", "n0"}}});
+         return t;
+       }()},
   };
   for (const auto& [what, record] : own_evidence) {
     SCOPED_TRACE(what);
@@ -244,19 +265,6 @@ TEST(RequiredEvidenceRule, ANodeSpeaksForItselfByAnyRecordItWroteOrARankMapListi
                                           "required: [collective.allreduce]\n");
   EXPECT_THAT(gaps(named_only, "n1", "collective.allreduce"),
               ElementsAre(HasSubstr("records name this node only inside other nodes' records")));
-}
-
-Json collective_timeout(const std::string& operation) {
-  Json t = fixtures::record("collective", "n0", "timeout");
-  t["backend"] = "mpi";
-  t["scope"] = "cluster";
-  t["operation"] = operation;
-  t["timeout_s"] = 30;
-  t["nranks"] = 2;
-  t["not_arrived"] = Json::array({{{"rank", 1}, {"host", "n1"}}});
-  t["attributed"] = true;
-  t["rank_states"] = Json::array();
-  return t;
 }
 
 // A timeout in one of a node's runs explains its gap even where a later run measured something
@@ -332,6 +340,7 @@ TEST(RequiredEvidenceRule, EveryUnfinishedRunHoldsBackItsNodes) {
     EXPECT_EQ(reason.rule, "rule.required_evidence");
     ASSERT_EQ(reason.evidence.size(), 1u);
     EXPECT_EQ(reason.evidence[0].line, 0u);
+    EXPECT_THAT(reason.message, HasSubstr((dir.path() / node.substr(1)).string()));
   }
 }
 
@@ -722,6 +731,151 @@ TEST(RequiredEvidenceRule, EveryLackingFigureEveryPortRecordAndEveryRunErrorIsRe
                                       "required: [collective.allreduce]\n");
   EXPECT_THAT(gaps(errors, "n1", "collective.allreduce"),
               ElementsAre(HasSubstr("n1: communicator init failed")));
+}
+
+// --- Which record counts and whose reason is given (the third round's survivors) -----------
+
+const std::string kClusterBusbw =
+    "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n    min_bytes: 1G\n"
+    "    busbw_gb_per_s:\n      cluster: {floor: 1}\n";
+
+// The judged size is the least one: a byte below it is not judged, the size and anything larger is.
+TEST(RequiredEvidenceRule, AMeasurementAtOrAboveTheJudgedSizeIsEvidence) {
+  for (const auto& [bytes, judged] : std::vector<std::pair<std::uint64_t, bool>>{
+           {kGiB - 1, false}, {kGiB, true}, {kGiB + 1, true}, {2 * kGiB, true}}) {
+    SCOPED_TRACE(bytes);
+    const FleetVerdict v = certify({run_record({"n0"}), collective(bytes, 150)}, kClusterBusbw);
+    EXPECT_EQ(gaps(v, "n0", "collective.allreduce").empty(), judged);
+  }
+}
+
+// With both scopes judged, a measurement too small for either names both and its own size.
+TEST(RequiredEvidenceRule, ATooSmallMeasurementsReasonNamesEveryJudgedScope) {
+  const FleetVerdict v = certify({run_record({"n0"}), collective(1 << 20, 150)},
+                                 "required: [collective.allreduce]\nchecks:\n"
+                                 "  collective.allreduce:\n    min_bytes: 1G\n"
+                                 "    busbw_gb_per_s:\n      node: {floor: 1}\n"
+                                 "      cluster: {floor: 1}\n");
+  EXPECT_THAT(gaps(v, "n0", "collective.allreduce"),
+              ElementsAre(HasSubstr("the baseline judges busbw at >= 1 GiB in scope cluster or "
+                                    "node; the largest checked measurement there is 1 MiB")));
+}
+
+// Only a one-rank communicator is known to have no bus bandwidth: a record that does not say
+// how many ranks it ran on is judged by its figure.
+TEST(RequiredEvidenceRule, AMeasurementWithoutARankCountIsJudged) {
+  Json unsaid = collective(kGiB, 150);
+  unsaid.erase("nranks");
+  const FleetVerdict v = certify({run_record({"n0"}), unsaid}, kClusterBusbw);
+  EXPECT_THAT(gaps(v, "n0", "collective.allreduce"), ElementsAre());
+}
+
+// A skipped record with a reason read first does not end the reading: another node's
+// measurement after it is still its evidence.
+TEST(RequiredEvidenceRule, RecordsAfterASkippedOneAreStillRead) {
+  Json skipped = with_status(collective(kGiB, 1, "node", "n1"), "skipped", "n1: no GPU");
+  const FleetVerdict v =
+      certify({run_record({"n0", "n1"}), skipped, collective(kGiB, 150, "node", "n0")},
+              "required: [collective.allreduce]\n");
+  EXPECT_THAT(gaps(v, "n0", "collective.allreduce"), ElementsAre());
+  EXPECT_THAT(gaps(v, "n1", "collective.allreduce"),
+              ElementsAre("collective.allreduce: skipped: n1: no GPU"));
+}
+
+// A node skipped in two runs is explained by the first run's reason.
+TEST(RequiredEvidenceRule, ANodeSkippedInTwoRunsIsExplainedByTheFirst) {
+  std::vector<Json> records;
+  for (const std::string run : {"run1", "run2"}) {
+    records.push_back(run_record({"n0"}, run));
+    records.push_back(
+        with_status(collective(kGiB, 1, "cluster", "n0", {}, run), "skipped", "skipped in " + run));
+  }
+  const FleetVerdict v = certify(records, "required: [collective.allreduce]\n");
+  EXPECT_THAT(gaps(v, "n0", "collective.allreduce"),
+              ElementsAre("collective.allreduce: skipped: skipped in run1"));
+}
+
+// A node named only inside another node's record of one run (a rank map that does not list
+// it), but with a record of its own in another run, is explained by its own record.
+TEST(RequiredEvidenceRule, ANodesOwnRecordComesBeforeBeingNamedOnlyElsewhere) {
+  Json about_n1 = collective(kGiB, 1, "node", "n0", {}, "run1");
+  about_n1["group_nodes"] = Json::array({"n1"});
+  const FleetVerdict v = certify(
+      {run_record({"n0", "n2"}, "run1"), about_n1, run_record({"n1"}, "run3"),
+       with_status(collective(kGiB, 1, "cluster", "n1", {}, "run3"), "skipped", "n1: no GPU")},
+      "required: [collective.allreduce]\n");
+  EXPECT_THAT(gaps(v, "n1", "collective.allreduce"),
+              ElementsAre("collective.allreduce: skipped: n1: no GPU"));
+}
+
+// Two GPUs each skipped with a reason: the first GPU's is given.
+TEST(RequiredEvidenceRule, OfTwoGpusReasonsTheFirstGpusIsGiven) {
+  const FleetVerdict v =
+      certify({with_status(fixtures::burn("n0", 0, 700), "skipped", "gpu 0 busy"),
+               with_status(fixtures::burn("n0", 1, 700), "skipped", "gpu 1 busy")},
+              "required: [burn]\nnode: {gpus: 2}\n");
+  EXPECT_THAT(gaps(v, "n0", "burn"), ElementsAre("burn: skipped for all 2 GPUs: gpu 0 busy"));
+}
+
+// Where the baseline counts no GPUs, the node's first GPU record explains the gap, even a
+// failed health read (which gives no reason): not a later GPU's, nor GPU 0's when a record
+// naming no GPU comes first.
+TEST(RequiredEvidenceRule, WithoutAGpuCountTheFirstGpuRecordExplainsTheGap) {
+  const auto health = [](int gpu, const std::string& status, const std::string& reason) {
+    Json r = with_status(fixtures::gpu_health("n0", gpu), status, reason);
+    if (gpu < 0) r["gpu"] = nullptr;
+    return r;
+  };
+  const FleetVerdict later_gpu =
+      certify({health(0, "fail", "ECC errors"), health(1, "skipped", "gpu 1 busy")},
+              "required: [health.gpu]\n");
+  EXPECT_THAT(gaps(later_gpu, "n0", "health.gpu"), ElementsAre("health.gpu: no evidence"));
+  const FleetVerdict no_gpu_first =
+      certify({health(-1, "fail", "NVML count failed"), health(0, "skipped", "gpu 0 busy")},
+              "required: [health.gpu]\n");
+  EXPECT_THAT(gaps(no_gpu_first, "n0", "health.gpu"), ElementsAre("health.gpu: no evidence"));
+}
+
+// A node short of a GPU is still asked for the figures of the GPUs it has.
+TEST(RequiredEvidenceRule, ANodeShortOfAGpuIsStillAskedForItsGpusFigures) {
+  Json membw = fixtures::membw("n0", 0, 3000);
+  membw["bandwidth"]["copy_bytes_per_s"] = nullptr;
+  const FleetVerdict v = certify(
+      {membw},
+      "required: [membw]\nnode: {gpus: 2}\nchecks:\n  membw:\n    copy_gb_per_s: {floor: 1}\n");
+  EXPECT_THAT(gaps(v, "n0", "membw"),
+              ElementsAre(HasSubstr("for gpu 1 (of 2)"), HasSubstr("figure for gpu 0")));
+}
+
+// A host copy's skipped record explains no GPU-pair gap: only a gpu_gpu record does.
+TEST(RequiredEvidenceRule, OnlyAPairRecordExplainsAPairGap) {
+  Json host_skipped =
+      with_status(fixtures::p2p("n0", "host_gpu", -1, 1, 50), "skipped", "gpu 1: no pinned memory");
+  host_skipped["bytes_per_s"] = nullptr;
+  const FleetVerdict v =
+      certify({fixtures::p2p("n0", "host_gpu", -1, 0, 50), host_skipped}, "required: [p2p]\n");
+  EXPECT_THAT(gaps(v, "n0", "p2p"),
+              ElementsAre("p2p: no evidence for GPU pairs (no gpu_gpu record)"));
+}
+
+// Of two unreadable ports, the first one's reason is given.
+TEST(RequiredEvidenceRule, OfTwoUnreadablePortsTheFirstsReasonIsGiven) {
+  const FleetVerdict v =
+      certify({with_status(ib_port("n0", "mlx5_0"), "error", "mlx5_0: query failed"),
+               with_status(ib_port("n0", "mlx5_1"), "error", "mlx5_1: query failed")},
+              "required: [health.ib]\nnode: {ib_ports: 2}\n");
+  EXPECT_THAT(gaps(v, "n0", "health.ib"),
+              ElementsAre("health.ib: the stage could not measure (0 of 2 ports reported): "
+                          "mlx5_0: query failed"));
+}
+
+// A node record's own error comes before a failed health stage, with its own reason.
+TEST(RequiredEvidenceRule, ANodeRecordsOwnErrorComesBeforeAStageFailure) {
+  const FleetVerdict v = certify(
+      {with_status(node_health("n0"), "error", "DMI read failed"), health_stage_timeout("n0")},
+      "required: [health.node]\n");
+  EXPECT_THAT(gaps(v, "n0", "health.node"),
+              ElementsAre("health.node: the stage could not measure: DMI read failed"));
 }
 
 }  // namespace

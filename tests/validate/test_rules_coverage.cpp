@@ -111,6 +111,7 @@ TEST(RequiredEvidenceRule, UncheckedOutputsAreNotEvidence) {
   const FleetVerdict v =
       fixtures::certify(fixtures::evidence_of({run_record({"n0"}), c}), sweep_baseline());
   EXPECT_EQ(first(v, "n0").code, "evidence.unchecked");
+  EXPECT_THAT(first(v, "n0").message, HasSubstr("(the sweep ran with -c 0)"));
 }
 
 TEST(RequiredEvidenceRule, AStageErrorExplainsTheGap) {
