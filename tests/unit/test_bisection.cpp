@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -108,6 +109,8 @@ TEST(BisectionDecisions, ALinkIsFoundWhenLinksAreChased) {
   EXPECT_TRUE(result.bad_nodes.empty());
   EXPECT_EQ(result.bad_links, (std::vector<std::pair<int, int>>{{1, 6}}));
   EXPECT_LE(result.rounds, 2 * ceil_log2(8));
+  // The fleet is then verified without the link's higher end.
+  EXPECT_EQ(cluster.rounds.back(), (std::vector<Nodes>{{0, 1, 2, 3, 4, 5, 7}}));
 }
 
 TEST(BisectionDecisions, NoiseInTheReTestClearsTheNodeInsteadOfBlamingIt) {
@@ -122,6 +125,21 @@ TEST(BisectionDecisions, NoiseInTheReTestClearsTheNodeInsteadOfBlamingIt) {
   EXPECT_TRUE(result.bad_nodes.empty());
   EXPECT_EQ(result.cleared, Nodes{2});
   EXPECT_FALSE(result.conclusive());
+  // The fleet is then verified without the cleared node.
+  EXPECT_EQ(cluster.rounds.back(), (std::vector<Nodes>{{0, 1, 3, 4, 5, 6, 7}}));
+}
+
+// A node cleared by its confirmation does not end the round's other searches: a bad node
+// confirmed in the same round is blamed there, and the fleet is verified right after.
+TEST(BisectionDecisions, AClearedNodeDoesNotEndItsRoundsOtherConfirmations) {
+  // Round 1 both halves fail (noise in the first, node 6 in the second); round 2 {2,3} fails by
+  // noise; round 3 node 2's lone test fails by noise; round 4 confirms 2 (passes) and 6 (fails).
+  Cluster cluster{{6}, {}, {{{0, 1, 2, 3}, 1}, {{2, 3}, 1}, {{0, 2}, 1}}, {}, {}};
+  const auto result = bisect_faults(8, cluster.runner(), {.chase_links = false});
+  EXPECT_EQ(result.cleared, Nodes{2});
+  EXPECT_EQ(result.bad_nodes, Nodes{6});
+  EXPECT_EQ(result.rounds, 5);
+  EXPECT_EQ(cluster.rounds.back(), (std::vector<Nodes>{{0, 1, 3, 4, 5, 7}}));
 }
 
 TEST(BisectionDecisions, ASingleNoisyHalfEndsAsASpanAndBlamesNobody) {
@@ -166,7 +184,9 @@ TEST(BisectionDecisions, ThreeNodes) {
   EXPECT_EQ(found.bad_nodes, Nodes{2});
   ASSERT_EQ(found.failed_with.size(), 1u);
   EXPECT_EQ(found.failed_with[0].second, (Nodes{0, 1}));
-  EXPECT_LE(found.rounds, ceil_log2(3) + 2);
+  // {0,1}; {2,0}; {2,1}; then the two nodes left are verified together.
+  EXPECT_EQ(found.rounds, 4);
+  EXPECT_EQ(last.rounds.back(), (std::vector<Nodes>{{0, 1}}));
   // {0,1} fails and node 2 was never measured: nobody is known to be good, so nobody is blamed.
   for (const int bad : {0, 1}) {
     Cluster cluster{{bad}, {}, {}, {}, {}};
@@ -219,13 +239,60 @@ TEST(BisectionDecisions, AnAnswerOfTheWrongLengthIsRefused) {
                std::invalid_argument);
 }
 
-// What every search must keep, over every fleet of 4 to 12 nodes with one to three bad nodes,
-// one bad node and one bad link, or two bad links (links chased): nobody healthy blamed, every
-// fault found where every node could be compared with a known-good one, in a bounded number of
-// rounds, the bad nodes and their partners
-// listed in node order, each bad node re-tested with two distinct
-// known-good partners, and the history holding every group of every round as it was tested
-// (the harness checks each round's groups are disjoint).
+// What every search must keep on one fleet: nobody healthy blamed, every fault found where every
+// node could be compared with a known-good one, the bad nodes, links, cleared nodes and partners
+// listed in order, each bad node re-tested with two distinct known-good partners, and the history
+// holding every group of every round as it was tested (the harness checks each round's groups
+// are disjoint and hold two nodes or more). Links cost verification rounds (a quarter pair's
+// second failure is not followed, and a lone node tested with the other end of its link is
+// cleared as noise and verified again): fleets with bad nodes only are held to two rounds per
+// halving and two more.
+void expect_the_invariants(int n, const std::set<int>& bad_nodes,
+                           const std::set<std::pair<int, int>>& bad_links) {
+  Cluster cluster{bad_nodes, bad_links, {}, {}, {}};
+  const auto result = bisect_faults(n, cluster.runner());
+  const std::string fleet = ::testing::PrintToString(n) + " nodes, bad " +
+                            ::testing::PrintToString(bad_nodes) + ", links " +
+                            ::testing::PrintToString(bad_links);
+  for (const int node : result.bad_nodes)
+    ASSERT_TRUE(bad_nodes.contains(node)) << fleet;
+  for (const auto& link : result.bad_links)
+    ASSERT_TRUE(bad_links.contains(link)) << fleet;
+  if (result.unresolved.empty() && !result.unexplained) {
+    ASSERT_EQ(result.bad_nodes, Nodes(bad_nodes.begin(), bad_nodes.end())) << fleet;
+    if (result.cleared.empty()) {
+      const std::set<std::pair<int, int>> found(result.bad_links.begin(), result.bad_links.end());
+      ASSERT_EQ(found, bad_links) << fleet;
+    }
+  }
+  if (bad_links.empty()) {
+    // More than three bad nodes leave fewer known-good nodes to test lone ones with: one round
+    // more.
+    const int extra = bad_nodes.size() > 3 ? 1 : 0;
+    EXPECT_LE(result.rounds, 2 * ceil_log2(n) + 2 + extra) << fleet;
+  }
+  EXPECT_TRUE(std::is_sorted(result.bad_nodes.begin(), result.bad_nodes.end())) << fleet;
+  EXPECT_TRUE(std::is_sorted(result.bad_links.begin(), result.bad_links.end())) << fleet;
+  EXPECT_TRUE(std::is_sorted(result.cleared.begin(), result.cleared.end())) << fleet;
+  ASSERT_EQ(result.failed_with.size(), result.bad_nodes.size()) << fleet;
+  for (std::size_t i = 0; i < result.failed_with.size(); ++i) {
+    const auto& [node, partners] = result.failed_with[i];
+    EXPECT_EQ(node, result.bad_nodes[i]) << fleet;
+    ASSERT_EQ(partners.size(), 2u) << fleet;
+    EXPECT_NE(partners[0], partners[1]) << fleet;
+    for (const int partner : partners)
+      EXPECT_FALSE(bad_nodes.contains(partner)) << fleet;
+  }
+  ASSERT_EQ(result.history.size(), cluster.rounds.size()) << fleet;
+  for (std::size_t r = 0; r < cluster.rounds.size(); ++r) {
+    ASSERT_EQ(result.history[r].size(), cluster.rounds[r].size()) << fleet;
+    for (std::size_t g = 0; g < cluster.rounds[r].size(); ++g)
+      EXPECT_EQ(result.history[r][g].nodes, cluster.rounds[r][g]) << fleet;
+  }
+}
+
+// Over every fleet of 4 to 12 nodes with one to three bad nodes, one bad node and one bad link,
+// or two bad links (links chased).
 TEST(BisectionProperties, EveryFaultIsFoundAndReportedInOrder) {
   int fleets = 0;
   for (int n = 4; n <= 12; ++n) {
@@ -247,51 +314,111 @@ TEST(BisectionProperties, EveryFaultIsFoundAndReportedInOrder) {
       }
     }
     for (const auto& [bad_nodes, bad_links] : cases) {
-      Cluster cluster{bad_nodes, bad_links, {}, {}, {}};
-      const auto result = bisect_faults(n, cluster.runner());
+      expect_the_invariants(n, bad_nodes, bad_links);
       ++fleets;
-      const std::string fleet = ::testing::PrintToString(n) + " nodes, bad " +
-                                ::testing::PrintToString(bad_nodes) + ", links " +
-                                ::testing::PrintToString(bad_links);
-      // Nobody healthy is blamed; with a known-good reference for everyone, every bad node is.
-      for (const int node : result.bad_nodes)
-        ASSERT_TRUE(bad_nodes.contains(node)) << fleet;
-      for (const auto& link : result.bad_links)
-        ASSERT_TRUE(bad_links.contains(link)) << fleet;
-      if (result.unresolved.empty() && !result.unexplained) {
-        ASSERT_EQ(result.bad_nodes, Nodes(bad_nodes.begin(), bad_nodes.end())) << fleet;
-        if (result.cleared.empty()) {
-          const std::set<std::pair<int, int>> found(result.bad_links.begin(),
-                                                    result.bad_links.end());
-          ASSERT_EQ(found, bad_links) << fleet;
-        }
-      }
-      // Links cost verification rounds (a quarter pair's second failure is not followed, and a
-      // lone node tested with the other end of its link is cleared as noise and verified again):
-      // fleets with bad nodes only are held to two rounds per halving and two more.
-      if (bad_links.empty()) {
-        EXPECT_LE(result.rounds, 2 * ceil_log2(n) + 2) << fleet;
-      }
-      EXPECT_TRUE(std::is_sorted(result.bad_nodes.begin(), result.bad_nodes.end())) << fleet;
-      ASSERT_EQ(result.failed_with.size(), result.bad_nodes.size()) << fleet;
-      for (std::size_t i = 0; i < result.failed_with.size(); ++i) {
-        const auto& [node, partners] = result.failed_with[i];
-        EXPECT_EQ(node, result.bad_nodes[i]) << fleet;
-        ASSERT_EQ(partners.size(), 2u) << fleet;
-        EXPECT_NE(partners[0], partners[1]) << fleet;
-        for (const int partner : partners)
-          EXPECT_FALSE(bad_nodes.contains(partner)) << fleet;
-      }
-      ASSERT_EQ(result.history.size(), cluster.rounds.size()) << fleet;
-      for (std::size_t r = 0; r < cluster.rounds.size(); ++r) {
-        ASSERT_EQ(result.history[r].size(), cluster.rounds[r].size()) << fleet;
-        for (std::size_t g = 0; g < cluster.rounds[r].size(); ++g)
-          EXPECT_EQ(result.history[r][g].nodes, cluster.rounds[r][g]) << fleet;
-      }
       if (::testing::Test::HasFailure()) return;
     }
   }
   EXPECT_GT(fleets, 1000);
+}
+
+// Over every fleet of 3 to 8 nodes with any set of bad nodes (none to all), and up to 6 nodes
+// with up to two bad nodes and one bad link between healthy nodes: the shapes a handful of faults
+// do not reach (most of a fleet bad, three nodes).
+TEST(BisectionProperties, EverySetOfBadNodesOnSmallFleetsKeepsTheInvariants) {
+  for (int n = 3; n <= 8; ++n) {
+    for (unsigned mask = 0; mask < (1u << n); ++mask) {
+      std::set<int> bad_nodes;
+      for (int node = 0; node < n; ++node) {
+        if (mask & (1u << node)) bad_nodes.insert(node);
+      }
+      expect_the_invariants(n, bad_nodes, {});
+      if (n > 6 || bad_nodes.size() > 2) continue;
+      // A link with a bad node at an end is hidden by it: every group holding both ends fails
+      // for the node.
+      for (int a = 0; a < n; ++a) {
+        for (int b = a + 1; b < n; ++b) {
+          if (!bad_nodes.contains(a) && !bad_nodes.contains(b))
+            expect_the_invariants(n, bad_nodes, {{a, b}});
+        }
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+// Over every fleet of 6 to 8 nodes with three bad links that share no node (a node on several
+// bad links fails like a bad node, and may be blamed as one): searches that run side by side in
+// one round (a quarter pair beside a lone node's test) keep their groups apart.
+TEST(BisectionProperties, EveryThreeSeparateLinksOnSmallFleetsKeepTheInvariants) {
+  for (int n = 6; n <= 8; ++n) {
+    std::vector<std::pair<int, int>> links;
+    for (int a = 0; a < n; ++a) {
+      for (int b = a + 1; b < n; ++b)
+        links.emplace_back(a, b);
+    }
+    const auto apart = [](std::pair<int, int> x, std::pair<int, int> y) {
+      return x.first != y.first && x.first != y.second && x.second != y.first &&
+             x.second != y.second;
+    };
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      for (std::size_t j = i + 1; j < links.size(); ++j) {
+        for (std::size_t k = j + 1; k < links.size(); ++k) {
+          if (!apart(links[i], links[j]) || !apart(links[i], links[k]) ||
+              !apart(links[j], links[k]))
+            continue;
+          expect_the_invariants(n, {}, {links[i], links[j], links[k]});
+          if (::testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// Noise can answer any group either way. Over many seeded random answers on fleets of 3 to 10
+// nodes: every round's groups are disjoint and hold two nodes or more (checked by the harness
+// below), every blamed node failed with two distinct partners, the outputs are in node order, the
+// history is every round as asked, and every run ends.
+TEST(BisectionProperties, AnyAnswersKeepTheGroupsApartAndTheOutputsInOrder) {
+  for (int n = 3; n <= 10; ++n) {
+    for (unsigned seed = 0; seed < 300; ++seed) {
+      std::mt19937 random(seed * 131u + static_cast<unsigned>(n));
+      const double pass_rate = 0.3 + 0.1 * (seed % 7);
+      std::vector<std::vector<Nodes>> rounds;
+      const auto result = bisect_faults(n, [&](const std::vector<Nodes>& groups) {
+        rounds.push_back(groups);
+        std::set<int> seen;
+        std::vector<bool> passed;
+        for (const auto& group : groups) {
+          EXPECT_GE(group.size(), 2u) << "a group of one node measures nothing";
+          for (const int member : group) {
+            EXPECT_TRUE(member >= 0 && member < n) << member;
+            EXPECT_TRUE(seen.insert(member).second) << "groups of one round must be disjoint";
+          }
+          passed.push_back(std::uniform_real_distribution<double>(0, 1)(random) < pass_rate);
+        }
+        return passed;
+      });
+      const std::string run =
+          ::testing::PrintToString(n) + " nodes, seed " + ::testing::PrintToString(seed);
+      EXPECT_TRUE(std::is_sorted(result.bad_nodes.begin(), result.bad_nodes.end())) << run;
+      EXPECT_TRUE(std::is_sorted(result.bad_links.begin(), result.bad_links.end())) << run;
+      EXPECT_TRUE(std::is_sorted(result.cleared.begin(), result.cleared.end())) << run;
+      EXPECT_TRUE(std::is_sorted(result.unresolved.begin(), result.unresolved.end())) << run;
+      ASSERT_EQ(result.failed_with.size(), result.bad_nodes.size()) << run;
+      for (const auto& [node, partners] : result.failed_with) {
+        ASSERT_EQ(partners.size(), 2u) << run;
+        EXPECT_NE(partners[0], partners[1]) << run;
+      }
+      ASSERT_EQ(result.history.size(), rounds.size()) << run;
+      for (std::size_t r = 0; r < rounds.size(); ++r) {
+        ASSERT_EQ(result.history[r].size(), rounds[r].size()) << run;
+        for (std::size_t g = 0; g < rounds[r].size(); ++g)
+          EXPECT_EQ(result.history[r][g].nodes, rounds[r][g]) << run;
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
 }
 
 // A span found in one half does not end the round's other searches: the bad node in the other
@@ -313,6 +440,12 @@ TEST(BisectionDecisions, AChasedLinksRoundsPairQuartersLeftFirst) {
   ASSERT_GE(cluster.rounds.size(), 2u);
   EXPECT_EQ(cluster.rounds[0], (std::vector<Nodes>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   EXPECT_EQ(cluster.rounds[1], (std::vector<Nodes>{{0, 1, 4, 5}, {2, 3, 6, 7}}));
+  // Both pass, so the quarters are crossed; the failing pair is chased the same way, its left
+  // quarter's node first.
+  EXPECT_EQ(cluster.rounds[2], (std::vector<Nodes>{{0, 1, 6, 7}, {2, 3, 4, 5}}));
+  ASSERT_GE(cluster.rounds.size(), 5u);
+  EXPECT_EQ(cluster.rounds[3], (std::vector<Nodes>{{0, 6}, {1, 7}}));
+  EXPECT_EQ(cluster.rounds[4], (std::vector<Nodes>{{0, 7}, {1, 6}}));
 }
 
 TEST(BisectionDecisions, OneNodeIsRefused) {
@@ -349,6 +482,20 @@ TEST(BisectionDecisions, AChasedLinkAndABadNodeAreSearchedInTheSameRounds) {
   EXPECT_EQ(result.bad_nodes, Nodes{5});
   EXPECT_EQ(result.bad_links, (std::vector<std::pair<int, int>>{{0, 3}}));
   EXPECT_EQ(result.rounds, 5);
+  ASSERT_EQ(result.failed_with.size(), 1u);
+  EXPECT_EQ(result.failed_with[0].second, (Nodes{7, 6}));
+}
+
+// The halves of a chased link pass on their own, but one of their nodes is on the bad link: they
+// are no known-good references, even once the link is found. Node 7 is confirmed with the
+// nodes of its own passing quarter, not with node 0, which is free by then.
+TEST(BisectionDecisions, AChasedLinksHalvesAreNoReferences) {
+  Cluster cluster{{7}, {{0, 2}}, {}, {}, {}};
+  const auto result = bisect_faults(8, cluster.runner());
+  EXPECT_EQ(result.bad_nodes, Nodes{7});
+  EXPECT_EQ(result.bad_links, (std::vector<std::pair<int, int>>{{0, 2}}));
+  ASSERT_EQ(result.failed_with.size(), 1u);
+  EXPECT_EQ(result.failed_with[0].second, (Nodes{5, 4}));
 }
 
 }  // namespace

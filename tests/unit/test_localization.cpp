@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -192,6 +193,55 @@ TEST(AttributePairFailures, ALinkCountsItsOneFailureAndSuspectsFollowThePairsOrd
   const std::vector<PairOutcome> lone = {{"n1", "n0", false}, {"n0", "n2", true}};
   EXPECT_EQ(described(attribute_pair_failures(lone)),
             (std::vector<std::string>{"suspect n1 1/1", "suspect n0 1/2"}));
+}
+
+// At three failures the majority rule still counts: three of five partners is bad, three of six
+// is not (half is not more than half).
+TEST(AttributePairFailures, ThreeFailuresAreBadOfFivePartnersNotOfSix) {
+  std::vector<PairOutcome> outcomes;
+  for (const std::string partner : {"n1", "n2", "n3"})
+    outcomes.push_back({"n0", partner, false});
+  for (const std::string partner : {"n4", "n5"})
+    outcomes.push_back({"n0", partner, true});
+  EXPECT_EQ(described(attribute_pair_failures(outcomes)), (std::vector<std::string>{"bad n0 3/5"}));
+  outcomes.push_back({"n0", "n6", true});
+  EXPECT_EQ(described(attribute_pair_failures(outcomes)),
+            (std::vector<std::string>{"suspect n0 3/6", "suspect n1 1/1", "suspect n2 1/1",
+                                      "suspect n3 1/1"}));
+}
+
+// A failing pair is a link only when each end failed with that partner alone: an end that failed
+// with another partner too (not most of them) makes both ends suspects.
+TEST(AttributePairFailures, APairIsNoLinkWhenAnEndFailedWithAnotherPartnerToo) {
+  const std::vector<PairOutcome> outcomes = {{"n0", "n1", false}, {"n0", "n2", true},
+                                             {"n1", "n2", true},  {"n1", "n3", false},
+                                             {"n1", "n4", true},  {"n3", "n4", true}};
+  EXPECT_EQ(described(attribute_pair_failures(outcomes)),
+            (std::vector<std::string>{"suspect n0 1/2", "suspect n1 2/4", "suspect n3 1/2"}));
+}
+
+// Every failing pair is judged after a link is found: two links, two findings.
+TEST(AttributePairFailures, EveryFailingPairIsJudgedAfterALink) {
+  const Fleet fleet{{}, {{1, 2}, {5, 6}}};
+  std::vector<std::string> links;
+  for (const auto& finding : attribute_pair_failures(fleet.all_pairs(8).first)) {
+    EXPECT_EQ(finding.kind, LocalizationKind::kSuspectLink);
+    links.push_back(finding.node + "-" + finding.other);
+  }
+  std::sort(links.begin(), links.end());
+  EXPECT_EQ(links, (std::vector<std::string>{"n1-n2", "n5-n6"}));
+}
+
+// Every suspect is planned, those after a link as well as before it, each with its own good node.
+TEST(SecondPass, EverySuspectAfterALinkIsPlannedToo) {
+  const Fleet fleet{};
+  const auto outcomes = fleet.all_pairs(8).first;
+  const std::vector<LocalizationFinding> findings = {
+      {LocalizationKind::kSuspectLink, "n2", "n5", 1, 7},
+      {LocalizationKind::kSuspectNode, "n7", "", 1, 7}};
+  EXPECT_EQ(
+      second_pass_pairs(outcomes, findings),
+      (std::vector<std::pair<std::string, std::string>>{{"n2", "n0"}, {"n5", "n1"}, {"n7", "n2"}}));
 }
 
 // A suspect node is re-tested too, against a node that failed with nobody.
