@@ -116,8 +116,15 @@ TEST(PairLocalization, ASlowNodeSlowAgainIsQuarantinedAndTheOthersAreNotHeldBack
   EXPECT_EQ(reason.unit, "GB/s");
   EXPECT_FALSE(reason.evidence.empty());
   EXPECT_TRUE(has_note(verdict, "localization.explained"));
-  EXPECT_TRUE(
-      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline()).retest_plan.empty());
+  const PairLocalization pairs =
+      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_TRUE(pairs.retest_plan.empty());
+  // The verdict rests on n3's slow pairs first, then on its two re-tests (the last two records).
+  ASSERT_EQ(pairs.verdicts.size(), 1u);
+  const auto& evidence = pairs.verdicts[0].evidence;
+  ASSERT_EQ(evidence.size(), 7u);
+  EXPECT_EQ(evidence[5].line, records.size() - 1);
+  EXPECT_EQ(evidence[6].line, records.size());
 }
 
 TEST(PairLocalization, ASlowNodeFineWithAKnownGoodPartnerIsNotBlamed) {
@@ -129,6 +136,9 @@ TEST(PairLocalization, ASlowNodeFineWithAKnownGoodPartnerIsNotBlamed) {
   // The pair with n0 was fine when measured again: noise. The other slow pairs are measured
   // once more before anything is said about them.
   EXPECT_TRUE(has_note(verdict, "localization.noise"));
+  // Each of n3's other slow pairs is a link to a node slow with nobody else.
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n1"), "localization.suspect_link").message,
+              HasSubstr("n1 passed with every other partner"));
   const PairLocalization pairs =
       localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
   EXPECT_EQ(pairs.retest_plan.size(), 4u);
@@ -231,6 +241,7 @@ TEST(PairLocalization, ReTestsConfirmALinkOrBlameTheNodeThatIsSlowAgain) {
   };
   auto confirmed = shortfall_with_pairs(slow_link);
   confirmed.push_back(pair_record("n1", "n0", 47.5, true));
+  confirmed.push_back(pair_record("n1", "n3", 47.6, true));
   confirmed.push_back(pair_record("n4", "n2", 47.9, true));
   confirmed.push_back(pair_record("n1", "n4", 11.0, true));
   FleetVerdict verdict =
@@ -239,7 +250,7 @@ TEST(PairLocalization, ReTestsConfirmALinkOrBlameTheNodeThatIsSlowAgain) {
   const std::string message =
       fixtures::reason(fixtures::node(verdict, "n4"), "localization.suspect_link").message;
   EXPECT_THAT(message, HasSubstr("slow again when measured again (allreduce 11 GB/s)"));
-  EXPECT_THAT(message, HasSubstr("n1 passed with n0; n4 passed with n2"));
+  EXPECT_THAT(message, HasSubstr("n1 passed with n0, n3; n4 passed with n2"));
   EXPECT_TRUE(localize_pairs(fixtures::evidence_of(confirmed), cluster_floor_baseline())
                   .retest_plan.empty());
 
@@ -274,7 +285,8 @@ TEST(PairLocalization, APairSlowOnceAndFineWhenMeasuredAgainIsNoise) {
   ASSERT_NE(note, verdict.notes.end());
   EXPECT_THAT(note->message,
               HasSubstr("pair n1<->n4 was slow in the pairwise rounds (allreduce "
-                        "12 GB/s) and fine when measured again (allreduce 47 GB/s)"));
+                        "12 GB/s) and fine when measured again (allreduce 47 GB/s): noise, "
+                        "nothing is blamed on it"));
   // Noise explains no shortfall: the cluster's figure still blames nobody and certifies nobody.
   EXPECT_TRUE(fixtures::has_code(fixtures::node(verdict, "n0"), "perf.unattributed"));
 }
@@ -502,6 +514,228 @@ TEST(PairLimit, ABadNodeCandidateIsSlowWithMoreThanHalfOfItsPartnersAndAtLeastTw
   EXPECT_EQ(candidates_among(4, 2).size(), 1u);  // 2 of 3
   EXPECT_EQ(candidates_among(4, 1).size(), 0u);  // 1 of 3
   EXPECT_EQ(candidates_among(2, 1).size(), 0u);  // 1 of 1: most, but one pair is a link
+}
+
+// ---- Which records a series holds, and what a verdict says (the mutation run's survivors) -----
+
+// Pairs among n0..n3 at `busbw`, each pair measured in place first at `in_place_busbw`.
+std::vector<Json> four_nodes_in_both_placements(double in_place_busbw, double busbw) {
+  std::vector<Json> records = {fixtures::run_record({"n0", "n1", "n2", "n3"})};
+  for (const auto& [a, b] : kSixPairs) {
+    Json in_place = pair_record(a, b, in_place_busbw);
+    in_place["in_place"] = true;
+    records.push_back(in_place);
+    records.push_back(pair_record(a, b, busbw));
+  }
+  return records;
+}
+
+// Of a pair's placements the better figure counts, for every pair.
+TEST(PairLocalization, EveryPairsBetterPlacementCounts) {
+  const PairLocalization pairs = localize_pairs(
+      fixtures::evidence_of(four_nodes_in_both_placements(10, 48)), cluster_floor_baseline());
+  ASSERT_EQ(pairs.series.size(), 1u);
+  ASSERT_EQ(pairs.series[0].pairs.size(), 6u);
+  for (const auto& pair : pairs.series[0].pairs)
+    EXPECT_DOUBLE_EQ(pair.busbw_gb_per_s, 48);
+  EXPECT_TRUE(pairs.verdicts.empty());
+}
+
+// A pair record that measured nothing (skipped) is no figure: it neither joins the comparison
+// nor makes its pair slow.
+TEST(PairLocalization, AnUnmeasuredPairRecordIsNoFigure) {
+  std::vector<Json> records = shortfall_with_pairs(healthy);
+  const auto first_pair = std::find_if(records.begin(), records.end(), [](const Json& r) {
+    return r.value("scope", "") == "pairs";
+  });
+  ASSERT_NE(first_pair, records.end());
+  (*first_pair)["status"] = "skipped";
+  (*first_pair)["reason"] = "n0 had no free GPU";
+  (*first_pair)["busbw_bytes_per_s"] = nullptr;
+  const PairLocalization pairs =
+      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
+  ASSERT_EQ(pairs.series.size(), 1u);
+  EXPECT_EQ(pairs.series[0].pairs.size(), 14u);
+  EXPECT_TRUE(pairs.verdicts.empty());
+}
+
+// Re-tests alone (no round-robin pairs to compare them with) make no series, floor or not.
+TEST(PairLocalization, ReTestsAloneMakeNoSeries) {
+  const std::vector<Json> records = {fixtures::run_record({"n0", "n1", "n2"}),
+                                     pair_record("n0", "n1", 10.0, true),
+                                     pair_record("n0", "n2", 48.0, true)};
+  EXPECT_TRUE(localize_pairs(fixtures::evidence_of(records),
+                             cluster_floor_baseline("    pairs: {floor_gb_per_s: 40}\n"))
+                  .series.empty());
+}
+
+// The largest size is found whatever order the records come in.
+TEST(PairLocalization, TheLargestSizeIsJudgedWhicheverRecordComesFirst) {
+  std::vector<Json> records = shortfall_with_pairs(healthy);
+  records.insert(records.begin() + 2, pair_record("n0", "n1", 1.0, false, 1 << 20));
+  const PairLocalization pairs =
+      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
+  ASSERT_EQ(pairs.series.size(), 1u);
+  EXPECT_EQ(pairs.series[0].bytes, kGiB);
+  EXPECT_EQ(pairs.series[0].pairs.size(), 15u);
+}
+
+// A fabric slower than 1 GB/s (TCP, say) is judged like any other.
+TEST(PairLimit, PairsBelowOneGbPerSecondAreJudged) {
+  EXPECT_FALSE(first_pair_passes({0.1, 0.5, 0.5, 0.5, 0.5, 0.5}));
+  EXPECT_TRUE(first_pair_passes({0.45, 0.5, 0.5, 0.5, 0.5, 0.5}));
+}
+
+// The reference is the upper quartile by nearest rank: the third of four figures, the 79th of
+// 105.
+TEST(PairLimit, TheReferenceIsTheUpperQuartileByNearestRank) {
+  EXPECT_DOUBLE_EQ(pair_limit({1, 2, 3, 4}, PairSpec{}).reference_gb_per_s, 3);
+  std::vector<double> many;
+  for (int i = 1; i <= 105; ++i)
+    many.push_back(i);
+  EXPECT_DOUBLE_EQ(pair_limit(many, PairSpec{}).reference_gb_per_s, 79);
+}
+
+// Five nodes: n0 slow with every partner (its pairs with n3 and n4 fine when measured again, the
+// others not yet), and a slow link n3<->n4 after its pairs in pair order: the link is still judged.
+TEST(PairLocalization, AnUnresolvedNodesPairsDoNotEndTheSearchForLinks) {
+  const std::vector<std::string> five = {"n0", "n1", "n2", "n3", "n4"};
+  std::vector<Json> records = {fixtures::run_record(five), fixtures::collective(kGiB, 60.0)};
+  for (std::size_t i = 0; i < five.size(); ++i) {
+    for (std::size_t j = i + 1; j < five.size(); ++j) {
+      const bool slow = i == 0 || is_link(five[i], five[j], "n3", "n4");
+      records.push_back(pair_record(five[i], five[j], slow ? 12.0 : 48.0));
+    }
+  }
+  records.push_back(pair_record("n0", "n3", 48.0, true));
+  records.push_back(pair_record("n0", "n4", 48.0, true));
+  const PairLocalization pairs =
+      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
+  std::vector<std::string> kinds;
+  for (const auto& v : pairs.verdicts) {
+    kinds.push_back(fmt::format("{} {}", static_cast<int>(v.kind),
+                                fixtures::evidence_of(records).node_name(v.node)));
+  }
+  const auto link = std::find_if(pairs.verdicts.begin(), pairs.verdicts.end(), [](const auto& v) {
+    return v.kind == PairVerdictKind::kSuspectLink;
+  });
+  ASSERT_NE(link, pairs.verdicts.end()) << ::testing::PrintToString(kinds);
+  EXPECT_EQ(link->failed_partners, 1);
+}
+
+// Five nodes: n4 was measured only with n0 (slow), n2<->n3 is a slow link. Nothing shows n4 works
+// with anyone, so its pair is no link: both ends stay unresolved, in node order, each planned
+// against the one node that passed everything; the link after them in pair order is still found.
+TEST(PairLocalization, AnEndThatPassedWithNoPartnerKeepsItsPairUnresolved) {
+  const std::vector<std::string> five = {"n0", "n1", "n2", "n3", "n4"};
+  std::vector<Json> records = {fixtures::run_record(five), fixtures::collective(kGiB, 60.0)};
+  for (std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t j = i + 1; j < 4; ++j)
+      records.push_back(
+          pair_record(five[i], five[j], is_link(five[i], five[j], "n2", "n3") ? 12.0 : 48.0));
+  }
+  records.push_back(pair_record("n0", "n4", 12.0));
+  const Evidence evidence = fixtures::evidence_of(records);
+  const PairLocalization pairs = localize_pairs(evidence, cluster_floor_baseline());
+  std::vector<std::string> verdicts;
+  for (const auto& v : pairs.verdicts) {
+    verdicts.push_back(fmt::format(
+        "{} {}{}", v.kind == PairVerdictKind::kSuspectLink ? "link" : "unresolved",
+        evidence.node_name(v.node), v.other == kNoString ? "" : "-" + evidence.node_name(v.other)));
+  }
+  EXPECT_EQ(verdicts, (std::vector<std::string>{"unresolved n0", "unresolved n4", "link n2-n3"}));
+  EXPECT_EQ(pairs.retest_plan,
+            (std::vector<std::pair<std::string, std::string>>{
+                {"n0", "n1"}, {"n4", "n1"}, {"n2", "n3"}, {"n2", "n1"}, {"n3", "n1"}}));
+}
+
+// A slow pair already measured again is not planned again.
+TEST(PairLocalization, APairMeasuredAgainIsNotPlannedAgain) {
+  const auto some = [](const std::string& a, const std::string& b) {
+    return is_link(a, b, "n2", "n0") || is_link(a, b, "n2", "n5") ? 15.0 : 48.0;
+  };
+  auto records = shortfall_with_pairs(some);
+  records.push_back(pair_record("n2", "n0", 14.0, true));
+  for (const auto& [a, b] :
+       localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline()).retest_plan) {
+    EXPECT_FALSE(is_link(a, b, "n2", "n0")) << a << " " << b;
+  }
+}
+
+// A link slow in one collective only shows that one; a node slow in two names each.
+TEST(PairLocalization, AVerdictShowsTheCollectivesItWasSlowIn) {
+  const std::vector<std::string> four = {"n0", "n1", "n2", "n3"};
+  std::vector<Json> link_records = {fixtures::run_record(four)};
+  std::vector<Json> node_records = {fixtures::run_record(kNodes)};
+  for (std::size_t i = 0; i < four.size(); ++i) {
+    for (std::size_t j = i + 1; j < four.size(); ++j) {
+      link_records.push_back(
+          pair_record(four[i], four[j], is_link(four[i], four[j], "n2", "n3") ? 5.0 : 48.0));
+      link_records.push_back(sendrecv_pair(four[i], four[j], 40.0));
+    }
+  }
+  for (std::size_t i = 0; i < kNodes.size(); ++i) {
+    for (std::size_t j = i + 1; j < kNodes.size(); ++j) {
+      node_records.push_back(pair_record(kNodes[i], kNodes[j], slow_n3(kNodes[i], kNodes[j])));
+      node_records.push_back(
+          sendrecv_pair(kNodes[i], kNodes[j], slow_n3(kNodes[i], kNodes[j]) - 5.0));
+    }
+  }
+  const Baseline baseline = fixtures::baseline_of(
+      "required: [collective.allreduce]\nfleet: {enabled: false}\n"
+      "checks:\n  collective.allreduce: {min_bytes: 1G}\n"
+      "  collective.sendrecv: {min_bytes: 1G}\n");
+  const PairLocalization link = localize_pairs(fixtures::evidence_of(link_records), baseline);
+  ASSERT_EQ(link.verdicts.size(), 1u);
+  EXPECT_THAT(link.verdicts[0].figures, HasSubstr("allreduce 5 GB/s"));
+  EXPECT_THAT(link.verdicts[0].figures, ::testing::Not(HasSubstr("sendrecv")));
+  const PairLocalization node = localize_pairs(fixtures::evidence_of(node_records), baseline);
+  ASSERT_EQ(node.verdicts.size(), 1u);
+  EXPECT_THAT(node.verdicts[0].figures, HasSubstr("allreduce median 21 GB/s"));
+  EXPECT_THAT(node.verdicts[0].figures, HasSubstr("; sendrecv median 16 GB/s"));
+}
+
+// A node's partners are its own: n3 was measured with four partners only.
+TEST(PairLocalization, AVerdictCountsTheNodesOwnPartners) {
+  std::vector<Json> records = shortfall_with_pairs(slow_n3);
+  records.erase(
+      std::remove_if(
+          records.begin(), records.end(),
+          [](const Json& r) {
+            return r.value("scope", "") == "pairs" && r["group_nodes"] == Json::array({"n3", "n5"});
+          }),
+      records.end());
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n3"), "localization.unresolved").message,
+              HasSubstr("slow with 4 of 4 partners"));
+}
+
+// The first node of the run can be the bad one: its slow pairs are shown like any other's.
+TEST(PairLocalization, TheRunsFirstNodeSlowAgainIsBlamedWithItsSlowPairs) {
+  const auto slow_n0 = [](const std::string& a, const std::string& b) {
+    return a == "n0" || b == "n0" ? 21.0 : 47.0 + static_cast<double>(a[1] - '0') * 0.2;
+  };
+  auto records = shortfall_with_pairs(slow_n0);
+  records.push_back(pair_record("n0", "n1", 20.0, true));
+  records.push_back(pair_record("n0", "n2", 19.0, true));
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kQuarantined), std::vector<std::string>{"n0"});
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n0"), "localization.bad_node").message,
+              HasSubstr("slow with 5 of 5 partners (median 21 GB/s"));
+}
+
+// Re-tests are planned against the known-good nodes in order, from the first.
+TEST(PairLocalization, ReTestsStartWithTheFirstKnownGoodNode) {
+  const std::vector<std::string> five = {"n0", "n1", "n2", "n3", "n4"};
+  std::vector<Json> records = {fixtures::run_record(five), fixtures::collective(kGiB, 60.0)};
+  for (std::size_t i = 0; i < five.size(); ++i) {
+    for (std::size_t j = i + 1; j < five.size(); ++j)
+      records.push_back(pair_record(five[i], five[j], j == 4 ? 12.0 : 48.0));
+  }
+  EXPECT_EQ(localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline()).retest_plan,
+            (std::vector<std::pair<std::string, std::string>>{{"n4", "n0"}, {"n4", "n1"}}));
 }
 
 }  // namespace
