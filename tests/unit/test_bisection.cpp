@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -234,9 +235,27 @@ TEST(BisectionDecisions, AnUnmeasuredRoundStopsTheSearchAndNamesItsGroups) {
   EXPECT_EQ(again.rounds[2], result.pending);
 }
 
+// The message a refusal carries, or "" when the call does not throw invalid_argument.
+std::string refusal_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// An answer shorter or longer than the round's groups is refused, saying why.
 TEST(BisectionDecisions, AnAnswerOfTheWrongLengthIsRefused) {
-  EXPECT_THROW((void)bisect_faults(4, [](const std::vector<Nodes>&) { return std::vector{true}; }),
-               std::invalid_argument);
+  for (const std::size_t answers : {1u, 3u}) {
+    EXPECT_EQ(refusal_of([answers] {
+                (void)bisect_faults(4, [answers](const std::vector<Nodes>&) {
+                  return std::vector<bool>(answers, true);
+                });
+              }),
+              "a round's answer must say for every group whether it passed")
+        << answers;
+  }
 }
 
 // What every search must keep on one fleet: nobody healthy blamed, every fault found where every
@@ -450,7 +469,8 @@ TEST(BisectionDecisions, AChasedLinksRoundsPairQuartersLeftFirst) {
 
 TEST(BisectionDecisions, OneNodeIsRefused) {
   Cluster cluster{};
-  EXPECT_THROW((void)bisect_faults(1, cluster.runner()), std::invalid_argument);
+  EXPECT_EQ(refusal_of([&cluster] { (void)bisect_faults(1, cluster.runner()); }),
+            "bisection needs at least two nodes");
 }
 
 // A fault that needs three nodes together (no half and no quarter pair holds it) is never

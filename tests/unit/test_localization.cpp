@@ -244,6 +244,27 @@ TEST(SecondPass, EverySuspectAfterALinkIsPlannedToo) {
       (std::vector<std::pair<std::string, std::string>>{{"n2", "n0"}, {"n5", "n1"}, {"n7", "n2"}}));
 }
 
+// Ends with two partners each are enough to tell a link: each passed with its other partner.
+TEST(AttributePairFailures, ALinkBetweenNodesWithTwoPartnersEach) {
+  const std::vector<PairOutcome> three = {
+      {"n0", "n1", false}, {"n0", "n2", true}, {"n1", "n2", true}};
+  EXPECT_EQ(described(attribute_pair_failures(three)),
+            (std::vector<std::string>{"link n0-n1 1/2"}));
+}
+
+// A bad node is not re-tested (it is blamed), and suspects beyond the known-good nodes wait.
+TEST(SecondPass, OnlySuspectsArePlannedAndNoMoreThanThereAreGoodNodes) {
+  const std::vector<PairOutcome> outcomes = {
+      {"n0", "n1", false}, {"n2", "n3", false}, {"n4", "n5", true}};
+  const std::vector<LocalizationFinding> findings = {
+      {LocalizationKind::kBadNode, "n0", "", 2, 3},
+      {LocalizationKind::kSuspectNode, "n1", "", 1, 1},
+      {LocalizationKind::kSuspectNode, "n2", "", 1, 1},
+      {LocalizationKind::kSuspectNode, "n3", "", 1, 1}};
+  EXPECT_EQ(second_pass_pairs(outcomes, findings),
+            (std::vector<std::pair<std::string, std::string>>{{"n1", "n4"}, {"n2", "n5"}}));
+}
+
 // A suspect node is re-tested too, against a node that failed with nobody.
 TEST(SecondPass, ASuspectNodeIsRetestedAgainstAKnownGoodNode) {
   const std::vector<PairOutcome> outcomes = {
