@@ -551,7 +551,7 @@ TEST(PairLocalization, AnUnmeasuredPairRecordIsNoFigure) {
   ASSERT_NE(first_pair, records.end());
   (*first_pair)["status"] = "skipped";
   (*first_pair)["reason"] = "n0 had no free GPU";
-  (*first_pair)["busbw_bytes_per_s"] = nullptr;
+  first_pair->erase("busbw_bytes_per_s");
   const PairLocalization pairs =
       localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
   ASSERT_EQ(pairs.series.size(), 1u);
