@@ -506,6 +506,16 @@ TEST(BisectionDecisions, AChasedLinkAndABadNodeAreSearchedInTheSameRounds) {
   EXPECT_EQ(result.failed_with[0].second, (Nodes{7, 6}));
 }
 
+// A quarter pair chased further (two nodes a side) does not end the round's other searches: the
+// bad node of the other half is found in the same rounds, before any verification.
+TEST(BisectionDecisions, AChasedLinksNarrowerPairDoesNotEndItsRoundsOtherSearches) {
+  Cluster cluster{{15}, {{0, 4}}, {}, {}, {}};
+  const auto result = bisect_faults(16, cluster.runner());
+  EXPECT_EQ(result.bad_nodes, Nodes{15});
+  EXPECT_EQ(result.bad_links, (std::vector<std::pair<int, int>>{{0, 4}}));
+  EXPECT_EQ(result.rounds, 6);
+}
+
 // The halves of a chased link pass on their own, but one of their nodes is on the bad link: they
 // are no known-good references, even once the link is found. Node 7 is confirmed with the
 // nodes of its own passing quarter, not with node 0, which is free by then.
