@@ -2,6 +2,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 
 #include <fmt/format.h>
@@ -736,6 +737,43 @@ TEST(PairLocalization, ReTestsStartWithTheFirstKnownGoodNode) {
   }
   EXPECT_EQ(localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline()).retest_plan,
             (std::vector<std::pair<std::string, std::string>>{{"n4", "n0"}, {"n4", "n1"}}));
+}
+
+// Over seeded random fleets of 4 to 8 nodes (any pair slow, any pair measured again, fast or
+// slow): the re-test plan never lists a pair twice, never one already measured again, and
+// never a node with itself.
+TEST(PairLocalization, TheReTestPlanHoldsEachPairOnceAndNothingMeasuredAgain) {
+  for (unsigned seed = 0; seed < 400; ++seed) {
+    std::mt19937 random(seed);
+    const int n = 4 + static_cast<int>(seed % 5);
+    std::vector<std::string> names;
+    for (int i = 0; i < n; ++i)
+      names.push_back(fmt::format("n{}", i));
+    std::vector<Json> records = {fixtures::run_record(names), fixtures::collective(kGiB, 60.0)};
+    std::set<std::pair<std::string, std::string>> retested;
+    for (int i = 0; i < n; ++i) {
+      for (int j = i + 1; j < n; ++j) {
+        const bool slow = random() % 6 == 0;
+        records.push_back(pair_record(names[i], names[j], slow ? 12.0 : 48.0));
+        if (random() % 5 == 0) {
+          records.push_back(pair_record(names[i], names[j], random() % 2 ? 12.0 : 48.0, true));
+          retested.insert({names[i], names[j]});
+        }
+      }
+    }
+    const auto plan =
+        localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline()).retest_plan;
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const auto& [a, b] : plan) {
+      EXPECT_NE(a, b) << seed;
+      const auto ordered = a < b ? std::pair{a, b} : std::pair{b, a};
+      EXPECT_TRUE(seen.insert(ordered).second)
+          << "planned twice: " << a << " " << b << ", seed " << seed;
+      EXPECT_FALSE(retested.contains(ordered))
+          << "measured again already: " << a << " " << b << ", seed " << seed;
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
 }
 
 }  // namespace
