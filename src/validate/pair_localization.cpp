@@ -146,13 +146,18 @@ class RunJudge {
       if (finding.kind == LocalizationKind::kSuspectLink) flagged.insert(id(finding.other));
     }
     find_known_good(flagged);
-    // Second pass first: only a node slow again with a known-good partner is blamed.
+    // Second pass first: only a node slow again with known-good partners is blamed, and only
+    // one fine with a known-good partner is cleared. One slow again with too few of them is
+    // neither: it stays unresolved, whatever its pairs would say (fail closed).
+    std::map<NodeId, Retest> slow_again;
     for (const NodeId node : flagged) {
       Retest retest = retest_of(node);
       if (retest.failed) {
         add_bad(node, retest);
-      } else if (retest.any) {
+      } else if (!retest.passed_with.empty()) {
         cleared_.emplace(node, std::move(retest));
+      } else if (!retest.failed_with.empty()) {
+        slow_again.emplace(node, std::move(retest));
       }
     }
     std::set<NodeId> unresolved;
@@ -160,12 +165,21 @@ class RunJudge {
       if (bad_.count(node) || cleared_.count(node)) continue;
       const auto slow = unexplained_of(node);
       if (slow.empty()) continue;  // slow only with nodes found bad, or only noise
-      if (slow.size() == 1 && !candidates.count(node)) continue;  // judged as a pair below
+      const auto again = slow_again.find(node);
+      if (slow.size() == 1 && !candidates.count(node) && again == slow_again.end()) {
+        continue;  // judged as a pair below
+      }
       unresolved.insert(node);
       PairVerdict v = base(PairVerdictKind::kUnresolved, node, slow);
       v.retest = known_good_.empty()
                      ? "no known-good node to re-test it against (every node was slow with some "
                        "partner): nothing is blamed on this evidence"
+                 : again != slow_again.end()
+                     ? fmt::format(
+                           "slow again with known-good {}, but blamed only when slow with "
+                           "{} known-good partners",
+                           fmt::join(again->second.failed_with, ", "),
+                           std::min(kBlamePartners, known_good_.size()))
                      : "not yet re-tested against a known-good node";
       out_.verdicts.push_back(std::move(v));
       plan_with_good(node);
@@ -203,7 +217,6 @@ class RunJudge {
 
  private:
   struct Retest {
-    bool any = false;
     bool failed = false;
     std::vector<std::string> passed_with;
     std::vector<std::string> failed_with;  // "n2 (allreduce 0.05 GB/s)"
@@ -285,7 +298,6 @@ class RunJudge {
       if (key.first != node && key.second != node) continue;
       const NodeId partner = partner_of(key, node);
       if (!known_set_.count(partner)) continue;
-      r.any = true;
       for (const auto& m : measures)
         r.evidence.push_back(m.figure->ref);
       if (any_slow(measures)) {
