@@ -720,6 +720,7 @@ TEST(PairLocalization, AVerdictShowsTheCollectivesItWasSlowIn) {
   ASSERT_EQ(node.verdicts.size(), 1u);
   EXPECT_THAT(node.verdicts[0].figures, HasSubstr("allreduce median 21 GB/s"));
   EXPECT_THAT(node.verdicts[0].figures, HasSubstr("; sendrecv median 16 GB/s"));
+  EXPECT_EQ(node.verdicts[0].collectives, "allreduce, sendrecv");
 }
 
 // A node's partners are its own: n3 was measured with four partners only.
@@ -887,6 +888,16 @@ TEST(PairLocalization, AVerdictNamesItsOwnRun) {
       fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
   EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n3"), "localization.unresolved").message,
               HasSubstr("run run2"));
+}
+
+// Slow again with more known-good partners than it takes (three of five) is blamed all the same.
+TEST(PairLocalization, SlowAgainWithMoreKnownGoodPartnersThanNeededIsBlamed) {
+  auto records = shortfall_with_pairs(slow_n3);
+  for (const std::string good : {"n0", "n1", "n2"})
+    records.push_back(pair_record("n3", good, 20.0, true));
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kQuarantined), std::vector<std::string>{"n3"});
 }
 
 // Two nodes slow again with two known-good partners each are both blamed.
