@@ -384,6 +384,11 @@ TEST(PairLocalization, ANodeSlowWithSomePartnersIsInconclusiveUntilReTested) {
   EXPECT_FALSE(fixtures::has_code(fixtures::node(verdict, "n0"), "localization.unresolved"));
   EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n2"), "localization.unresolved").message,
               HasSubstr("slow with 2 of 5 partners"));
+  // Not a bad-node candidate: its slow pairs are measured once more too.
+  const auto plan =
+      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline()).retest_plan;
+  EXPECT_NE(std::find(plan.begin(), plan.end(), std::pair<std::string, std::string>{"n0", "n2"}),
+            plan.end());
 
   records.push_back(pair_record("n2", "n1", 14.0, true));
   records.push_back(pair_record("n2", "n3", 14.5, true));
@@ -972,6 +977,65 @@ TEST(PairLocalization, ReTestsWithSuspectsDoNotCount) {
   const FleetVerdict verdict =
       fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
   EXPECT_TRUE(fixtures::nodes_in(verdict, NodeState::kQuarantined).empty());
+}
+
+// A bad node's slow pair explains its partner's: a node slow with the bad node and on a link
+// besides is judged on the link alone (six nodes: n5 slow with all and again with two known-good
+// nodes, link n1-n2).
+TEST(PairLocalization, ASlowPairWithABadNodeIsExplainedByIt) {
+  const auto slow = [](const std::string& a, const std::string& b) {
+    return a == "n5" || b == "n5" || is_link(a, b, "n1", "n2") ? 12.0 : 48.0;
+  };
+  auto records = shortfall_with_pairs(slow);
+  records.push_back(pair_record("n5", "n0", 11.0, true));
+  records.push_back(pair_record("n5", "n3", 11.0, true));
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kQuarantined), std::vector<std::string>{"n5"});
+  EXPECT_TRUE(fixtures::has_code(fixtures::node(verdict, "n1"), "localization.suspect_link"));
+  EXPECT_FALSE(fixtures::has_code(fixtures::node(verdict, "n1"), "localization.unresolved"));
+}
+
+// A link's end judged first does not end the judging of the other flagged nodes: n5, slow with
+// all and not yet re-tested, is unresolved for that (six nodes, link n0-n1).
+TEST(PairLocalization, EveryFlaggedNodeIsJudged) {
+  const auto slow = [](const std::string& a, const std::string& b) {
+    return a == "n5" || b == "n5" || is_link(a, b, "n0", "n1") ? 12.0 : 48.0;
+  };
+  const Evidence evidence = fixtures::evidence_of(shortfall_with_pairs(slow));
+  const PairLocalization pairs = localize_pairs(evidence, cluster_floor_baseline());
+  const auto n5 = std::find_if(pairs.verdicts.begin(), pairs.verdicts.end(),
+                               [&](const auto& v) { return evidence.node_name(v.node) == "n5"; });
+  ASSERT_NE(n5, pairs.verdicts.end());
+  EXPECT_EQ(n5->retest, "not yet re-tested against a known-good node");
+}
+
+// A bad node slow in two collectives explains both collectives' shortfall, and noise in two
+// collectives is reported with both figures.
+TEST(PairLocalization, EveryCollectiveAVerdictShowsIsExplainedAndNoiseNamesEach) {
+  std::vector<Json> records = {fixtures::run_record(kNodes)};
+  for (std::size_t i = 0; i < kNodes.size(); ++i) {
+    for (std::size_t j = i + 1; j < kNodes.size(); ++j) {
+      const bool noise = is_link(kNodes[i], kNodes[j], "n0", "n1");
+      const double figure = noise ? 12.0 : slow_n3(kNodes[i], kNodes[j]);
+      records.push_back(pair_record(kNodes[i], kNodes[j], figure));
+      records.push_back(sendrecv_pair(kNodes[i], kNodes[j], figure - 5.0));
+    }
+  }
+  for (const std::string good : {"n2", "n4"}) {
+    records.push_back(pair_record("n3", good, 20.0, true));
+    records.push_back(sendrecv_pair("n3", good, 15.0, true));
+  }
+  records.push_back(pair_record("n0", "n1", 47.0, true));
+  records.push_back(sendrecv_pair("n0", "n1", 42.0, true));
+  const Baseline baseline = fixtures::baseline_of(
+      "required: [collective.allreduce]\nfleet: {enabled: false}\n"
+      "checks:\n  collective.allreduce: {min_bytes: 1G}\n"
+      "  collective.sendrecv: {min_bytes: 1G}\n");
+  const PairLocalization pairs = localize_pairs(fixtures::evidence_of(records), baseline);
+  EXPECT_EQ(pairs.explained.size(), 2u);
+  ASSERT_EQ(pairs.noise.size(), 1u);
+  EXPECT_THAT(pairs.noise[0], HasSubstr("(allreduce 12 GB/s, sendrecv 7 GB/s)"));
 }
 
 }  // namespace
