@@ -905,6 +905,18 @@ TEST(PairLocalization, SlowAgainWithMoreKnownGoodPartnersThanNeededIsBlamed) {
   EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kQuarantined), std::vector<std::string>{"n3"});
 }
 
+// Fine with one known-good partner, a node works, however many others it was slow with: the
+// path to them failed (Imbue's pass ratio).
+TEST(PairLocalization, FineWithOneKnownGoodPartnerIsNotBlamedWhateverTheOthers) {
+  auto records = shortfall_with_pairs(slow_n3);
+  records.push_back(pair_record("n3", "n0", 20.0, true));
+  records.push_back(pair_record("n3", "n1", 20.0, true));
+  records.push_back(pair_record("n3", "n2", 47.0, true));
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_TRUE(fixtures::nodes_in(verdict, NodeState::kQuarantined).empty());
+}
+
 // Two nodes slow again with two known-good partners each are both blamed.
 TEST(PairLocalization, EveryNodeSlowAgainIsBlamed) {
   const auto two_slow = [](const std::string& a, const std::string& b) {
