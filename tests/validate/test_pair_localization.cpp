@@ -917,6 +917,31 @@ TEST(PairLocalization, FineWithOneKnownGoodPartnerIsNotBlamedWhateverTheOthers) 
   EXPECT_TRUE(fixtures::nodes_in(verdict, NodeState::kQuarantined).empty());
 }
 
+// Re-tests count at the size the pairs were judged at: slow again at another size is no
+// re-test of that measurement.
+TEST(PairLocalization, ReTestsAtAnotherSizeDoNotCount) {
+  auto records = shortfall_with_pairs(slow_n3);
+  for (const std::string good : {"n0", "n1"})
+    records.push_back(pair_record("n3", good, 20.0, true, 2 * kGiB));
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_TRUE(fixtures::nodes_in(verdict, NodeState::kQuarantined).empty());
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n3"), "localization.unresolved").message,
+              HasSubstr("not yet re-tested against a known-good node"));
+}
+
+// Where the run has one known-good node, slow again with it is enough to blame (three nodes:
+// n1-n2 slow, n0 fine with both).
+TEST(PairLocalization, WithOneKnownGoodNodeOneSlowReTestBlames) {
+  const std::vector<std::string> three = {"n0", "n1", "n2"};
+  std::vector<Json> records = {fixtures::run_record(three),   fixtures::collective(kGiB, 60.0),
+                               pair_record("n0", "n1", 48.0), pair_record("n0", "n2", 48.0),
+                               pair_record("n1", "n2", 12.0), pair_record("n2", "n0", 11.0, true)};
+  const FleetVerdict verdict = fixtures::certify(
+      fixtures::evidence_of(records), cluster_floor_baseline("    pairs: {floor_gb_per_s: 40}\n"));
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kQuarantined), std::vector<std::string>{"n2"});
+}
+
 // Two nodes slow again with two known-good partners each are both blamed.
 TEST(PairLocalization, EveryNodeSlowAgainIsBlamed) {
   const auto two_slow = [](const std::string& a, const std::string& b) {
