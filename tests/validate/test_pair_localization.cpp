@@ -834,23 +834,20 @@ TEST(PairLocalization, APairCitesTheRecordOfItsBestFigure) {
   std::vector<Json> records = {fixtures::run_record({"n0", "n1", "n2", "n3"})};
   for (const auto& [a, b] : kSixPairs)
     records.push_back(pair_record(a, b, 30.0));
-  records.push_back(pair_record("n0", "n1", 30.0));  // equal: the first is kept
-  records.push_back(pair_record("n0", "n2", 31.0));  // better: cited
-  const PairSeries series = series_of({30, 30, 30, 30, 30, 30});
-  (void)series;
-  const PairLocalization pairs =
-      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
-  ASSERT_EQ(pairs.series.size(), 1u);
-  for (const auto& pair : pairs.series[0].pairs) {
-    const std::string key = fixtures::evidence_of(records).node_name(pair.a) + "-" +
-                            fixtures::evidence_of(records).node_name(pair.b);
-    if (key == "n0-n1") {
-      EXPECT_EQ(pair.ref.line, 2u);
-    }
-    if (key == "n0-n2") {
-      EXPECT_EQ(pair.ref.line, records.size());
-    }
+  // The other placement of two pairs (the same record twice would be read as a duplicate).
+  for (const auto& [b, figure] : {std::pair{"n1", 30.0}, std::pair{"n2", 31.0}}) {
+    Json in_place = pair_record("n0", b, figure);  // n1: equal, the first is kept; n2: cited
+    in_place["in_place"] = true;
+    records.push_back(in_place);
   }
+  const Evidence evidence = fixtures::evidence_of(records);
+  const PairLocalization pairs = localize_pairs(evidence, cluster_floor_baseline());
+  ASSERT_EQ(pairs.series.size(), 1u);
+  std::map<std::string, std::size_t> cited;
+  for (const auto& pair : pairs.series[0].pairs)
+    cited[evidence.node_name(pair.a) + "-" + evidence.node_name(pair.b)] = pair.ref.line;
+  EXPECT_EQ(cited["n0-n1"], 2u);
+  EXPECT_EQ(cited["n0-n2"], records.size());
 }
 
 // Only pairs-scope records are pairs: a bisection round's group of two is not.
@@ -862,6 +859,19 @@ TEST(PairLocalization, ABisectionGroupOfTwoIsNoPair) {
   group["round"] = 0;
   group["group"] = 0;
   const std::vector<Json> records = {fixtures::run_record({"n0", "n1"}, "run2"), group};
+  EXPECT_TRUE(localize_pairs(fixtures::evidence_of(records),
+                             cluster_floor_baseline("    pairs: {floor_gb_per_s: 40}\n"))
+                  .series.empty());
+}
+
+// A pairs-scope record of three nodes is no pair.
+TEST(PairLocalization, ARecordOfThreeNodesIsNoPair) {
+  Json three = pair_record("n0", "n1", 5.0);
+  three["run_id"] = "run2";
+  three["group_nodes"] = {"n0", "n1", "n2"};
+  three["nranks"] = 3;
+  three["nodes"] = 3;
+  const std::vector<Json> records = {fixtures::run_record({"n0", "n1", "n2"}, "run2"), three};
   EXPECT_TRUE(localize_pairs(fixtures::evidence_of(records),
                              cluster_floor_baseline("    pairs: {floor_gb_per_s: 40}\n"))
                   .series.empty());
@@ -940,6 +950,22 @@ TEST(PairLocalization, WithOneKnownGoodNodeOneSlowReTestBlames) {
   const FleetVerdict verdict = fixtures::certify(
       fixtures::evidence_of(records), cluster_floor_baseline("    pairs: {floor_gb_per_s: 40}\n"));
   EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kQuarantined), std::vector<std::string>{"n2"});
+}
+
+// A node slow again with too few known-good partners does not end the judging of the others:
+// n4, slow again with two, is blamed after n1, slow again with one.
+TEST(PairLocalization, ANodeSlowAgainOnceDoesNotEndTheJudgingOfTheOthers) {
+  const auto two_slow = [](const std::string& a, const std::string& b) {
+    return a == "n1" || b == "n1" || a == "n4" || b == "n4" ? 21.0 : 48.0;
+  };
+  auto records = shortfall_with_pairs(two_slow);
+  records.push_back(pair_record("n1", "n0", 20.0, true));
+  records.push_back(pair_record("n4", "n0", 20.0, true));
+  records.push_back(pair_record("n4", "n2", 20.0, true));
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kQuarantined), std::vector<std::string>{"n4"});
+  EXPECT_EQ(fixtures::node(verdict, "n1").state, NodeState::kInconclusive);
 }
 
 // Two nodes slow again with two known-good partners each are both blamed.
