@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -22,6 +23,43 @@ using Nodes = std::vector<int>;
 
 int ceil_log2(int n) {
   return static_cast<int>(std::ceil(std::log2(n)));
+}
+
+// A round as any runner must see it: every group of two nodes or more of the fleet's `n`, and no
+// node in two groups.
+void expect_disjoint_groups(const std::vector<Nodes>& groups, int n) {
+  std::set<int> seen;
+  for (const auto& group : groups) {
+    EXPECT_GE(group.size(), 2u) << "a group of one node measures nothing";
+    for (const int member : group) {
+      EXPECT_TRUE(member >= 0 && member < n) << member;
+      EXPECT_TRUE(seen.insert(member).second) << "groups of one round must be disjoint";
+    }
+  }
+}
+
+// What every result keeps: its outputs in node order, each blamed node re-tested with two
+// distinct partners, and the history holding every round as it was asked.
+void expect_ordered_outputs_and_history(const BisectionResult& result,
+                                        const std::vector<std::vector<Nodes>>& rounds,
+                                        const std::string& what) {
+  EXPECT_TRUE(std::is_sorted(result.bad_nodes.begin(), result.bad_nodes.end())) << what;
+  EXPECT_TRUE(std::is_sorted(result.bad_links.begin(), result.bad_links.end())) << what;
+  EXPECT_TRUE(std::is_sorted(result.cleared.begin(), result.cleared.end())) << what;
+  EXPECT_TRUE(std::is_sorted(result.unresolved.begin(), result.unresolved.end())) << what;
+  ASSERT_EQ(result.failed_with.size(), result.bad_nodes.size()) << what;
+  for (std::size_t i = 0; i < result.failed_with.size(); ++i) {
+    const auto& [node, partners] = result.failed_with[i];
+    EXPECT_EQ(node, result.bad_nodes[i]) << what;
+    ASSERT_EQ(partners.size(), 2u) << what;
+    EXPECT_NE(partners[0], partners[1]) << what;
+  }
+  ASSERT_EQ(result.history.size(), rounds.size()) << what;
+  for (std::size_t r = 0; r < rounds.size(); ++r) {
+    ASSERT_EQ(result.history[r].size(), rounds[r].size()) << what;
+    for (std::size_t g = 0; g < rounds[r].size(); ++g)
+      EXPECT_EQ(result.history[r][g].nodes, rounds[r][g]) << what;
+  }
 }
 
 // A cluster whose group collectives fail when they hold a bad node or both ends of a bad link,
@@ -46,13 +84,9 @@ struct Cluster {
   GroupRoundRunner runner() {
     return [this](const std::vector<Nodes>& groups) {
       rounds.push_back(groups);
-      std::set<int> seen;
+      expect_disjoint_groups(groups, std::numeric_limits<int>::max());
       std::vector<bool> passed;
       for (const auto& group : groups) {
-        EXPECT_GE(group.size(), 2u) << "a group of one node measures nothing";
-        for (const int member : group) {
-          EXPECT_TRUE(seen.insert(member).second) << "groups of one round must be disjoint";
-        }
         const std::set<int> members(group.begin(), group.end());
         const int nth = ++measured[members];
         const auto noisy = noisy_once.find(members);
@@ -290,23 +324,10 @@ void expect_the_invariants(int n, const std::set<int>& bad_nodes,
     const int extra = bad_nodes.size() > 3 ? 1 : 0;
     EXPECT_LE(result.rounds, 2 * ceil_log2(n) + 2 + extra) << fleet;
   }
-  EXPECT_TRUE(std::is_sorted(result.bad_nodes.begin(), result.bad_nodes.end())) << fleet;
-  EXPECT_TRUE(std::is_sorted(result.bad_links.begin(), result.bad_links.end())) << fleet;
-  EXPECT_TRUE(std::is_sorted(result.cleared.begin(), result.cleared.end())) << fleet;
-  ASSERT_EQ(result.failed_with.size(), result.bad_nodes.size()) << fleet;
-  for (std::size_t i = 0; i < result.failed_with.size(); ++i) {
-    const auto& [node, partners] = result.failed_with[i];
-    EXPECT_EQ(node, result.bad_nodes[i]) << fleet;
-    ASSERT_EQ(partners.size(), 2u) << fleet;
-    EXPECT_NE(partners[0], partners[1]) << fleet;
+  expect_ordered_outputs_and_history(result, cluster.rounds, fleet);
+  for (const auto& [node, partners] : result.failed_with) {
     for (const int partner : partners)
       EXPECT_FALSE(bad_nodes.contains(partner)) << fleet;
-  }
-  ASSERT_EQ(result.history.size(), cluster.rounds.size()) << fleet;
-  for (std::size_t r = 0; r < cluster.rounds.size(); ++r) {
-    ASSERT_EQ(result.history[r].size(), cluster.rounds[r].size()) << fleet;
-    for (std::size_t g = 0; g < cluster.rounds[r].size(); ++g)
-      EXPECT_EQ(result.history[r][g].nodes, cluster.rounds[r][g]) << fleet;
   }
 }
 
@@ -406,35 +427,15 @@ TEST(BisectionProperties, AnyAnswersKeepTheGroupsApartAndTheOutputsInOrder) {
       std::vector<std::vector<Nodes>> rounds;
       const auto result = bisect_faults(n, [&](const std::vector<Nodes>& groups) {
         rounds.push_back(groups);
-        std::set<int> seen;
+        expect_disjoint_groups(groups, n);
         std::vector<bool> passed;
-        for (const auto& group : groups) {
-          EXPECT_GE(group.size(), 2u) << "a group of one node measures nothing";
-          for (const int member : group) {
-            EXPECT_TRUE(member >= 0 && member < n) << member;
-            EXPECT_TRUE(seen.insert(member).second) << "groups of one round must be disjoint";
-          }
+        for (std::size_t g = 0; g < groups.size(); ++g)
           passed.push_back(std::uniform_real_distribution<double>(0, 1)(random) < pass_rate);
-        }
         return passed;
       });
       const std::string run =
           ::testing::PrintToString(n) + " nodes, seed " + ::testing::PrintToString(seed);
-      EXPECT_TRUE(std::is_sorted(result.bad_nodes.begin(), result.bad_nodes.end())) << run;
-      EXPECT_TRUE(std::is_sorted(result.bad_links.begin(), result.bad_links.end())) << run;
-      EXPECT_TRUE(std::is_sorted(result.cleared.begin(), result.cleared.end())) << run;
-      EXPECT_TRUE(std::is_sorted(result.unresolved.begin(), result.unresolved.end())) << run;
-      ASSERT_EQ(result.failed_with.size(), result.bad_nodes.size()) << run;
-      for (const auto& [node, partners] : result.failed_with) {
-        ASSERT_EQ(partners.size(), 2u) << run;
-        EXPECT_NE(partners[0], partners[1]) << run;
-      }
-      ASSERT_EQ(result.history.size(), rounds.size()) << run;
-      for (std::size_t r = 0; r < rounds.size(); ++r) {
-        ASSERT_EQ(result.history[r].size(), rounds[r].size()) << run;
-        for (std::size_t g = 0; g < rounds[r].size(); ++g)
-          EXPECT_EQ(result.history[r][g].nodes, rounds[r][g]) << run;
-      }
+      expect_ordered_outputs_and_history(result, rounds, run);
       if (::testing::Test::HasFailure()) return;
     }
   }

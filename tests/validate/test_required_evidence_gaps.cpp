@@ -346,14 +346,20 @@ TEST(RequiredEvidenceRule, EveryUnfinishedRunHoldsBackItsNodes) {
 
 // --- Health: ports, node record, stage failures ---------------------------------------------
 
+// A port that could not be read gives its reason; of two, the first one's.
 TEST(RequiredEvidenceRule, APortThatCouldNotBeReadGivesItsReason) {
-  const FleetVerdict v =
-      certify({ib_port("n0", "mlx5_0"),
-               with_status(ib_port("n0", "mlx5_1"), "error", "mlx5_1: query failed")},
-              "required: [health.ib]\nnode: {ib_ports: 2}\n");
-  EXPECT_THAT(gaps(v, "n0", "health.ib"),
-              ElementsAre("health.ib: the stage could not measure (1 of 2 ports reported): "
-                          "mlx5_1: query failed"));
+  const auto unreadable = [](const std::string& port) {
+    return with_status(ib_port("n0", port), "error", port + ": query failed");
+  };
+  const std::string two_ports = "required: [health.ib]\nnode: {ib_ports: 2}\n";
+  EXPECT_THAT(
+      gaps(certify({ib_port("n0", "mlx5_0"), unreadable("mlx5_1")}, two_ports), "n0", "health.ib"),
+      ElementsAre("health.ib: the stage could not measure (1 of 2 ports reported): "
+                  "mlx5_1: query failed"));
+  EXPECT_THAT(
+      gaps(certify({unreadable("mlx5_0"), unreadable("mlx5_1")}, two_ports), "n0", "health.ib"),
+      ElementsAre("health.ib: the stage could not measure (0 of 2 ports reported): "
+                  "mlx5_0: query failed"));
 }
 
 TEST(RequiredEvidenceRule, WithoutAPortCountOnePortIsTheLeast) {
@@ -856,17 +862,6 @@ TEST(RequiredEvidenceRule, OnlyAPairRecordExplainsAPairGap) {
       certify({fixtures::p2p("n0", "host_gpu", -1, 0, 50), host_skipped}, "required: [p2p]\n");
   EXPECT_THAT(gaps(v, "n0", "p2p"),
               ElementsAre("p2p: no evidence for GPU pairs (no gpu_gpu record)"));
-}
-
-// Of two unreadable ports, the first one's reason is given.
-TEST(RequiredEvidenceRule, OfTwoUnreadablePortsTheFirstsReasonIsGiven) {
-  const FleetVerdict v =
-      certify({with_status(ib_port("n0", "mlx5_0"), "error", "mlx5_0: query failed"),
-               with_status(ib_port("n0", "mlx5_1"), "error", "mlx5_1: query failed")},
-              "required: [health.ib]\nnode: {ib_ports: 2}\n");
-  EXPECT_THAT(gaps(v, "n0", "health.ib"),
-              ElementsAre("health.ib: the stage could not measure (0 of 2 ports reported): "
-                          "mlx5_0: query failed"));
 }
 
 // A node record's own error comes before a failed health stage, with its own reason.
