@@ -23,6 +23,7 @@ using ::testing::HasSubstr;
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 const std::vector<std::string> kNodes = {"n0", "n1", "n2", "n3", "n4", "n5"};
+const std::vector<std::string> kFiveNodes = {"n0", "n1", "n2", "n3", "n4"};
 
 // A cluster floor of 100 GB/s; pairs judged with the defaults (20 % below the upper quartile).
 using fixtures::cluster_floor_baseline;
@@ -39,14 +40,16 @@ Json pair_record(const std::string& a, const std::string& b, double busbw_gb, bo
   return c;
 }
 
-// A 6-node run whose cluster-wide allreduce fell below its floor, and every pair measured once:
-// `busbw(a, b)` gives each pair's figure.
-std::vector<Json> shortfall_with_pairs(
-    const std::function<double(const std::string&, const std::string&)>& busbw) {
-  std::vector<Json> records = {fixtures::run_record(kNodes), fixtures::collective(kGiB, 60.0)};
-  for (std::size_t i = 0; i < kNodes.size(); ++i) {
-    for (std::size_t j = i + 1; j < kNodes.size(); ++j) {
-      records.push_back(pair_record(kNodes[i], kNodes[j], busbw(kNodes[i], kNodes[j])));
+using PairBusbw = std::function<double(const std::string&, const std::string&)>;
+
+// A run (6 nodes unless `nodes` says) whose cluster-wide allreduce fell below its floor, and every
+// pair measured once: `busbw(a, b)` gives each pair's figure.
+std::vector<Json> shortfall_with_pairs(const PairBusbw& busbw,
+                                       const std::vector<std::string>& nodes = kNodes) {
+  std::vector<Json> records = {fixtures::run_record(nodes), fixtures::collective(kGiB, 60.0)};
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (std::size_t j = i + 1; j < nodes.size(); ++j) {
+      records.push_back(pair_record(nodes[i], nodes[j], busbw(nodes[i], nodes[j])));
     }
   }
   return records;
@@ -199,6 +202,27 @@ TEST(PairLocalization, HealthyPairsDoNotExplainTheShortfall) {
 bool is_link(const std::string& a, const std::string& b, const std::string& x,
              const std::string& y) {
   return (a == x && b == y) || (a == y && b == x);
+}
+
+// Pairs with any of `slow_nodes`, and the `links` themselves, measure `slow`; every other 48.
+PairBusbw slow_pairs(std::set<std::string> slow_nodes,
+                     std::vector<std::pair<std::string, std::string>> links = {},
+                     double slow = 21.0) {
+  return [slow_nodes = std::move(slow_nodes), links = std::move(links), slow](
+             const std::string& a, const std::string& b) {
+    const bool link = std::any_of(links.begin(), links.end(),
+                                  [&](const auto& l) { return is_link(a, b, l.first, l.second); });
+    return slow_nodes.contains(a) || slow_nodes.contains(b) || link ? slow : 48.0;
+  };
+}
+
+// The verdict about `node` (by name), or null.
+const PairVerdict* verdict_about(const PairLocalization& pairs, const Evidence& evidence,
+                                 const std::string& node) {
+  for (const auto& v : pairs.verdicts) {
+    if (evidence.node_name(v.node) == node) return &v;
+  }
+  return nullptr;
 }
 
 TEST(PairLocalization, ALoneSlowPairIsASuspectLinkThatBlamesNeitherNode) {
@@ -629,23 +653,14 @@ TEST(PairLimit, TheReferenceIsTheUpperQuartileByNearestRank) {
 // Five nodes: n0 slow with every partner (its pairs with n3 and n4 fine when measured again, the
 // others not yet), and a slow link n3<->n4 after its pairs in pair order: the link is still judged.
 TEST(PairLocalization, AnUnresolvedNodesPairsDoNotEndTheSearchForLinks) {
-  const std::vector<std::string> five = {"n0", "n1", "n2", "n3", "n4"};
-  std::vector<Json> records = {fixtures::run_record(five), fixtures::collective(kGiB, 60.0)};
-  for (std::size_t i = 0; i < five.size(); ++i) {
-    for (std::size_t j = i + 1; j < five.size(); ++j) {
-      const bool slow = i == 0 || is_link(five[i], five[j], "n3", "n4");
-      records.push_back(pair_record(five[i], five[j], slow ? 12.0 : 48.0));
-    }
-  }
+  auto records = shortfall_with_pairs(slow_pairs({"n0"}, {{"n3", "n4"}}, 12.0), kFiveNodes);
   records.push_back(pair_record("n0", "n3", 48.0, true));
   records.push_back(pair_record("n0", "n4", 48.0, true));
-  const PairLocalization pairs =
-      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
+  const Evidence evidence = fixtures::evidence_of(records);
+  const PairLocalization pairs = localize_pairs(evidence, cluster_floor_baseline());
   std::vector<std::string> kinds;
-  for (const auto& v : pairs.verdicts) {
-    kinds.push_back(fmt::format("{} {}", static_cast<int>(v.kind),
-                                fixtures::evidence_of(records).node_name(v.node)));
-  }
+  for (const auto& v : pairs.verdicts)
+    kinds.push_back(fmt::format("{} {}", static_cast<int>(v.kind), evidence.node_name(v.node)));
   const auto link = std::find_if(pairs.verdicts.begin(), pairs.verdicts.end(), [](const auto& v) {
     return v.kind == PairVerdictKind::kSuspectLink;
   });
@@ -657,7 +672,7 @@ TEST(PairLocalization, AnUnresolvedNodesPairsDoNotEndTheSearchForLinks) {
 // with anyone, so its pair is no link: both ends stay unresolved, in node order, each planned
 // against the one node that passed everything; the link after them in pair order is still found.
 TEST(PairLocalization, AnEndThatPassedWithNoPartnerKeepsItsPairUnresolved) {
-  const std::vector<std::string> five = {"n0", "n1", "n2", "n3", "n4"};
+  const std::vector<std::string>& five = kFiveNodes;
   std::vector<Json> records = {fixtures::run_record(five), fixtures::collective(kGiB, 60.0)};
   for (std::size_t i = 0; i < 4; ++i) {
     for (std::size_t j = i + 1; j < 4; ++j)
@@ -761,12 +776,7 @@ TEST(PairLocalization, TheRunsFirstNodeSlowAgainIsBlamedWithItsSlowPairs) {
 
 // Re-tests are planned against the known-good nodes in order, from the first.
 TEST(PairLocalization, ReTestsStartWithTheFirstKnownGoodNode) {
-  const std::vector<std::string> five = {"n0", "n1", "n2", "n3", "n4"};
-  std::vector<Json> records = {fixtures::run_record(five), fixtures::collective(kGiB, 60.0)};
-  for (std::size_t i = 0; i < five.size(); ++i) {
-    for (std::size_t j = i + 1; j < five.size(); ++j)
-      records.push_back(pair_record(five[i], five[j], j == 4 ? 12.0 : 48.0));
-  }
+  const auto records = shortfall_with_pairs(slow_pairs({"n4"}, {}, 12.0), kFiveNodes);
   EXPECT_EQ(localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline()).retest_plan,
             (std::vector<std::pair<std::string, std::string>>{{"n4", "n0"}, {"n4", "n1"}}));
 }
@@ -818,13 +828,13 @@ TEST(PairLocalization, APairCitesTheRecordOfItsBestFigure) {
     records.push_back(in_place);
     records.push_back(pair_record("n3", "n0", second));
     const std::size_t in_place_line = records.size() - 1;
-    const PairLocalization pairs =
-        localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
+    const Evidence evidence = fixtures::evidence_of(records);
+    const PairLocalization pairs = localize_pairs(evidence, cluster_floor_baseline());
     ASSERT_EQ(pairs.series.size(), 1u);
-    const auto pair = std::find_if(pairs.series[0].pairs.begin(), pairs.series[0].pairs.end(),
-                                   [&](const PairFigure& p) {
-                                     return p.busbw_gb_per_s == second || p.busbw_gb_per_s == 21.0;
-                                   });
+    const auto pair = std::find_if(
+        pairs.series[0].pairs.begin(), pairs.series[0].pairs.end(), [&](const PairFigure& p) {
+          return evidence.node_name(p.a) == "n0" && evidence.node_name(p.b) == "n3";
+        });
     ASSERT_NE(pair, pairs.series[0].pairs.end());
     // n3<->n0 measured 21 in the round-robin pairs first: that stays the best figure.
     EXPECT_DOUBLE_EQ(pair->busbw_gb_per_s, 21.0) << second;
@@ -955,10 +965,7 @@ TEST(PairLocalization, WithOneKnownGoodNodeOneSlowReTestBlames) {
 // A node slow again with too few known-good partners does not end the judging of the others:
 // n4, slow again with two, is blamed after n1, slow again with one.
 TEST(PairLocalization, ANodeSlowAgainOnceDoesNotEndTheJudgingOfTheOthers) {
-  const auto two_slow = [](const std::string& a, const std::string& b) {
-    return a == "n1" || b == "n1" || a == "n4" || b == "n4" ? 21.0 : 48.0;
-  };
-  auto records = shortfall_with_pairs(two_slow);
+  auto records = shortfall_with_pairs(slow_pairs({"n1", "n4"}));
   records.push_back(pair_record("n1", "n0", 20.0, true));
   records.push_back(pair_record("n4", "n0", 20.0, true));
   records.push_back(pair_record("n4", "n2", 20.0, true));
@@ -970,10 +977,7 @@ TEST(PairLocalization, ANodeSlowAgainOnceDoesNotEndTheJudgingOfTheOthers) {
 
 // Two nodes slow again with two known-good partners each are both blamed.
 TEST(PairLocalization, EveryNodeSlowAgainIsBlamed) {
-  const auto two_slow = [](const std::string& a, const std::string& b) {
-    return a == "n1" || b == "n1" || a == "n4" || b == "n4" ? 21.0 : 48.0;
-  };
-  auto records = shortfall_with_pairs(two_slow);
+  auto records = shortfall_with_pairs(slow_pairs({"n1", "n4"}));
   for (const std::string node : {"n1", "n4"}) {
     records.push_back(pair_record(node, "n0", 20.0, true));
     records.push_back(pair_record(node, "n2", 20.0, true));
@@ -988,18 +992,13 @@ TEST(PairLocalization, EveryNodeSlowAgainIsBlamed) {
 // even after the others were fine when measured again (with partners that are suspects
 // themselves, so no re-test clears it): six nodes, n5 slow with all, links n0-n1 and n2-n3.
 TEST(PairLocalization, ACandidateWithOneUnexplainedSlowPairStaysUnresolved) {
-  const auto slow = [](const std::string& a, const std::string& b) {
-    return a == "n5" || b == "n5" || is_link(a, b, "n0", "n1") || is_link(a, b, "n2", "n3") ? 12.0
-                                                                                            : 48.0;
-  };
-  auto records = shortfall_with_pairs(slow);
+  auto records = shortfall_with_pairs(slow_pairs({"n5"}, {{"n0", "n1"}, {"n2", "n3"}}, 12.0));
   for (const std::string partner : {"n0", "n1", "n2", "n3"})
     records.push_back(pair_record("n5", partner, 47.0, true));
   const Evidence evidence = fixtures::evidence_of(records);
   const PairLocalization pairs = localize_pairs(evidence, cluster_floor_baseline());
-  const auto n5 = std::find_if(pairs.verdicts.begin(), pairs.verdicts.end(),
-                               [&](const auto& v) { return evidence.node_name(v.node) == "n5"; });
-  ASSERT_NE(n5, pairs.verdicts.end());
+  const PairVerdict* n5 = verdict_about(pairs, evidence, "n5");
+  ASSERT_NE(n5, nullptr);
   EXPECT_EQ(n5->kind, PairVerdictKind::kUnresolved);
   EXPECT_EQ(n5->retest, "not yet re-tested against a known-good node");
 }
@@ -1007,14 +1006,11 @@ TEST(PairLocalization, ACandidateWithOneUnexplainedSlowPairStaysUnresolved) {
 // The run's first node, slow with every partner and not yet re-tested, is unresolved like any
 // other; and where it is the end that passed with no partner, its pair is no link.
 TEST(PairLocalization, TheRunsFirstNodeIsJudgedLikeAnyOther) {
-  const auto slow_n0 = [](const std::string& a, const std::string& b) {
-    return a == "n0" || b == "n0" ? 21.0 : 48.0;
-  };
   const FleetVerdict verdict = fixtures::certify(
-      fixtures::evidence_of(shortfall_with_pairs(slow_n0)), cluster_floor_baseline());
+      fixtures::evidence_of(shortfall_with_pairs(slow_pairs({"n0"}))), cluster_floor_baseline());
   EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n0"), "localization.unresolved").message,
               HasSubstr("slow with 5 of 5 partners"));
-  const std::vector<std::string> five = {"n0", "n1", "n2", "n3", "n4"};
+  const std::vector<std::string>& five = kFiveNodes;
   std::vector<Json> records = {fixtures::run_record(five), fixtures::collective(kGiB, 60.0)};
   for (std::size_t i = 1; i < five.size(); ++i) {
     for (std::size_t j = i + 1; j < five.size(); ++j)
@@ -1031,10 +1027,7 @@ TEST(PairLocalization, TheRunsFirstNodeIsJudgedLikeAnyOther) {
 // Only re-tests against known-good partners count: two slow nodes measured again with each
 // other are not blamed for it.
 TEST(PairLocalization, ReTestsWithSuspectsDoNotCount) {
-  const auto two_slow = [](const std::string& a, const std::string& b) {
-    return a == "n4" || b == "n4" || a == "n5" || b == "n5" ? 21.0 : 48.0;
-  };
-  auto records = shortfall_with_pairs(two_slow);
+  auto records = shortfall_with_pairs(slow_pairs({"n4", "n5"}));
   records.push_back(pair_record("n4", "n5", 20.0, true));
   records.push_back(pair_record("n4", "n0", 20.0, true));
   const FleetVerdict verdict =
@@ -1046,10 +1039,7 @@ TEST(PairLocalization, ReTestsWithSuspectsDoNotCount) {
 // besides is judged on the link alone (six nodes: n5 slow with all and again with two known-good
 // nodes, link n1-n2).
 TEST(PairLocalization, ASlowPairWithABadNodeIsExplainedByIt) {
-  const auto slow = [](const std::string& a, const std::string& b) {
-    return a == "n5" || b == "n5" || is_link(a, b, "n1", "n2") ? 12.0 : 48.0;
-  };
-  auto records = shortfall_with_pairs(slow);
+  auto records = shortfall_with_pairs(slow_pairs({"n5"}, {{"n1", "n2"}}, 12.0));
   records.push_back(pair_record("n5", "n0", 11.0, true));
   records.push_back(pair_record("n5", "n3", 11.0, true));
   const FleetVerdict verdict =
@@ -1062,14 +1052,11 @@ TEST(PairLocalization, ASlowPairWithABadNodeIsExplainedByIt) {
 // A link's end judged first does not end the judging of the other flagged nodes: n5, slow with
 // all and not yet re-tested, is unresolved for that (six nodes, link n0-n1).
 TEST(PairLocalization, EveryFlaggedNodeIsJudged) {
-  const auto slow = [](const std::string& a, const std::string& b) {
-    return a == "n5" || b == "n5" || is_link(a, b, "n0", "n1") ? 12.0 : 48.0;
-  };
-  const Evidence evidence = fixtures::evidence_of(shortfall_with_pairs(slow));
+  const Evidence evidence =
+      fixtures::evidence_of(shortfall_with_pairs(slow_pairs({"n5"}, {{"n0", "n1"}}, 12.0)));
   const PairLocalization pairs = localize_pairs(evidence, cluster_floor_baseline());
-  const auto n5 = std::find_if(pairs.verdicts.begin(), pairs.verdicts.end(),
-                               [&](const auto& v) { return evidence.node_name(v.node) == "n5"; });
-  ASSERT_NE(n5, pairs.verdicts.end());
+  const PairVerdict* n5 = verdict_about(pairs, evidence, "n5");
+  ASSERT_NE(n5, nullptr);
   EXPECT_EQ(n5->retest, "not yet re-tested against a known-good node");
 }
 
