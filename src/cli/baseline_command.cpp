@@ -15,7 +15,7 @@
 #include "core/units.hpp"
 #include "validate/baseline.hpp"
 #include "validate/baseline_derivation.hpp"
-#include "validate/catalog.hpp"
+#include "validate/suite_baseline_lookup.hpp"
 #include "validate/finding.hpp"
 #include "validate/inputs.hpp"
 

@@ -22,7 +22,7 @@
 #include "core/units.hpp"
 #include "runtime/library_search.hpp"
 #include "validate/bisect_localization.hpp"
-#include "validate/catalog.hpp"
+#include "validate/suite_baseline_lookup.hpp"
 #include "validate/inputs.hpp"
 #include "validate/pair_localization.hpp"
 #include "validate/validator.hpp"

@@ -254,7 +254,7 @@ struct NodeHealthEvidence {
   std::string reason;
 };
 
-// Something about the input itself. Issues whose code is in the reason catalogue
+// Something about the input itself. Issues whose code is in the reason catalog
 // (input.unparsable, input.truncated, input.unsupported_schema) make the nodes they touch
 // inconclusive; the others are notes in the verdict.
 struct InputIssue {

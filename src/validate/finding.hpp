@@ -18,9 +18,9 @@ struct LinkRef {
   std::vector<std::string> hosts;  // for "hosts": the nodes sharing a figure
 };
 
-// What one rule found about one node; the fold turns findings into reasons (catalogue text).
+// What one rule found about one node; the fold turns findings into reasons (catalog text).
 struct Finding {
-  ReasonCode code = "evidence.missing";  // a row of the reason catalogue
+  ReasonCode code = "evidence.missing";  // a row of the reason catalog
   NodeId node = kNoString;
   std::string check;
   std::string rule;
@@ -29,14 +29,14 @@ struct Finding {
   std::optional<double> measured;
   std::optional<double> limit;
   std::string unit;
-  ReasonFields fields;  // values for the catalogue template
+  ReasonFields fields;  // values for the catalog template
   std::vector<EvidenceRef> evidence;
 };
 
 // Numbers as a technician reads them: 463.2, 0.2059, 12.
 [[nodiscard]] std::string format_figure(double value);
 
-// "gpu 3 (GPU-8c1f...): " for a GPU, empty otherwise: the {where} of catalogue messages.
+// "gpu 3 (GPU-8c1f...): " for a GPU, empty otherwise: the {where} of catalog messages.
 [[nodiscard]] std::string gpu_where(const Evidence& evidence, const GpuKey& gpu);
 
 }  // namespace commcert

@@ -11,7 +11,7 @@
 namespace commcert {
 
 // Folds findings into one verdict per node, fail closed:
-//   quarantined  any finding whose catalogue effect is quarantine (severity: the worst);
+//   quarantined  any finding whose catalog effect is quarantine (severity: the worst);
 //   inconclusive otherwise, any inconclusive finding (missing, unreadable or unattributable
 //                evidence); the rule that demands evidence for required checks runs first;
 //   certified    otherwise; warnings are kept as reasons but change nothing.
@@ -20,7 +20,7 @@ namespace commcert {
                                             std::span<const NodeId> nodes,
                                             std::span<const std::string> required);
 
-// A finding rendered with its catalogue row.
+// A finding rendered with its catalog row.
 [[nodiscard]] Reason to_reason(const Evidence& evidence, const Finding& finding);
 
 }  // namespace commcert

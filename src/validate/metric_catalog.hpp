@@ -9,7 +9,7 @@
 namespace commcert {
 
 // The numbers a baseline can bound: their ids, units, directions and where a baseline declares
-// them. Baselines are parsed against this catalogue; the metric table (metrics.hpp) fills it
+// them. Baselines are parsed against this catalog; the metric table (metrics.hpp) fills it
 // from evidence. Neither needs the other's half.
 enum class Direction { kHigherIsBetter, kLowerIsBetter };
 enum class MetricSubject { kNode, kGpu, kIbPort };

@@ -15,7 +15,7 @@ enum class Severity { kNone, kMonitor, kUnknown, kTriage, kReset, kIsolate };
 [[nodiscard]] std::string_view to_string(Effect effect);
 [[nodiscard]] std::string_view to_string(Severity severity);
 
-// One row of the reason catalogue: the text, JSON, NHC line and (later) the Slurm drain reason
+// One row of the reason catalog: the text, JSON, NHC line and (later) the Slurm drain reason
 // are all rendered from it, so they say the same thing.
 struct ReasonSpec {
   std::string_view code;  // stable id, e.g. "collective.wrong_data"

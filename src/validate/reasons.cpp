@@ -40,12 +40,12 @@ std::string_view to_string(Severity severity) {
   return "unknown";
 }
 
-std::span<const ReasonSpec> reason_catalogue() {
-  return kReasonCatalogue;
+std::span<const ReasonSpec> reason_catalog() {
+  return kReasonCatalog;
 }
 
 const ReasonSpec& reason_spec(ReasonCode code) {
-  return kReasonCatalogue[detail::reason_row(code.view())];
+  return kReasonCatalog[detail::reason_row(code.view())];
 }
 
 std::string render_template(std::string_view text, const ReasonFields& fields) {

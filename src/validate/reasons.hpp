@@ -7,32 +7,32 @@
 #include <utility>
 #include <vector>
 
-#include "validate/reason_catalogue.hpp"
+#include "validate/reason_catalog.hpp"
 #include "validate/reason_spec.hpp"
 
 namespace commcert {
 
 namespace detail {
-// The code's row in the catalogue, or the catalogue's size. An index, not a pointer: GCC's
+// The code's row in the catalog, or the catalog's size. An index, not a pointer: GCC's
 // UBSan instrumentation makes a pointer's comparison with nullptr no constant expression.
 [[nodiscard]] constexpr std::size_t reason_row(std::string_view code) {
   std::size_t row = 0;
-  while (row < kReasonCatalogue.size() && kReasonCatalogue[row].code != code)
+  while (row < kReasonCatalog.size() && kReasonCatalog[row].code != code)
     ++row;
   return row;
 }
 }  // namespace detail
 
-// A code of the reason catalogue, checked when the program is compiled: a rule that names a
-// code the catalogue lacks (a typo, a row removed) does not build, instead of failing when a
+// A code of the reason catalog, checked when the program is compiled: a rule that names a
+// code the catalog lacks (a typo, a row removed) does not build, instead of failing when a
 // node first meets that rule.
 class ReasonCode {
  public:
   // Implicit, so a rule writes `finding.code = "collective.wrong_data";` and the compiler checks
   // the literal.
   consteval ReasonCode(const char* code) : code_(code) {  // NOLINT(google-explicit-constructor)
-    if (detail::reason_row(code_) == kReasonCatalogue.size()) {
-      throw "reason code not in the catalogue";
+    if (detail::reason_row(code_) == kReasonCatalog.size()) {
+      throw "reason code not in the catalog";
     }
   }
   [[nodiscard]] constexpr std::string_view view() const { return code_; }
@@ -44,7 +44,7 @@ class ReasonCode {
   std::string_view code_;
 };
 
-[[nodiscard]] std::span<const ReasonSpec> reason_catalogue();
+[[nodiscard]] std::span<const ReasonSpec> reason_catalog();
 [[nodiscard]] const ReasonSpec& reason_spec(ReasonCode code);
 
 using ReasonFields = std::vector<std::pair<std::string, std::string>>;

@@ -23,7 +23,7 @@ struct EvidenceLocation {
   std::uint32_t line = 0;
 };
 
-// A finding in the catalogue's words.
+// A finding in the catalog's words.
 struct Reason {
   std::string code;
   Effect effect = Effect::kInconclusive;

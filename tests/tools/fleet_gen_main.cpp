@@ -1,5 +1,5 @@
 // commcert-fleet-gen: writes a synthetic fleet's records (tests, golden files, the certify
-// performance measurement in scripts/perf-certify).
+// performance measurement in bench/perf-certify).
 #include <cstdio>
 #include <map>
 

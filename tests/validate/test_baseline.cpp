@@ -267,7 +267,7 @@ TEST(Baseline, WrittenYamlReadsBackEqual) {
   }
 }
 
-TEST(Metrics, CatalogueMapsIdsAndYamlKeys) {
+TEST(Metrics, CatalogMapsIdsAndYamlKeys) {
   const auto info = metric_info("collective.allgather.busbw.cluster");
   ASSERT_TRUE(info);
   EXPECT_EQ(info->check, "collective.allgather");

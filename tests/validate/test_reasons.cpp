@@ -11,9 +11,9 @@
 namespace commcert {
 namespace {
 
-TEST(ReasonCatalogue, CodesAreUniqueAndEveryRowIsComplete) {
+TEST(ReasonCatalog, CodesAreUniqueAndEveryRowIsComplete) {
   std::set<std::string_view> seen;
-  for (const auto& spec : reason_catalogue()) {
+  for (const auto& spec : reason_catalog()) {
     EXPECT_TRUE(seen.insert(spec.code).second) << "duplicate code " << spec.code;
     EXPECT_FALSE(spec.message.empty()) << spec.code;
     EXPECT_FALSE(spec.action.empty()) << spec.code;
@@ -23,8 +23,8 @@ TEST(ReasonCatalogue, CodesAreUniqueAndEveryRowIsComplete) {
 
 // The fold derives a node's state from effect and its severity from severity: the two must
 // agree, or a quarantined node could carry severity "monitor".
-TEST(ReasonCatalogue, EffectAndSeverityAgree) {
-  for (const auto& spec : reason_catalogue()) {
+TEST(ReasonCatalog, EffectAndSeverityAgree) {
+  for (const auto& spec : reason_catalog()) {
     switch (spec.effect) {
       case Effect::kQuarantine:
         EXPECT_GE(spec.severity, Severity::kTriage) << spec.code;
@@ -39,17 +39,17 @@ TEST(ReasonCatalogue, EffectAndSeverityAgree) {
   }
 }
 
-TEST(ReasonCatalogue, LooksUpTheRowOfACode) {
+TEST(ReasonCatalog, LooksUpTheRowOfACode) {
   EXPECT_EQ(reason_spec("collective.wrong_data").effect, Effect::kQuarantine);
   EXPECT_EQ(reason_spec("collective.wrong_data").severity, Severity::kIsolate);
   EXPECT_EQ(reason_spec("evidence.missing").effect, Effect::kInconclusive);
   EXPECT_EQ(reason_spec("health.throttle").effect, Effect::kWarn);
 }
 
-// A code outside the catalogue cannot become a ReasonCode: the compiler refuses it (the ctest
+// A code outside the catalog cannot become a ReasonCode: the compiler refuses it (the ctest
 // `validate.unknown_reason_code_does_not_compile` proves that on a real compile).
-static_assert(detail::reason_row("no.such.code") == kReasonCatalogue.size());
-static_assert(detail::reason_row("collective.wrong_data") < kReasonCatalogue.size());
+static_assert(detail::reason_row("no.such.code") == kReasonCatalog.size());
+static_assert(detail::reason_row("collective.wrong_data") < kReasonCatalog.size());
 static_assert(ReasonCode("collective.wrong_data") == ReasonCode("collective.wrong_data"));
 static_assert(!(ReasonCode("collective.wrong_data") == ReasonCode("evidence.missing")));
 
@@ -72,13 +72,13 @@ TEST(Severity, NamesFollowDcgmVocabulary) {
 }
 
 // docs/validator.md is where operators look codes and rules up: it must list all of them.
-TEST(ReasonCatalogue, EveryCodeAndRuleIsDocumented) {
+TEST(ReasonCatalog, EveryCodeAndRuleIsDocumented) {
   std::ifstream file(fixtures::source_path("docs/validator.md"));
   std::ostringstream text;
   text << file.rdbuf();
   const std::string doc = text.str();
   ASSERT_FALSE(doc.empty());
-  for (const auto& spec : reason_catalogue()) {
+  for (const auto& spec : reason_catalog()) {
     EXPECT_NE(doc.find("`" + std::string(spec.code) + "`"), std::string::npos) << spec.code;
   }
   for (const auto& rule : make_rules()) {

@@ -17,10 +17,6 @@ namespace {
 class BisectLocalizationRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.bisect_localization"; }
-  std::string_view summary() const override {
-    return "bisection over node groups: a node slow in its groups and again with two known-good "
-           "nodes is quarantined; anything less blames nobody";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;

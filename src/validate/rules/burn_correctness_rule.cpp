@@ -11,9 +11,6 @@ namespace {
 class BurnCorrectnessRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.burn_correctness"; }
-  std::string_view summary() const override {
-    return "burn miscompares or a result unlike its peers' quarantine the node, naming the GPU";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;
     for (const auto& r : evidence.burns) {

@@ -8,9 +8,6 @@ namespace {
 class CeilingRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.ceiling"; }
-  std::string_view summary() const override {
-    return "a figure above the baseline's ceiling quarantines its node";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     for_each_bounded_series(context, [&](const MetricSeries& series, const Bound& bound) {
       if (!bound.ceiling) return;

@@ -15,10 +15,6 @@ namespace {
 class CollectiveTimeoutRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.collective_timeout"; }
-  std::string_view summary() const override {
-    return "ranks that did not arrive quarantine their node; a timeout nobody can be blamed for "
-           "makes every member inconclusive";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;

@@ -17,9 +17,6 @@ namespace {
 class CollectiveWrongDataRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.collective_wrong_data"; }
-  std::string_view summary() const override {
-    return "wrong elements quarantine the node of the rank that returned them";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;

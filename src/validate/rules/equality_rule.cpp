@@ -11,9 +11,6 @@ namespace {
 class EqualityRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.equality"; }
-  std::string_view summary() const override {
-    return "a figure different from the baseline's `equals` quarantines its node";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     for_each_bounded_series(context, [&](const MetricSeries& series, const Bound& bound) {
       if (!bound.equals) return;

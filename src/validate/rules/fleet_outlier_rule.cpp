@@ -13,10 +13,6 @@ namespace {
 class FleetOutlierRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.fleet_outlier"; }
-  std::string_view summary() const override {
-    return "a figure max_deficit_pct worse than the fleet median and min_robust_z robust "
-           "deviations away quarantines its node (needs min_nodes nodes)";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     for_each_bounded_series(context, [&](const MetricSeries& series, const Bound& bound) {
       const FleetSpec& fleet = bound.fleet;

@@ -9,10 +9,6 @@ namespace {
 class FloorRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.floor"; }
-  std::string_view summary() const override {
-    return "a figure below the baseline's floor quarantines its node (inconclusive when the "
-           "figure belongs to a multi-node run)";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     for_each_bounded_series(context, [&](const MetricSeries& series, const Bound& bound) {
       if (!bound.floor) return;

@@ -9,10 +9,6 @@ namespace {
 class GpuEccRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.gpu_ecc"; }
-  std::string_view summary() const override {
-    return "uncorrectable (volatile) ECC errors above the limit quarantine the node; many "
-           "correctable ones are a warning";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const auto& limits = context.baseline.gpu_health;
     for (const auto& r : context.evidence.gpu_health) {

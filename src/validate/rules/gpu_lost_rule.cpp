@@ -9,9 +9,6 @@ namespace {
 class GpuLostRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.gpu_lost"; }
-  std::string_view summary() const override {
-    return "a GPU reported lost (fallen off the bus) quarantines the node";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     for (const auto& r : context.evidence.gpu_health) {
       if (!r.lost) continue;

@@ -8,9 +8,6 @@ namespace {
 class HealthStageFailRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.health_stage_fail"; }
-  std::string_view summary() const override {
-    return "a health record with status fail quarantines its node with the record's reason";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;
     const auto add = [&](NodeId node, std::string_view check, const GpuKey& gpu,

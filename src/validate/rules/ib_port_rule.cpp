@@ -14,10 +14,6 @@ namespace {
 class IbPortRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.ib_port"; }
-  std::string_view summary() const override {
-    return "a port that is not up, or a fail counter above its limit, quarantines the node; "
-           "warn counters above theirs are warnings";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const auto& limits = context.baseline.ib_health;
     const Evidence& evidence = context.evidence;

@@ -24,9 +24,6 @@ std::optional<ReasonCode> lost_evidence_code(std::string_view issue) {
 class InputIntegrityRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.input_integrity"; }
-  std::string_view summary() const override {
-    return "unreadable, truncated or too-new records make the nodes they were about inconclusive";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;
     struct Tally {

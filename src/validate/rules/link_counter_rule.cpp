@@ -11,10 +11,6 @@ namespace {
 class LinkCounterRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.link_counters"; }
-  std::string_view summary() const override {
-    return "a port error counter that grows beyond its limit during a link test quarantines "
-           "the port's node; one stuck at its maximum leaves the node inconclusive";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;

@@ -17,10 +17,6 @@ namespace {
 class LinkRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.links"; }
-  std::string_view summary() const override {
-    return "link tests: a node slow with every partner is quarantined, one slow pair is a "
-           "suspect link, a slow node no passing partner clears is inconclusive";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;

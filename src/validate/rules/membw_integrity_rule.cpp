@@ -11,9 +11,6 @@ namespace {
 class MembwIntegrityRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.membw_integrity"; }
-  std::string_view summary() const override {
-    return "memory pattern errors quarantine the node, naming the GPU";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;
     for (const auto& r : evidence.membws) {

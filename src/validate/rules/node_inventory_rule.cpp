@@ -9,9 +9,6 @@ namespace {
 class NodeInventoryRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.node_inventory"; }
-  std::string_view summary() const override {
-    return "a GPU count other than the baseline's, or fewer IB ports, quarantines the node";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Baseline& baseline = context.baseline;
     for (const auto& r : context.evidence.node_health) {

@@ -11,10 +11,6 @@ namespace {
 class NvlinkRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.nvlink"; }
-  std::string_view summary() const override {
-    return "inactive or missing NVLinks and replay/recovery errors quarantine the node; CRC "
-           "errors are a warning";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const auto& limits = context.baseline.gpu_health;
     const auto expected_links = context.baseline.nvlinks_per_gpu;

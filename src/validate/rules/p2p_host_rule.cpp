@@ -13,10 +13,6 @@ namespace {
 class P2pHostRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.p2p_host"; }
-  std::string_view summary() const override {
-    return "host<->GPU from the GPU's own NUMA node below the PCIe link's rate quarantines; "
-           "without the link's health record it is inconclusive";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;

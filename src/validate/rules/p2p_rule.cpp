@@ -32,10 +32,6 @@ GpuKey gpu_key(const Evidence& evidence, NodeId node, int index) {
 class P2pPairRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.p2p_pairs"; }
-  std::string_view summary() const override {
-    return "GPU pairs of a node: a GPU slow to all peers, a slow pair, an asymmetric pair or a "
-           "pair without peer access (where NVLink is expected) quarantines";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;

@@ -16,11 +16,6 @@ namespace {
 class PairLocalizationRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.pair_localization"; }
-  std::string_view summary() const override {
-    return "pairwise rounds: a node slow again with a known-good partner is quarantined, a slow "
-           "pair whose nodes pass elsewhere is a suspect link, an unconfirmed suspect is "
-           "inconclusive";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;

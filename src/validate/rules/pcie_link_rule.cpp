@@ -28,10 +28,6 @@ std::string expectation(int gen_expected, int width_expected) {
 class PcieLinkRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.pcie_link"; }
-  std::string_view summary() const override {
-    return "a PCIe link below its maximum (or the baseline's minimum) generation or width "
-           "quarantines the node; many replays are a warning";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const auto& limits = context.baseline.gpu_health;
     for (const auto& r : context.evidence.gpu_health) {

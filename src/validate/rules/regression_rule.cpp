@@ -12,10 +12,6 @@ namespace {
 class RegressionRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.regression"; }
-  std::string_view summary() const override {
-    return "a figure more than max_regression_pct worse than the baseline's expected value "
-           "quarantines its node";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     for_each_bounded_series(context, [&](const MetricSeries& series, const Bound& bound) {
       if (!bound.expected || !bound.max_regression_pct) return;

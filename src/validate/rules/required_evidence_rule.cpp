@@ -59,9 +59,6 @@ std::string index_list(const std::vector<int>& indices) {
 class RequiredEvidenceRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.required_evidence"; }
-  std::string_view summary() const override {
-    return "a required check without positive, judgeable evidence makes the node inconclusive";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     unfinished_runs(context, out);

@@ -13,9 +13,6 @@ constexpr GpuCountLimit kLimits[] = {kMaxRetiredPages};
 class RetiredPagesRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.retired_pages"; }
-  std::string_view summary() const override {
-    return "too many retired pages isolate the GPU; a pending retirement needs a reset";
-  }
   std::span<const GpuCountLimit> gpu_limits() const override { return kLimits; }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const auto max = context.baseline.gpu_health.count(kMaxRetiredPages);

@@ -10,10 +10,6 @@ namespace {
 class RowRemapRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.row_remap"; }
-  std::string_view summary() const override {
-    return "a failed row remap isolates the GPU, a pending one needs a reset, many remapped rows "
-           "are a warning";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const auto warn_at = context.baseline.gpu_health.remapped_rows_warn;
     for (const auto& r : context.evidence.gpu_health) {

@@ -30,7 +30,6 @@ class Rule {
  public:
   virtual ~Rule() = default;
   [[nodiscard]] virtual std::string_view id() const = 0;  // stable, e.g. "rule.floor"
-  [[nodiscard]] virtual std::string_view summary() const = 0;
   virtual void judge(const JudgeContext& context, std::vector<Finding>& out) const = 0;
   // The checks.health.gpu limits this rule reads (GpuHealthLimits::count); baselines accept,
   // default and write them because the rule declares them here.

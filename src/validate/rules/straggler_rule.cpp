@@ -16,10 +16,6 @@ namespace {
 class StragglerRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.collective_straggler"; }
-  std::string_view summary() const override {
-    return "a rank that keeps the others waiting across most sizes quarantines its node "
-           "(only where the baseline enables straggler detection)";
-  }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;

@@ -13,9 +13,6 @@ namespace {
 class ThrottleRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.throttle"; }
-  std::string_view summary() const override {
-    return "clock events other than the allowed ones (power cap, idle) are warnings";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const auto& allowed = context.baseline.gpu_health.allowed_clock_events;
     const Evidence& evidence = context.evidence;

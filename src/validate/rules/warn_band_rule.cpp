@@ -9,9 +9,6 @@ namespace {
 class WarnBandRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.warn_band"; }
-  std::string_view summary() const override {
-    return "a figure that clears its floor (ceiling) by less than warn_band_pct is a warning";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     for_each_bounded_series(context, [&](const MetricSeries& series, const Bound& bound) {
       if (!bound.warn_band_pct) return;

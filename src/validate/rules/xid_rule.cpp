@@ -16,9 +16,6 @@ namespace {
 class XidRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.xid"; }
-  std::string_view summary() const override {
-    return "fatal XIDs quarantine the node (reset); other non-application XIDs are warnings";
-  }
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const auto& limits = context.baseline.gpu_health;
     const Evidence& evidence = context.evidence;

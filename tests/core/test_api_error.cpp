@@ -30,7 +30,7 @@ TEST(ApiError, TheCallSiteIsTheCallAsWrittenAndItsLine) {
   const CallSite site = COMMCERT_CALL_SITE(failing_call(1) + failing_call(2));
   EXPECT_STREQ(site.expression, "failing_call(1) + failing_call(2)");
   EXPECT_EQ(site.line, line);
-  EXPECT_EQ(source_location(site), "tests/unit/test_api_error.cpp:" + std::to_string(line));
+  EXPECT_EQ(source_location(site), "tests/core/test_api_error.cpp:" + std::to_string(line));
 }
 
 TEST(ApiError, SourceLocationKeepsThePathFromTheSourceTreeOn) {

@@ -10,7 +10,7 @@
 #include "cli/run_setup.hpp"
 #include "core/errors.hpp"
 #include "core/node_identity.hpp"
-#include "fake_communicator.hpp"
+#include "scripted_communicator.hpp"
 #include "health/pci_address.hpp"
 
 namespace commcert {
@@ -195,7 +195,8 @@ TEST(RankIdentities, TheSweepSpellsAGpusPciAddressAsTheOtherStagesDo) {
   gpu.uuid = "GPU-8a1c2e3f-0000-4b5c-9d6e-0123456789ab";
   gpu.name = "NVIDIA H100 80GB HBM3";
   gpu.pci_bus_id = "00000000:3B:00.0";
-  const test_support::FakeCommunicator communicator({gpu});
+  test_support::ScriptedCommunicator communicator{1};
+  communicator.gpus = {gpu};
   const auto slots = communicator_slots(communicator);
   ASSERT_EQ(slots.size(), 1u);
   ASSERT_TRUE(slots[0].gpu.has_value());

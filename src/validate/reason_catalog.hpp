@@ -1,6 +1,6 @@
 #pragma once
 
-// The reason catalogue: every code a rule may raise, with its effect, severity, message and
+// The reason catalog: every code a rule may raise, with its effect, severity, message and
 // action. In a header so that a code is checked against it at compile time (ReasonCode).
 
 #include <span>
@@ -159,7 +159,7 @@ inline constexpr ReasonSpec kRows[] = {
      "{where}NVLink {link}: {count} CRC errors (warn above {limit})",
      "watch the link; service it if the count keeps rising"},
     {"health.xid_fatal", kQuarantine, kReset, "{where}XID {xid} reported{detail}",
-     "drain; reset the GPU and read NVIDIA's XID catalogue for XID {xid}; replace it if it recurs"},
+     "drain; reset the GPU and read NVIDIA's XID catalog for XID {xid}; replace it if it recurs"},
     {"health.xid", kWarn, kMonitor, "{where}XID {xid} reported{detail}",
      "look up XID {xid}; watch the node"},
     {"health.throttle", kWarn, kMonitor, "{where}clock events other than power capping: {reasons}",
@@ -231,6 +231,6 @@ inline constexpr ReasonSpec kRows[] = {
 
 }  // namespace reason_rows
 
-inline constexpr std::span<const ReasonSpec> kReasonCatalogue = reason_rows::kRows;
+inline constexpr std::span<const ReasonSpec> kReasonCatalog = reason_rows::kRows;
 
 }  // namespace commcert

@@ -26,8 +26,9 @@ struct ScriptedOperation {
   int operation = 0;
 };
 
-// A communicator whose every answer comes from a script: what the sweep engine's unit test drives
-// in place of MPI or NCCL. One process drives some or all ranks of the job (as NCCL does with
+// The one fake communicator of the tests: every answer comes from a script. The sweep engine's
+// unit tests drive it in place of MPI or NCCL; set-up and the timeout path read its GPU
+// identities and abort requests. One process drives some or all ranks of the job (as NCCL does with
 // -g N) and moves no data: each timed operation takes the seconds the script says and finds the
 // wrong elements the script says. Times are reported, never slept, so a test of a 5 s budget
 // takes no time.
@@ -63,6 +64,12 @@ class ScriptedCommunicator final : public Communicator {
 
   // What the engine asked for, of this communicator and of every split of it.
   std::vector<LoopPlan> plans;
+  // What gpu_identities() answers (device_descriptions() names them when set); empty: host ranks.
+  std::vector<GpuIdentity> gpus;
+  // What request_abort() does and answers; unset: aborted at once.
+  std::function<bool()> on_abort_request;
+  std::optional<double> requested_wait_seconds;
+  int aborts = 0;
   std::vector<std::uint64_t> reserved_bytes;
   std::vector<std::vector<int>> splits;  // the colors of every split, in slot order
   int releases = 0;
@@ -78,8 +85,13 @@ class ScriptedCommunicator final : public Communicator {
   }
   [[nodiscard]] std::uint64_t max_buffer_bytes() const override { return root_->buffer_cap_bytes; }
   [[nodiscard]] std::vector<std::string> device_descriptions() const override {
-    return std::vector<std::string>(ranks_.size(), "host");
+    if (root_->gpus.empty()) return std::vector<std::string>(ranks_.size(), "host");
+    std::vector<std::string> out;
+    for (const auto& gpu : root_->gpus)
+      out.push_back("[" + gpu.pci_bus_id + "] " + gpu.name);
+    return out;
   }
+  [[nodiscard]] std::vector<GpuIdentity> gpu_identities() const override { return root_->gpus; }
 
   std::vector<RankLoopResult> run(const LoopPlan& plan) override {
     ScriptedCommunicator& root = *root_;
@@ -120,7 +132,11 @@ class ScriptedCommunicator final : public Communicator {
     return out;
   }
 
-  void abort() noexcept override {}
+  void abort() noexcept override { ++root_->aborts; }
+  bool request_abort(double wait_seconds) noexcept override {
+    root_->requested_wait_seconds = wait_seconds;
+    return root_->on_abort_request ? root_->on_abort_request() : true;
+  }
   // A communicator of this process's slots whose color is >= 0 (they must share one, as one
   // node's ranks do), sharing this one's script and recording into it; nullptr when every slot
   // sits the round out.

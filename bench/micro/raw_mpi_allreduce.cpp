@@ -1,4 +1,4 @@
-// The baseline for scripts/bench-mpi-fidelity and scripts/bench/harness-overhead: the plainest
+// The baseline for bench/mpi-fidelity and bench/harness-overhead: the plainest
 // timed MPI_Allreduce loop (float sum), timed the way nccl-tests times one (barrier, wall clock
 // around -n back-to-back calls, per-rank mean combined by the mean across ranks). Prints one JSON
 // object per size and placement. PLACEMENT: out (default, out of place), in (MPI_IN_PLACE) or

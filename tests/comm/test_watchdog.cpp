@@ -16,7 +16,7 @@
 #include "comm/watchdog.hpp"
 #include "core/json.hpp"
 #include "core/run_output.hpp"
-#include "fake_communicator.hpp"
+#include "scripted_communicator.hpp"
 #include "temp_directory.hpp"
 
 namespace commcert {
@@ -833,7 +833,7 @@ struct TimeoutFixture {
   test_support::TempDirectory directory;
   RunOutput output{directory.path(), "20261121T233900Z-sweep-abcdef", true};
   std::vector<RankIdentity> ranks = two_ranks();
-  test_support::FakeCommunicator communicator;
+  test_support::ScriptedCommunicator communicator{1};
   CollectiveRecordContext context;
 
   TimeoutFixture() {

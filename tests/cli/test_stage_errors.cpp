@@ -15,7 +15,7 @@
 #include "comm/mpi_session.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
-#include "fake_communicator.hpp"
+#include "scripted_communicator.hpp"
 #include "temp_directory.hpp"
 
 namespace commcert {
@@ -112,7 +112,7 @@ TEST_F(StageErrors, AnErrorAfterTheRunOpensIsRecordedAsThisStagesErrorAndEndsWit
 }
 
 TEST_F(StageErrors, TheErrorRecordNamesTheDataPlaneAndItsCommunicatorsAreAborted) {
-  test_support::FakeCommunicator communicator;
+  test_support::ScriptedCommunicator communicator{1};
   StageSession session(invocation_, "sweep", "collective", options_, 30.0);
   EXPECT_THROW((void)session.run([&]() -> int {
     session.set_data_plane(&communicator);
@@ -131,7 +131,7 @@ TEST_F(StageErrors, TheErrorRecordNamesTheDataPlaneAndItsCommunicatorsAreAborted
 }
 
 TEST_F(StageErrors, AUsageErrorBeforeTheRunOpensReachesTheEdgeAndNothingIsWritten) {
-  test_support::FakeCommunicator communicator;
+  test_support::ScriptedCommunicator communicator{1};
   StageSession session(invocation_, "sweep", "collective", options_, 30.0);
   try {
     (void)session.run([&]() -> int {
@@ -165,7 +165,7 @@ TEST_F(StageErrors, AUsageErrorOnceTheRunIsOpenIsAFailureOfTheRun) {
 }
 
 TEST_F(StageErrors, AnErrorBeforeTheRunOpensIsSaidButNothingIsWritten) {
-  test_support::FakeCommunicator communicator;
+  test_support::ScriptedCommunicator communicator{1};
   StageSession session(invocation_, "sweep", "collective", options_, 30.0);
   EXPECT_THROW((void)session.run([&]() -> int {
     session.set_data_plane(&communicator);

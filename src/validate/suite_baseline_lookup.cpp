@@ -1,4 +1,4 @@
-#include "validate/catalog.hpp"
+#include "validate/suite_baseline_lookup.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
