@@ -1,9 +1,9 @@
-"""scripts/mutation's quick path and ledger (scripts/mutation_parts/): a mutant built without
-ninja must end in the binary exactly as ninja would put it there, the test order must never turn a
-kill into a survivor, and the ledger must count a file only while its text is the one that ran.
-The build is a real CMake/ninja project in a scratch directory; the test order runs the real
-validator test binary."""
-import json
+"""scripts/mutation's parts (scripts/mutation_parts/): a mutant built without ninja must end in
+the binary exactly as ninja would put it there, the test order must never turn a kill into a
+survivor, and an equivalence rule must set aside only mutants that no test could tell apart, each
+rule shown on mutants it explains and on look-alikes it must leave to the tests. The build is a
+real CMake/ninja project in a scratch directory; the test order runs the real validator test
+binary."""
 import os
 import shutil
 import subprocess
@@ -17,7 +17,7 @@ SOURCE_DIR = os.environ.get("COMMCERT_SOURCE_DIR",
 BINARY_DIR = os.environ.get("COMMCERT_BINARY_DIR", os.path.join(SOURCE_DIR, "build"))
 sys.path.insert(0, os.path.join(SOURCE_DIR, "scripts"))
 
-from mutation_parts import ledger, quick_build, test_order  # noqa: E402
+from mutation_parts import equivalence_rules, quick_build, test_order  # noqa: E402
 
 TINY_PROJECT = {
     "CMakeLists.txt": "cmake_minimum_required(VERSION 3.25)\nproject(tiny CXX)\n"
@@ -170,137 +170,342 @@ class GuardRunOfTheRealValidatorTests(unittest.TestCase):
         self.assertEqual(guard.run([], 1), ("passed", None))
 
 
-class Ledger(unittest.TestCase):
-    def setUp(self):
-        self.root = tempfile.mkdtemp(prefix="ledger-")
-        os.makedirs(os.path.join(self.root, "src"))
-        for name in ("a.cpp", "b.cpp", "c.cpp"):
-            with open(os.path.join(self.root, "src", name), "w") as f:
-                f.write(f"int {name[0]}() {{ return 1; }}\n")
-        self.results = {"generated": 10, "invalid": 4, "equivalent": 2, "killed": 2,
-                        "survived": 2, "survivors": [(1, "return 1;", "return 0;"),
-                                                     (1, "int a()", "int a() {")],
-                        "listed": [(1, "{", "}")], "done": list(range(1, 11))}
+def inserted(lines, after, text):
+    """The description (as scripts/mutation's describe() gives it) of `text` inserted after line
+    `after` (1-based)."""
+    return after + 1, f"(inserted after: {lines[after - 1].strip()})", text
 
-    def tearDown(self):
-        shutil.rmtree(self.root)
 
-    def summary(self, excused=()):
-        return ledger.summarize(self.root, ["src/a.cpp", "src/b.cpp", "src/c.cpp"],
-                                lambda path, line, before, after: (before, after) in excused)
+def replaced(lines, line, text):
+    return line, lines[line - 1].strip(), text
 
-    def test_a_file_counts_while_its_text_is_the_one_that_ran(self):
-        ledger.record(self.root, "src/a.cpp", self.results, "2026-11-26 20:00 UTC", "abc", "x")
-        ledger.record(self.root, "src/b.cpp", self.results, "2026-11-26 20:00 UTC", "abc", "x")
-        with open(os.path.join(self.root, "src", "b.cpp"), "a") as f:
-            f.write("int later() { return 2; }\n")
-        rows, totals, survivors = self.summary(excused={("{", "}")})
-        self.assertEqual([state for _, state, _ in rows], ["current", "stale", "missing"])
-        self.assertEqual((totals["killed"], totals["survived"], totals["generated"]), (2, 2, 10))
-        lines, complete, score = ledger.summary_report(rows, totals, survivors)
-        self.assertFalse(complete)
-        self.assertEqual(score, 50.0)
-        self.assertTrue(any("NOT complete" in line for line in lines))
 
-    def test_survivors_are_judged_against_todays_equivalents(self):
-        ledger.record(self.root, "src/a.cpp", self.results, "d", "c", "x")
-        # A survivor excused since counts as equivalent; the one excused then and no longer
-        # listed survives.
-        rows, totals, survivors = self.summary(excused={("return 1;", "return 0;")})
-        self.assertEqual((totals["survived"], totals["equivalent"]), (2, 2))
-        self.assertEqual(sorted(s[3] for s in survivors), ["int a() {", "}"])
+def rule(lines, description):
+    return equivalence_rules.rule_for(lines, *description)
 
-    def test_a_complete_ledger_is_the_sets_score(self):
-        for name in ("a", "b", "c"):
-            ledger.record(self.root, f"src/{name}.cpp", self.results, "d", "c", "x")
-        lines, complete, score = ledger.summary_report(*self.summary(
-            excused={("int a()", "int a() {"), ("{", "}")}))
-        self.assertTrue(complete)
-        self.assertAlmostEqual(score, 100 * 6 / 9)
 
-    def test_a_recheck_moves_what_a_new_test_kills_and_keeps_what_it_did_not_run(self):
-        ledger.record(self.root, "src/a.cpp", self.results, "d", "c", "x")
-        entry = ledger.read_entry(self.root, "src/a.cpp")
-        self.assertEqual(len(ledger.recorded_survivors(entry)), 3)
-        # Two of the three were run again: one is killed now, one is listed; the third was not
-        # run (not written again) and stays a survivor.
-        rerun = [(1, "return 1;", "return 0;"), (1, "{", "}")]
-        results = {"killed": 1, "survived": 0, "equivalent": 1, "invalid": 0, "survivors": [],
-                   "listed": [(1, "{", "}")]}
-        after = ledger.after_recheck(entry, rerun, results, "later")
-        self.assertEqual(after["counts"]["killed"], 3)
-        self.assertEqual(after["counts"]["survived"], 1)
-        self.assertEqual(after["counts"]["equivalent"], 2)
-        self.assertEqual([s["after"] for s in after["survivors"]], ["int a() {"])
-        self.assertEqual(after["rechecked"], "later")
-        total = sum(after["counts"][k] for k in ("invalid", "equivalent", "killed", "survived"))
-        self.assertEqual(total, after["counts"]["generated"])
+LOOP = ["int sum(const std::vector<int>& v) {",  # 1
+        "  int total = 0;",                       # 2
+        "  for (int x : v) {",                    # 3
+        "    if (x < 0) {",                       # 4
+        "      total -= x;",                      # 5
+        "    }",                                  # 6
+        "    total += x;",                        # 7
+        "  }",                                    # 8
+        "  return total;",                        # 9
+        "}"]                                      # 10
 
-    def test_two_survivors_of_the_same_text_stay_two_through_a_recheck(self):
-        twice = dict(self.results, listed=[],
-                     survivors=[(1, "return 1;", "return 0;"), (1, "return 1;", "return 0;")])
-        ledger.record(self.root, "src/a.cpp", twice, "d", "c", "x")
-        entry = ledger.read_entry(self.root, "src/a.cpp")
-        self.assertEqual(len(ledger.recorded_survivors(entry)), 2)
-        # Both are run again (the same mutant file twice) and both are killed now.
-        rerun = [(1, "return 1;", "return 0;")] * 2
-        results = {"killed": 2, "survived": 0, "equivalent": 0, "invalid": 0, "survivors": [],
-                   "listed": []}
-        after = ledger.after_recheck(entry, rerun, results, "later")
-        self.assertEqual(after["counts"]["survived"], 0)
-        total = sum(after["counts"][k] for k in ("invalid", "equivalent", "killed", "survived"))
-        self.assertEqual(total, after["counts"]["generated"])
 
-    def test_a_stopped_recheck_keeps_what_it_did_not_run_as_recorded(self):
-        three = dict(self.results, listed=[(3, "x", "y")],
-                     survivors=[(1, "return 1;", "return 0;"), (2, "{", "}")])
-        ledger.record(self.root, "src/a.cpp", three, "d", "c", "x")
-        entry = ledger.read_entry(self.root, "src/a.cpp")
-        before = dict(entry["counts"])
-        # Stopped after the first survivor, which a new test kills: the other survivor and the
-        # listed mutant were not run again and keep their outcomes.
-        ran = [(1, "return 1;", "return 0;")]
-        results = {"killed": 1, "survived": 0, "equivalent": 0, "invalid": 0, "survivors": [],
-                   "listed": []}
-        after = ledger.after_recheck(entry, ran, results, "later")
-        self.assertEqual([(s["line"], s["after"]) for s in after["survivors"]], [(2, "}")])
-        self.assertEqual([s["line"] for s in after["listed_equivalent"]], [3])
-        self.assertEqual(after["counts"]["killed"], before["killed"] + 1)
-        self.assertEqual(after["counts"]["survived"], 1)
-        self.assertEqual(after["counts"]["equivalent"], before["equivalent"])
-        total = sum(after["counts"][k] for k in ("invalid", "equivalent", "killed", "survived"))
-        self.assertEqual(total, after["counts"]["generated"])
+class RedundantJump(unittest.TestCase):
+    def test_a_continue_before_the_end_of_a_loop_body_is_equivalent(self):
+        self.assertEqual(rule(LOOP, inserted(LOOP, 7, "continue;")), "redundant-jump")
 
-    def test_a_stopped_run_is_partial_until_a_resume_runs_the_rest(self):
-        first = {"generated": 10, "invalid": 3, "equivalent": 0, "killed": 1, "survived": 1,
-                 "survivors": [(1, "return 1;", "return 0;")], "listed": [],
-                 "done": [1, 2, 3, 4, 5]}
-        ledger.record(self.root, "src/a.cpp", first, "d", "c", "x")
-        entry = ledger.read_entry(self.root, "src/a.cpp")
-        self.assertFalse(entry["complete"])
-        rows, totals, _ = self.summary()
-        self.assertEqual(rows[0][1], "partial")
-        self.assertEqual(totals["killed"], 0)  # a partial run is not counted as the file's
-        lines, complete, _ = ledger.summary_report(rows, totals, [])
-        self.assertTrue(any("5 of 10 run; --resume goes on" in line for line in lines))
-        rest = {"generated": 10, "invalid": 1, "equivalent": 2, "killed": 2, "survived": 0,
-                "survivors": [], "listed": [(1, "{", "}")], "done": [6, 7, 8, 9, 10]}
-        ledger.record(self.root, "src/a.cpp", rest, "d", "c", "x", resumed=entry)
-        entry = ledger.read_entry(self.root, "src/a.cpp")
-        self.assertTrue(entry["complete"])
-        self.assertEqual(entry["counts"], {"generated": 10, "invalid": 4, "equivalent": 2,
-                                           "killed": 3, "survived": 1})
-        self.assertEqual(entry["done"], list(range(1, 11)))
-        self.assertEqual(len(entry["survivors"]) + len(entry["listed_equivalent"]), 2)
+    def test_a_continue_before_the_end_of_an_if_with_more_of_the_loop_after_it_is_not(self):
+        self.assertIsNone(rule(LOOP, inserted(LOOP, 5, "continue;")))
+        # After the loop, or before its first statement, a continue changes what runs.
+        self.assertIsNone(rule(LOOP, inserted(LOOP, 8, "continue;")))
+        self.assertIsNone(rule(LOOP, inserted(LOOP, 3, "continue;")))
 
-    def test_a_malformed_entry_stops_the_summary_naming_its_file(self):
-        os.makedirs(os.path.join(self.root, ledger.LEDGER_DIR))
-        with open(ledger.entry_path(self.root, "src/a.cpp"), "w") as f:
-            json.dump({"file": "src/a.cpp"}, f)
-        with self.assertRaises(SystemExit) as stopped:
-            self.summary()
-        self.assertIn("src__a.cpp.json", str(stopped.exception))
+    def test_the_end_of_an_if_or_else_branch_that_ends_the_loop_body_is_equivalent(self):
+        lines = ["void f(int n) {",            # 1
+                 "  while (n > 0) {",          # 2
+                 "    --n;",                   # 3
+                 "    if (n % 2) {",           # 4
+                 "      g(n);",                # 5
+                 "    } else if (n % 3) {",    # 6
+                 "      h(n);",                # 7
+                 "    } else {",               # 8
+                 "      k(n);",                # 9
+                 "    }",                      # 10
+                 "  }",                        # 11
+                 "}"]                          # 12
+        for after in (5, 7, 9, 10):
+            with self.subTest(after=after):
+                self.assertEqual(rule(lines, inserted(lines, after, "continue;")),
+                                 "redundant-jump")
+        self.assertIsNone(rule(lines, inserted(lines, 3, "continue;")))
 
+    def test_do_loops_plain_blocks_and_a_last_switch_end_there_too(self):
+        lines = ["void f(int n) {",          # 1
+                 "  do {",                   # 2
+                 "    {",                    # 3
+                 "      g(n);",              # 4
+                 "    }",                    # 5
+                 "    switch (n) {",         # 6
+                 "      case 1:",            # 7
+                 "        h();",             # 8
+                 "    }",                    # 9
+                 "  } while (--n > 0);",     # 10
+                 "}"]                        # 11
+        for after in (8, 9):
+            with self.subTest(after=after):
+                self.assertEqual(rule(lines, inserted(lines, after, "continue;")),
+                                 "redundant-jump")
+        # The plain block is followed by the switch, which the continue would skip.
+        self.assertIsNone(rule(lines, inserted(lines, 4, "continue;")))
+        # Inside the switch a break leaves the switch where its end goes: the same place.
+        self.assertEqual(rule(lines, inserted(lines, 8, "break;")), "redundant-jump")
+        # A break that ends the loop body leaves the loop: not equivalent.
+        self.assertIsNone(rule(lines, inserted(lines, 9, "break;")))
+
+    def test_a_jump_before_the_same_jump_is_equivalent_and_before_a_case_it_is_not(self):
+        lines = ["void f(const std::vector<int>& v) {",  # 1
+                 "  for (int x : v) {",                  # 2
+                 "    switch (x) {",                     # 3
+                 "      case 1:",                        # 4
+                 "        g();",                         # 5
+                 "        break;",                       # 6
+                 "      case 2:",                        # 7
+                 "        h();",                         # 8
+                 "        continue;",                    # 9
+                 "    }",                                # 10
+                 "    k(x);",                            # 11
+                 "  }",                                  # 12
+                 "}"]                                    # 13
+        self.assertEqual(rule(lines, inserted(lines, 5, "break;")), "redundant-jump")
+        self.assertEqual(rule(lines, inserted(lines, 8, "continue;")), "redundant-jump")
+        self.assertIsNone(rule(lines, inserted(lines, 8, "break;")))  # skips k(x)
+        self.assertIsNone(rule(lines, inserted(lines, 5, "continue;")))  # skips k(x)
+        self.assertIsNone(rule(lines, inserted(lines, 4, "break;")))  # skips g()
+
+    def test_the_end_of_a_lambda_inside_a_loop_is_not_the_loop_s_end(self):
+        lines = ["void f(std::vector<int>& v) {",          # 1
+                 "  for (auto& x : v) {",                   # 2
+                 "    std::sort(v.begin(), v.end(), [](int a, int b) {",  # 3
+                 "      return a < b;",                     # 4
+                 "    });",                                 # 5
+                 "  }",                                     # 6
+                 "}"]                                       # 7
+        self.assertIsNone(rule(lines, inserted(lines, 4, "continue;")))
+
+    def test_braces_in_strings_characters_and_comments_are_not_counted(self):
+        lines = ["void f(const std::vector<int>& v, std::string& s) {",  # 1
+                 "  for (int x : v) {",                                 # 2
+                 "    if (x) {",                                        # 3
+                 "      s += \"}\";  // }",                             # 4
+                 "      s += '}';",                                     # 5
+                 "      /* } */ s += R\"(})\";",                        # 6
+                 "    }",                                               # 7
+                 "    g(x);",                                           # 8
+                 "  }",                                                 # 9
+                 "}"]                                                   # 10
+        # A brace counted in the text would match the if's `}` with the loop's `{`.
+        self.assertIsNone(rule(lines, inserted(lines, 6, "continue;")))
+        self.assertEqual(rule(lines, inserted(lines, 8, "continue;")), "redundant-jump")
+
+
+class UnreachableJump(unittest.TestCase):
+    LINES = ["int f(const std::vector<int>& v) {",   # 1
+             "  for (int x : v) {",                  # 2
+             "    if (x == 1) {",                    # 3
+             "      return x;",                      # 4
+             "    }",                                # 5
+             "    if (x == 2)",                      # 6
+             "      return 0;",                      # 7
+             "    if (x == 3) break;",               # 8
+             "    switch (x) {",                     # 9
+             "      case 4:",                        # 10
+             "        throw std::runtime_error(\"four\");",  # 11
+             "      case 5:",                        # 12
+             "        continue;",                    # 13
+             "    }",                                # 14
+             "    g(x);",                            # 15
+             "  }",                                  # 16
+             "  return -1;",                         # 17
+             "}"]                                    # 18
+
+    def test_a_jump_right_after_an_unconditional_jump_is_never_reached(self):
+        lines = self.LINES
+        self.assertEqual(rule(lines, inserted(lines, 4, "break;")), "unreachable-jump")
+        self.assertEqual(rule(lines, inserted(lines, 4, "continue;")), "unreachable-jump")
+        self.assertEqual(rule(lines, inserted(lines, 11, "break;")), "unreachable-jump")
+        self.assertEqual(rule(lines, inserted(lines, 13, "continue;")), "unreachable-jump")
+
+    def test_after_a_jump_that_is_an_if_s_body_or_a_conditional_line_it_is_reached(self):
+        lines = self.LINES
+        self.assertIsNone(rule(lines, inserted(lines, 7, "continue;")))
+        self.assertIsNone(rule(lines, inserted(lines, 8, "continue;")))
+        self.assertIsNone(rule(lines, inserted(lines, 15, "break;")))
+
+    def test_a_jump_with_nothing_to_leave_is_left_to_the_compiler(self):
+        # After the loop a continue or break does not compile: not counted as equivalent.
+        lines = self.LINES
+        self.assertIsNone(rule(lines, inserted(lines, 17, "continue;")))
+        self.assertIsNone(rule(lines, inserted(lines, 17, "break;")))
+
+    def test_a_throw_inside_a_conditional_expression_is_not_a_statement(self):
+        lines = ["int f(const std::vector<int>& v) {", "  for (int x : v) {",
+                 "    g(x > 0 ? x :", "      throw std::runtime_error(\"negative\"));",
+                 "    h(x);", "  }", "  return 0;", "}"]
+        self.assertIsNone(rule(lines, inserted(lines, 4, "continue;")))
+        lines[3] = "      throw std::runtime_error(\"negative\");"
+        lines[2] = "    x = x > 0 ? x :"
+        self.assertIsNone(rule(lines, inserted(lines, 4, "continue;")))
+
+    def test_a_return_over_several_lines_is_not_taken_for_one(self):
+        lines = ["int f(int a, int b) {", "  while (a) {", "    return a +", "           b;",
+                 "  }", "  return 0;", "}"]
+        self.assertIsNone(rule(lines, inserted(lines, 4, "break;")))
+
+
+class RemovedRedundantJump(unittest.TestCase):
+    LINES = ["void f(const std::vector<int>& v) {",  # 1
+             "  for (int x : v) {",                  # 2
+             "    switch (x) {",                     # 3
+             "      case 1:",                        # 4
+             "        g();",                         # 5
+             "        break;",                       # 6
+             "      case 2:",                        # 7
+             "        h();",                         # 8
+             "        break;",                       # 9
+             "    }",                                # 10
+             "    if (x > 9) {",                     # 11
+             "      k();",                           # 12
+             "      continue;",                      # 13
+             "    }",                                # 14
+             "    if (x < 0)",                       # 15
+             "      continue;",                      # 16
+             "    m(x);",                            # 17
+             "    continue;",                        # 18
+             "  }",                                  # 19
+             "}"]                                    # 20
+
+    def test_a_continue_removed_at_the_end_of_a_loop_body_is_equivalent(self):
+        lines = self.LINES
+        self.assertEqual(rule(lines, replaced(lines, 18, "/*continue;*/")),
+                         "removed-redundant-jump")
+        self.assertEqual(rule(lines, (18, "continue;", "(deleted)")), "removed-redundant-jump")
+
+    def test_the_last_break_of_a_switch_removed_is_equivalent(self):
+        self.assertEqual(rule(self.LINES, replaced(self.LINES, 9, "/*break;*/")),
+                         "removed-redundant-jump")
+
+    def test_a_break_before_another_case_or_a_continue_with_more_after_it_is_not(self):
+        lines = self.LINES
+        self.assertIsNone(rule(lines, replaced(lines, 6, "/*break;*/")))  # falls into case 2
+        self.assertIsNone(rule(lines, replaced(lines, 13, "/*continue;*/")))  # then m(x) runs
+        # An if's body: commenting it out makes the next statement the body.
+        self.assertIsNone(rule(lines, replaced(lines, 16, "/*continue;*/")))
+
+    def test_a_break_removed_at_the_end_of_a_loop_body_is_not(self):
+        lines = ["void f(int n) {", "  while (n) {", "    n = g(n);", "    break;", "  }", "}"]
+        self.assertIsNone(rule(lines, replaced(lines, 4, "/*break;*/")))
+
+
+class ReserveRemoved(unittest.TestCase):
+    LINES = ["std::vector<int> f(const std::vector<int>& in, std::size_t n) {",  # 1
+             "  std::vector<int> out;",                                          # 2
+             "  out.reserve(in.size() * 2 + n);",                                # 3
+             "  out.reserve(next_size());",                                      # 4
+             "  out.reserve(n++);",                                              # 5
+             "  out.resize(n);",                                                 # 6
+             "  if (n)",                                                         # 7
+             "    out.reserve(n);",                                              # 8
+             "  return out;",                                                    # 9
+             "}"]                                                                # 10
+
+    def test_a_reserve_without_side_effects_removed_is_equivalent(self):
+        lines = self.LINES
+        self.assertEqual(rule(lines, replaced(lines, 3, "/*out.reserve(in.size() * 2 + n);*/")),
+                         "reserve-removed")
+
+    def test_a_reserve_that_calls_or_changes_something_or_another_call_is_not(self):
+        lines = self.LINES
+        for line in (4, 5, 6, 8):
+            with self.subTest(line=line):
+                self.assertIsNone(rule(lines, replaced(lines, line,
+                                                       f"/*{lines[line - 1].strip()}*/")))
+
+
+class MessageText(unittest.TestCase):
+    LINES = ["void f(std::string_view line, int n) {",                     # 1
+             "  if (line.find(\"fatal:\") != std::string_view::npos) {",   # 2
+             "    throw Error(\"the file is missing: \" + std::string(line));",  # 3
+             "  }",                                                        # 4
+             "  log(fmt::format(\"a run of {} ranks \"",                    # 5
+             "                  \"took too long\", n));",                   # 6
+             "  send(\" Reason=\", n, \"a b\");",                           # 7
+             "  put('a');",                                                # 8
+             "}"]                                                          # 9
+
+    def test_a_change_inside_a_message_only_is_equivalent(self):
+        lines = self.LINES
+        for line, text in ((3, "throw Error(\"\" + std::string(line));"),
+                           (5, "log(fmt::format(\"\""),
+                           (6, "\"\", n));")):
+            with self.subTest(text=text):
+                self.assertEqual(rule(lines, replaced(lines, line, text)), "message-text")
+        self.assertEqual(rule(lines, replaced(lines, 6, "\"took too short\", n));")),
+                         "message-text")
+
+    def test_a_key_a_separator_code_or_a_character_is_not(self):
+        lines = self.LINES
+        for line, text in ((2, "if (line.find(\"\") != std::string_view::npos) {"),
+                           (7, "send(\"\", n, \"a b\");"),
+                           # The greedy ".+" of universalmutator joins two literals into one.
+                           (7, "send(\"\");"),
+                           (3, "throw Error(\"\" + std::string(line) + \"x\");"),
+                           (6, "\"took too long\", n + 1));"),
+                           (8, "put('b');")):
+            with self.subTest(text=text):
+                self.assertIsNone(rule(lines, replaced(lines, line, text)))
+
+    def test_a_preprocessor_line_is_left_alone(self):
+        lines = ["#define MESSAGE \"a long message\"", "int x;"]
+        self.assertIsNone(rule(lines, replaced(lines, 1, "#define MESSAGE \"\"")))
+
+
+class CommentOrSpace(unittest.TestCase):
+    LINES = ["int f(int a) {",           # 1
+             "  // the answer, a - 1",   # 2
+             "  /* a block",             # 3
+             "   * comment - here",      # 4
+             "   */",                    # 5
+             "  return a - 1;  // why",  # 6
+             "}"]                        # 7
+
+    def test_a_change_inside_a_comment_is_equivalent(self):
+        lines = self.LINES
+        for description in (replaced(lines, 2, "/*// the answer, a - 1*/"),
+                            replaced(lines, 4, "* comment + here"),
+                            inserted(lines, 4, "continue;"),
+                            replaced(lines, 6, "return a - 1;  // how")):
+            with self.subTest(description=description):
+                self.assertEqual(rule(lines, description), "comment-or-space")
+
+    def test_white_space_between_tokens_is_equivalent_but_not_inside_a_string(self):
+        lines = ["int f(int a, int b) {", "  g(a, \", \");", "  return a - -b;", "}"]
+        self.assertEqual(rule(lines, replaced(lines, 2, "g(a , \", \");")), "comment-or-space")
+        self.assertIsNone(rule(lines, replaced(lines, 2, "g(a, \",\");")))
+        # `a --b` is a decrement: the same characters without the space are other tokens.
+        self.assertIsNone(rule(lines, replaced(lines, 3, "return a --b;")))
+
+    def test_code_commented_out_or_a_comment_closed_early_is_not(self):
+        lines = self.LINES
+        for description in (replaced(lines, 6, "/*return a - 1;  // why*/"),
+                            replaced(lines, 4, "/** comment - here*/"),
+                            replaced(lines, 6, "return a + 1;  // why")):
+            with self.subTest(description=description):
+                self.assertIsNone(rule(lines, description))
+
+
+class RuleDescriptions(unittest.TestCase):
+    def test_a_description_that_is_not_one_line_of_this_file_matches_no_rule(self):
+        # The line moved (the file is not the one described), or several lines changed.
+        self.assertIsNone(rule(LOOP, (8, "total += x;", "/*total += x;*/")))
+        self.assertIsNone(rule(LOOP, (7, "total += x; / }", "continue;")))
+        self.assertIsNone(rule(LOOP, (7, "(inserted after: total -= x;)", "continue;")))
+        self.assertIsNone(rule(LOOP, (0, "", "")))
+
+    def test_every_rule_is_named_and_the_names_are_the_report_s(self):
+        self.assertEqual(len(set(equivalence_rules.RULES)), 6)
+        for name in equivalence_rules.RULES:
+            self.assertTrue(hasattr(equivalence_rules.FileRules, name.replace("-", "_")), name)
+
+    def test_numbers_with_separators_do_not_open_a_character(self):
+        pieces, end = equivalence_rules.lex_line("x = 1'000'000; c = '{';", equivalence_rules.CODE)
+        self.assertEqual(end, equivalence_rules.CODE)
+        self.assertEqual([k for k, _ in pieces], ["code", "char", "code"])
 
 if __name__ == "__main__":
     unittest.main()

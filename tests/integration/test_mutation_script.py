@@ -1,9 +1,14 @@
-"""scripts/mutation's own logic: --lines parsing and filtering, the whole-set sample's draw, the
-Wilson interval and the areas. No mutant is compiled: the filter runs on a tiny fixture file and
-mutants written by hand, the rest on plain data."""
+"""scripts/mutation's own logic: --lines parsing and filtering, the rules' set-aside, the report
+folder (--out) and its three files, the whole-set sample's draw, the Wilson interval and the
+areas. No mutant is compiled: the filters run on a tiny fixture file and mutants written by hand,
+the rest on plain data."""
+import contextlib
+import datetime
 import importlib.machinery
 import importlib.util
+import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -99,31 +104,157 @@ class MutantsOnLines(unittest.TestCase):
         self.assertEqual(mutation.mutants_on_lines(FIXTURE, [inserted], [(2, 2)]), [])
 
 
-class EquivalentReason(unittest.TestCase):
-    def test_a_listed_line_excuses_that_line_only_and_a_bare_path_every_line(self):
-        listed = {("a.cpp:12", "(inserted after: })", "continue;"): "ends the loop body",
-                  ("a.cpp", "x = -1;", "x = -2;"): "any negative start"}
-        reason = mutation.equivalent_reason
-        self.assertEqual(reason(listed, "a.cpp", 12, "(inserted after: })", "continue;"),
-                         "ends the loop body")
-        self.assertIsNone(reason(listed, "a.cpp", 13, "(inserted after: })", "continue;"))
-        self.assertIsNone(reason(listed, "b.cpp", 12, "(inserted after: })", "continue;"))
-        for line in (1, 40):
-            self.assertEqual(reason(listed, "a.cpp", line, "x = -1;", "x = -2;"),
-                             "any negative start")
-        self.assertIsNone(reason(listed, "a.cpp", 1, "x = -1;", "x = -3;"))
+class SetAsideByRules(unittest.TestCase):
+    LOOP = ["int f(int n) {",            # 1
+            "  int s = 0;",               # 2
+            "  for (int i = 0; i < n; ++i) {",  # 3
+            "    s += i;",                # 4
+            "  }",                        # 5
+            "  return s;  // the sum",    # 6
+            "}"]                          # 7
+
+    def setUp(self):
+        self.scratch = tempfile.TemporaryDirectory()
+        self.addCleanup(self.scratch.cleanup)
+
+    def mutant(self, name, lines):
+        path = os.path.join(self.scratch.name, name)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def test_rule_equivalents_are_counted_by_rule_and_the_rest_kept_in_order(self):
+        lines = self.LOOP
+        redundant = self.mutant("c", lines[:4] + ["    continue;"] + lines[4:])
+        comment = self.mutant("k", lines[:5] + ["  return s;  // the total"] + lines[6:])
+        flipped = self.mutant("f", lines[:2] + ["  for (int i = 0; i <= n; ++i) {"] + lines[3:])
+        broken = self.mutant("b", lines[:1] + ["  int s = 0;", "  continue;"] + lines[2:])
+        kept, by_rule = mutation.set_aside_by_rules(lines, [redundant, flipped, comment, broken])
+        self.assertEqual(kept, [flipped, broken])
+        self.assertEqual(by_rule, {"redundant-jump": 1, "comment-or-space": 1})
 
 
-class SplitEquivalentEntry(unittest.TestCase):
-    def test_a_pipe_inside_a_field_is_written_escaped(self):
-        self.assertEqual(mutation.split_equivalent_entry(
-            "a.cpp | return (x << 32) \\| y; | return (x << 33) \\| y; | why"),
-            ["a.cpp", "return (x << 32) | y;", "return (x << 33) | y;", "why"])
-        self.assertEqual(mutation.split_equivalent_entry("a.cpp | x || y | x && y | why"),
-                         ["a.cpp", "x || y", "x && y", "why"])
+class OutDir(unittest.TestCase):
+    def test_a_tracked_folder_of_the_repository_is_refused_naming_the_flag(self):
+        for inside in (os.path.join(SOURCE_DIR, "scripts"), SOURCE_DIR,
+                       os.path.join(SOURCE_DIR, "tests", "not-there-yet")):
+            with self.subTest(folder=inside):
+                error = mutation.out_dir_error(inside)
+                self.assertIsNotNone(error)
+                self.assertTrue(error.startswith(f"--out {inside}: inside the repository"))
+                self.assertNotIn("\n", error)
 
-    def test_the_listed_file_reads(self):
-        self.assertTrue(mutation.listed_equivalents())
+    def test_a_folder_outside_the_repository_or_ignored_by_git_is_taken(self):
+        with tempfile.TemporaryDirectory() as outside:
+            self.assertIsNone(mutation.out_dir_error(os.path.join(outside, "report")))
+        if subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse"], capture_output=True).returncode:
+            self.skipTest("the source tree is not a git repository")
+        self.assertIsNone(mutation.out_dir_error(
+            os.path.join(SOURCE_DIR, "build-mutation", "mutation-report")))
+
+    def test_the_script_stops_before_any_work_with_a_one_line_error(self):
+        if subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse"], capture_output=True).returncode:
+            self.skipTest("the source tree is not a git repository")
+        done = subprocess.run([sys.executable, SCRIPT, "--files", "src/pool/slurm_actions.cpp",
+                               "--out", os.path.join(SOURCE_DIR, "scripts")],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 1)
+        self.assertEqual(len(done.stderr.strip().splitlines()), 1)
+        self.assertIn("--out", done.stderr)
+        self.assertIn("not ignored by git", done.stderr)
+
+
+class RunReport(unittest.TestCase):
+    def test_a_run_writes_its_counts_survivors_and_command_into_the_folder(self):
+        # The mutants' runs are stood in for: what main() makes of their results is checked.
+        results = {"src/pool/slurm_actions.cpp": {
+            "generated": 30, "by_rule": {"redundant-jump": 2, "message-text": 1}, "tried": 9,
+            "killed": 6, "survived": 1, "equivalent": 1, "invalid": 1, "unrun": 0,
+            "survivors": [(42, "if (a < b) {", "if (a <= b) {")]},
+            "src/pool/scontrol_answers.cpp": {
+            "generated": 10, "by_rule": {"redundant-jump": 1}, "tried": 4, "killed": 3,
+            "survived": 0, "equivalent": 0, "invalid": 1, "unrun": 0, "survivors": []}}
+        saved = (mutation.find_mutator, mutation.mutate_file, sys.argv)
+        self.addCleanup(lambda: (setattr(mutation, "find_mutator", saved[0]),
+                                 setattr(mutation, "mutate_file", saved[1]),
+                                 setattr(sys, "argv", saved[2])))
+        self.addCleanup(signal.signal, signal.SIGTERM, signal.getsignal(signal.SIGTERM))
+        mutation.find_mutator = lambda: None
+        mutation.mutate_file = lambda path, *_: dict(results[path])
+        with tempfile.TemporaryDirectory() as scratch:
+            out = os.path.join(scratch, "out")
+            sys.argv = ["scripts/mutation", "--build-dir", scratch, "--out", out, "--files",
+                        "src/pool/slurm_actions.cpp", "src/pool/scontrol_answers.cpp",
+                        "--min-score", "85"]
+            with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+                code = mutation.main()
+            with open(os.path.join(out, "summary.json")) as f:
+                summary = json.load(f)
+            with open(os.path.join(out, "survivors.tsv")) as f:
+                survivors = f.read()
+            with open(os.path.join(out, "report.md")) as f:
+                report = f.read()
+        self.assertEqual(code, 0)  # 9 of 10: 90 %
+        self.assertEqual(summary["score"], 90.0)
+        self.assertEqual(summary["counts"], {
+            "written": 40, "equivalent_by_rule": 4, "tried": 13, "killed": 9, "survived": 1,
+            "equivalent_same_object": 1, "not_compiling": 2, "not_run": 0})
+        self.assertEqual(summary["equivalent_by_rule"], {"redundant-jump": 3, "message-text": 1})
+        self.assertTrue(summary["command"].startswith("scripts/mutation --build-dir"))
+        self.assertRegex(summary["date"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertTrue(summary["commit"])
+        self.assertTrue(summary["complete"])
+        self.assertEqual(survivors,
+                         "src/pool/slurm_actions.cpp\t42\tif (a < b) {\tif (a <= b) {\n")
+        self.assertIn("src/pool/slurm_actions.cpp:42: if (a < b) { → if (a <= b) {", report)
+        self.assertIn("| equivalent (rule: redundant-jump) | 3 |", report)
+
+
+class ReportFiles(unittest.TestCase):
+    SURVIVORS = [("src/a.cpp", 12, "if (x < 3) {", "if (x <= 3) {"),
+                 ("src/b.cpp", 7, "(inserted after: a = 1;)", "break;")]
+
+    def test_the_three_files_are_written_into_a_new_folder(self):
+        totals = {"generated": 20, "tried": 6, "killed": 3, "survived": 2, "equivalent": 1,
+                  "invalid": 0, "unrun": 0}
+        started = datetime.datetime(2026, 11, 28, 4, 5, tzinfo=datetime.timezone.utc)
+        report = mutation.render_report(
+            started, "scripts/mutation --files src/a.cpp src/b.cpp", "abc123", ["| row |"],
+            totals, {"redundant-jump": 4, "comment-or-space": 1}, self.SURVIVORS, ["- a note"], [])
+        summary = {"score": 60.0, "counts": {"killed": 3, "survived": 2}, "command": "x"}
+        with tempfile.TemporaryDirectory() as scratch:
+            out = os.path.join(scratch, "deeper", "report")
+            mutation.write_outputs(out, report, self.SURVIVORS, summary)
+            self.assertEqual(sorted(os.listdir(out)),
+                             ["report.md", "summary.json", "survivors.tsv"])
+            with open(os.path.join(out, "survivors.tsv")) as f:
+                rows = [line.rstrip("\n").split("\t") for line in f]
+            self.assertEqual(rows, [["src/a.cpp", "12", "if (x < 3) {", "if (x <= 3) {"],
+                                    ["src/b.cpp", "7", "(inserted after: a = 1;)", "break;"]])
+            with open(os.path.join(out, "summary.json")) as f:
+                self.assertEqual(json.load(f), summary)
+            with open(os.path.join(out, "report.md")) as f:
+                text = f.read()
+        self.assertIn("# Mutation report, 2026-11-28 04:05 UTC", text)
+        self.assertIn("**60.0 %**", text)
+        self.assertIn("src/a.cpp:12: if (x < 3) { → if (x <= 3) {", text)
+        self.assertIn("src/b.cpp:7: (inserted after: a = 1;) → break;", text)
+        self.assertIn("| equivalent (rule: redundant-jump) | 4 |", text)
+        self.assertIn("Commit: abc123", text)
+
+    def test_a_tab_in_a_line_does_not_split_its_field(self):
+        with tempfile.TemporaryDirectory() as out:
+            mutation.write_outputs(out, "", [("a.cpp", 1, "x\t= 1;", "x\t= 2;")], {})
+            with open(os.path.join(out, "survivors.tsv")) as f:
+                self.assertEqual(f.read(), "a.cpp\t1\tx = 1;\tx = 2;\n")
+
+    def test_a_run_without_survivors_says_so(self):
+        totals = dict.fromkeys(["generated", "tried", "killed", "survived", "equivalent",
+                                "invalid", "unrun"], 0)
+        report = mutation.render_report(datetime.datetime.now(datetime.timezone.utc), "c", "h",
+                                        [], totals, {}, [], [], [])
+        self.assertIn("Survivors (0):\n\nnone", report)
+        self.assertIn("**n/a**", report)
 
 
 class DrawSample(unittest.TestCase):
@@ -176,12 +307,17 @@ class ValidatorSuites(unittest.TestCase):
         # A rule whose suite the filter misses loses every mutant to "survived" (the link rule's
         # and the bisection rule's once did): each suite must be judging or named as not.
         import fnmatch
-        import glob
         import re
         patterns = mutation.JUDGING.split(":")
+        # The suites of the validator's binary: its sources as tests/validate/CMakeLists.txt
+        # lists them (other binaries compile some files of tests/validate/ too).
+        validate = os.path.join(SOURCE_DIR, "tests", "validate")
+        with open(os.path.join(validate, "CMakeLists.txt")) as f:
+            listed = re.search(r"commcert_add_gtest\(commcert_validate_tests(.*?)\)", f.read(),
+                               re.S).group(1)
         suites = set()
-        for path in glob.glob(os.path.join(SOURCE_DIR, "tests", "validate", "*.cpp")):
-            with open(path) as f:
+        for name in re.findall(r"\S+\.cpp", listed):
+            with open(os.path.join(validate, name)) as f:
                 suites |= set(re.findall(r"^TEST(?:_F|_P)?\((\w+),", f.read(), re.M))
         self.assertGreater(len(suites), 30)
         for suite in sorted(suites):
