@@ -164,17 +164,31 @@ class NetnsCluster:
 
     def slow_link(self, a, b, rate):
         """Traffic between hosts `a` and `b` at `rate`; each keeps full speed to the others."""
-        for source, destination in ((a, b), (b, a)):
+        self.slow_links([(a, b)], rate)
+
+    def slow_links(self, pairs, rate):
+        """Traffic between the two hosts of every pair in `pairs` at `rate` (each pair shaped on
+        its own, as a slow cable would be); every other path keeps full speed. Replaces the
+        faults on the hosts it touches: one htb per host, one u32 filter per slow partner."""
+        partners = {}
+        for a, b in pairs:
+            partners.setdefault(a, set()).add(b)
+            partners.setdefault(b, set()).add(a)
+        for source, destinations in sorted(partners.items()):
             ns = ["-n", self.namespaces[source]]
-            _run("tc", *ns, "qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "htb",
+            subprocess.run(["tc", *ns, "qdisc", "del", "dev", "eth0", "root"],
+                           capture_output=True)
+            _run("tc", *ns, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb",
                  "default", "1")
-            _run("tc", *ns, "class", "replace", "dev", "eth0", "parent", "1:", "classid", "1:1",
+            _run("tc", *ns, "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:1",
                  "htb", "rate", _UNLIMITED)
-            _run("tc", *ns, "class", "replace", "dev", "eth0", "parent", "1:", "classid", "1:2",
-                 "htb", "rate", rate, "ceil", rate)
-            _run("tc", *ns, "filter", "replace", "dev", "eth0", "parent", "1:", "protocol", "ip",
-                 "prio", "1", "u32", "match", "ip", "dst", f"{self.addresses[destination]}/32",
-                 "flowid", "1:2")
+            for minor, destination in enumerate(sorted(destinations), 2):
+                # A class per partner: the partners do not share one slow pipe.
+                _run("tc", *ns, "class", "add", "dev", "eth0", "parent", "1:", "classid",
+                     f"1:{minor:x}", "htb", "rate", rate, "ceil", rate)
+                _run("tc", *ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol",
+                     "ip", "prio", "1", "u32", "match", "ip", "dst",
+                     f"{self.addresses[destination]}/32", "flowid", f"1:{minor:x}")
 
     def clear_faults(self):
         for i, ns in enumerate(self.namespaces):

@@ -164,6 +164,31 @@ class OutDir(unittest.TestCase):
         self.assertIn("not ignored by git", done.stderr)
 
 
+class BuildDir(unittest.TestCase):
+    def write_cache(self, folder, unity):
+        with open(os.path.join(folder, "CMakeCache.txt"), "w") as f:
+            f.write(f"CMAKE_BUILD_TYPE:STRING=Debug\nCOMMCERT_UNITY_BUILD:BOOL={unity}\n")
+
+    def test_a_unity_build_is_refused_naming_the_option(self):
+        # Its objects hold several files each: every file would be skipped as not compiled and
+        # the gate would pass on nothing.
+        with tempfile.TemporaryDirectory() as build:
+            self.write_cache(build, "ON")
+            with self.assertRaises(SystemExit) as stopped:
+                mutation.refuse_unity_build(build)
+            self.assertIn("COMMCERT_UNITY_BUILD=OFF", str(stopped.exception.code))
+
+    def test_a_build_with_one_object_per_file_is_taken(self):
+        with tempfile.TemporaryDirectory() as build:
+            self.write_cache(build, "OFF")
+            mutation.refuse_unity_build(build)
+            os.remove(os.path.join(build, "CMakeCache.txt"))
+            mutation.refuse_unity_build(build)
+
+    def test_the_fast_build_is_configured_without_unity_batches(self):
+        self.assertIn("-DCOMMCERT_UNITY_BUILD=OFF", mutation.FAST_BUILD_OPTIONS)
+
+
 class RunReport(unittest.TestCase):
     def test_a_run_writes_its_counts_survivors_and_command_into_the_folder(self):
         # The mutants' runs are stood in for: what main() makes of their results is checked.
