@@ -155,6 +155,9 @@ std::uint32_t whole_number(std::string_view name, std::string_view text,
   return value;
 }
 
+// The most work checking Nodes= beside Switches= may take (hosts_under), about a second.
+constexpr std::size_t kMaxCheckSteps = std::size_t{64} << 20;
+
 class SlurmTopologyReader {
  public:
   explicit SlurmTopologyReader(std::string_view origin) : origin_(origin) {}
@@ -185,9 +188,7 @@ class SlurmTopologyReader {
     }
     check_children_defined();
     Topology topology = build_topology(parts());
-    for (const SwitchLine& line : lines_) {
-      if (line.switches && line.nodes) check_nodes_under(topology, line);
-    }
+    check_listed_hosts();
     return topology;
   }
 
@@ -266,25 +267,33 @@ class SlurmTopologyReader {
     return parts;
   }
 
-  // The hosts under a switch, through its children down to the leaves.
-  static std::set<std::string> hosts_under(const Topology& topology, const std::string& name) {
-    std::set<std::string> hosts;
-    std::set<std::string> seen{name};
-    std::vector<std::string> pending{name};
-    while (!pending.empty()) {
-      const Switch& current = *topology.find_switch(pending.back());
-      pending.pop_back();
-      hosts.insert(current.nodes.begin(), current.nodes.end());
-      for (const std::string& child : current.children) {
-        if (seen.insert(child).second) pending.push_back(child);
+  // A switch with both Switches= and Nodes= (scontrol prints every switch above the leaves so)
+  // must list exactly the hosts under its switches. Each is checked by a walk down from it over
+  // the lines' own indexes; the walks together may take kMaxCheckSteps switches: a real fabric's
+  // output takes a few million at most, a file of thousands of such switches stacked on one
+  // another billions, and that is refused rather than checked for hours.
+  void check_listed_hosts() const {
+    std::map<std::string_view, std::size_t> index;
+    for (std::size_t i = 0; i < lines_.size(); ++i)
+      index.emplace(lines_[i].name, i);
+    std::vector<std::vector<std::size_t>> children(lines_.size());
+    for (std::size_t i = 0; i < lines_.size(); ++i) {
+      if (!lines_[i].switches) continue;
+      for (const std::string& child : *lines_[i].switches)
+        children[i].push_back(index.at(child));
+    }
+    std::vector<std::size_t> walked_from(lines_.size(), SIZE_MAX);
+    std::size_t steps_left = kMaxCheckSteps;
+    for (std::size_t i = 0; i < lines_.size(); ++i) {
+      if (lines_[i].switches && lines_[i].nodes) {
+        check_listed_hosts(i, children, walked_from, steps_left);
       }
     }
-    return hosts;
   }
 
-  static void check_nodes_under(const Topology& topology, const SwitchLine& line) {
-    const std::set<std::string> under = hosts_under(topology, line.name);
-    const std::set<std::string> listed(line.nodes->begin(), line.nodes->end());
+  void check_listed_hosts(std::size_t top, const std::vector<std::vector<std::size_t>>& children,
+                          std::vector<std::size_t>& walked_from, std::size_t& steps_left) const {
+    const SwitchLine& line = lines_[top];
     const auto fail = [&](std::string_view problem) {
       return UsageError(
           fmt::format("{}: switch '{}' has Switches= and Nodes=, which must list "
@@ -292,11 +301,34 @@ class SlurmTopologyReader {
                       "prints them), but {}",
                       line.origin, line.name, problem));
     };
-    for (const std::string& node : listed) {
-      if (!under.contains(node)) throw fail(fmt::format("'{}' is under none of them", node));
+    const std::set<std::string_view> listed(line.nodes->begin(), line.nodes->end());
+    std::set<std::string_view> found;
+    std::vector<std::size_t> pending{top};
+    walked_from[top] = top;
+    while (!pending.empty()) {
+      if (steps_left-- == 0) {
+        throw UsageError(
+            fmt::format("{}: too many switches under switches with both Switches= "
+                        "and Nodes= to check them (more than {})",
+                        line.origin, kMaxCheckSteps));
+      }
+      const SwitchLine& current = lines_[pending.back()];
+      const std::vector<std::size_t>& below = children[pending.back()];
+      pending.pop_back();
+      if (!current.switches && current.nodes) {  // a leaf: its hosts
+        for (const std::string& node : *current.nodes) {
+          if (!listed.contains(node)) throw fail(fmt::format("'{}', under them, is missing", node));
+          found.insert(node);
+        }
+      }
+      for (std::size_t child : below) {
+        if (walked_from[child] == top) continue;
+        walked_from[child] = top;
+        pending.push_back(child);
+      }
     }
-    for (const std::string& node : under) {
-      if (!listed.contains(node)) throw fail(fmt::format("'{}', under them, is missing", node));
+    for (std::string_view node : listed) {
+      if (!found.contains(node)) throw fail(fmt::format("'{}' is under none of them", node));
     }
   }
 

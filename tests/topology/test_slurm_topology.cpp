@@ -248,6 +248,23 @@ TEST(SlurmTopologyTest, BoundsTheNamesOfAllHostlistsOfAFile) {
                                         "than 1000000 names"));
 }
 
+// s0 over s1 over ... over the leaf s(n-1), each listing the leaf's host as scontrol would:
+// checking them walks n + (n - 1) + ... + 2 switches, n(n+1)/2 - 1 in all.
+std::string stacked_switches(int count) {
+  std::string text;
+  for (int i = 0; i + 1 < count; ++i)
+    text += fmt::format("SwitchName=s{} Nodes=x Switches=s{}\n", i, i + 1);
+  return text + fmt::format("SwitchName=s{} Nodes=x\n", count - 1);
+}
+
+TEST(SlurmTopologyTest, BoundsTheWorkOfCheckingHostsListedAboveTheLeaves) {
+  // 67,100,319 switches walked, under the bound of 64 Mi; one more switch makes 67,111,904.
+  EXPECT_EQ(parse(stacked_switches(11584)).switches().size(), 11584u);
+  EXPECT_THAT(error_of(stacked_switches(11585)),
+              HasSubstr(": too many switches under switches with both Switches= and Nodes= to "
+                        "check them (more than 67108864)"));
+}
+
 TEST(SlurmTopologyTest, RefusesAFileThatCannotBeRead) {
   EXPECT_THROW((void)read_slurm_topology(fixture_path("no-such-file.conf")), UsageError);
 }
