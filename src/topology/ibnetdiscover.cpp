@@ -13,7 +13,6 @@
 
 #include "core/bounded_input.hpp"
 #include "core/errors.hpp"
-#include "core/printable.hpp"
 #include "topology/detail/input_lines.hpp"
 
 namespace commcert {
@@ -376,7 +375,7 @@ class IbnetdiscoverReader {
       return mapped->second;
     }
     const std::string_view description = trim_blanks(ca.description);
-    const std::string host(description.substr(0, description.find_first_of(" \t")));
+    std::string host(description.substr(0, description.find_first_of(" \t")));
     try {
       topology_detail::validate_name_on_one_line(host, "the first word of its description");
     } catch (const UsageError& error) {

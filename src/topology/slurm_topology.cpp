@@ -11,7 +11,6 @@
 
 #include "core/bounded_input.hpp"
 #include "core/errors.hpp"
-#include "core/printable.hpp"
 #include "topology/detail/input_lines.hpp"
 #include "topology/hostlist.hpp"
 

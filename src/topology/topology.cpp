@@ -123,6 +123,7 @@ Levels order_by_level(const Adjacency& adjacency,
 std::vector<std::string> names_of(const std::set<std::size_t>& indexes,
                                   const std::vector<SwitchDeclaration>& declarations) {
   std::vector<std::string> names;
+  names.reserve(indexes.size());
   for (std::size_t i : indexes)
     names.push_back(declarations[i].name);
   std::sort(names.begin(), names.end());
