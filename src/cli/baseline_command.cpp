@@ -15,9 +15,9 @@
 #include "core/units.hpp"
 #include "validate/baseline.hpp"
 #include "validate/baseline_derivation.hpp"
-#include "validate/suite_baseline_lookup.hpp"
 #include "validate/finding.hpp"
 #include "validate/inputs.hpp"
+#include "validate/suite_baseline_lookup.hpp"
 
 namespace commcert {
 

@@ -13,9 +13,9 @@
 #include "pool/slurm_client.hpp"
 #include "report/verdict_outputs.hpp"
 #include "validate/baseline.hpp"
-#include "validate/suite_baseline_lookup.hpp"
 #include "validate/inputs.hpp"
 #include "validate/suite.hpp"
+#include "validate/suite_baseline_lookup.hpp"
 #include "validate/validator.hpp"
 
 namespace commcert {

@@ -121,9 +121,12 @@ std::optional<std::string> ProcessGroup::mpi_library() const {
   return mpi_->library_version();
 }
 
-// The control plane's MPI communicators must be freed before MPI_Finalize.
+// The control plane's MPI communicators must be freed before MPI_Finalize. Only the group whose
+// session ends MPI bounds the job's end: a stage's group inside `commcert run` shares the run's
+// session, and a deadline armed when it closed would end the process mid-run once the remaining
+// stages took longer than the end-of-job timeout (a slow fabric did, a minute into the run).
 ProcessGroup::~ProcessGroup() {
-  if (mpi_ && process_count_ > 1) {
+  if (ends_job()) {
     arm_end_of_job_deadline(end_timeout_s_, process_index_);
     if (freeze_at_end_) std::raise(SIGSTOP);
   }

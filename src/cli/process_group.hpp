@@ -46,6 +46,11 @@ class ProcessGroup {
   [[nodiscard]] int local_index() const { return local_index_; }
   [[nodiscard]] int local_count() const { return local_count_; }
   [[nodiscard]] bool has_mpi() const { return mpi_ != nullptr; }
+  // Whether destroying this group ends a job of several processes (MPI_Finalize), which is then
+  // bounded by the end-of-job timeout; false for a stage's group inside `commcert run`.
+  [[nodiscard]] bool ends_job() const {
+    return mpi_ != nullptr && mpi_->ends_mpi() && process_count_ > 1;
+  }
   [[nodiscard]] std::optional<std::string> mpi_library() const;
   // The MPI session, or nullptr with the reason in mpi_unavailable_reason().
   [[nodiscard]] MpiSession* mpi() { return mpi_.get(); }

@@ -22,9 +22,9 @@
 #include "core/units.hpp"
 #include "runtime/library_search.hpp"
 #include "validate/bisect_localization.hpp"
-#include "validate/suite_baseline_lookup.hpp"
 #include "validate/inputs.hpp"
 #include "validate/pair_localization.hpp"
+#include "validate/suite_baseline_lookup.hpp"
 #include "validate/validator.hpp"
 
 namespace commcert {
@@ -477,7 +477,9 @@ int RunCommand::run(Invocation& invocation) {
   if (suite.stages.empty()) {
     throw UsageError(fmt::format("{}: the suite has no stages to run", suite.path));
   }
-  if (launcher_process_count(process_environment()) == 1) {
+  // The only process on its node (one process per node on several nodes too) checks the whole
+  // node; with several on a node, the launcher has given each its GPUs.
+  if (launcher_local_process_count(process_environment()) == 1) {
     const int gpus = probe_gpu_runtime().device_count;
     for (auto& stage : suite.stages)
       stage = with_every_local_gpu(std::move(stage), 1, gpus);

@@ -24,6 +24,7 @@ class PluginMpiSession final : public MpiSession {
   [[nodiscard]] std::string library_version() const override {
     return MpiRuntime::library_version();
   }
+  [[nodiscard]] bool ends_mpi() const override { return runtime_.owns_initialization(); }
   [[nodiscard]] std::unique_ptr<ControlPlane> make_control_plane() override {
     return std::make_unique<MpiControlPlane>(runtime_.thread_multiple());
   }

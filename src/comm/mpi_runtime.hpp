@@ -30,6 +30,8 @@ class MpiRuntime {
   [[nodiscard]] int local_rank() const { return local_rank_; }
   [[nodiscard]] int local_size() const { return local_size_; }
   [[nodiscard]] bool thread_multiple() const { return thread_multiple_; }
+  // Whether this runtime began MPI, and so calls MPI_Finalize when destroyed.
+  [[nodiscard]] bool owns_initialization() const { return owns_initialization_; }
   [[nodiscard]] static std::string library_version();
 
  private:

@@ -21,6 +21,9 @@ class MpiSession {
   [[nodiscard]] virtual int local_size() const = 0;
   [[nodiscard]] virtual bool thread_multiple() const = 0;
   [[nodiscard]] virtual std::string library_version() const = 0;
+  // Whether this session began MPI and so ends it (MPI_Finalize) when destroyed; a session made
+  // while MPI is running (a stage inside `commcert run`) shares it and leaves the end to that one.
+  [[nodiscard]] virtual bool ends_mpi() const = 0;
   [[nodiscard]] virtual std::unique_ptr<ControlPlane> make_control_plane() = 0;
   // The host-memory MPI backend; `processes_on_host` share the host's memory.
   [[nodiscard]] virtual std::unique_ptr<Communicator> make_communicator(int processes_on_host) = 0;

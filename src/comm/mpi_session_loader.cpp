@@ -1,5 +1,7 @@
 #include "comm/mpi_session_loader.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -34,6 +36,45 @@ int launcher_process_count(const EnvironmentLookup& environment) {
     }
   }
   return 1;
+}
+
+namespace {
+
+// SLURM_STEP_TASKS_PER_NODE ("2(x3),1": two tasks on each of the first three nodes, one on the
+// fourth) at node `node`; 0 when the text does not say.
+int slurm_tasks_on_node(const std::string& text, int node) {
+  std::size_t start = 0;
+  while (start <= text.size() && node >= 0) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string entry = text.substr(start, end - start);
+    int tasks = 0;
+    int repeat = 1;
+    char tail = 0;
+    const int read = std::sscanf(entry.c_str(), "%d(x%d%c", &tasks, &repeat, &tail);
+    const bool plain = read == 1 && entry.find('(') == std::string::npos;
+    if (!(plain || (read == 3 && tail == ')')) || tasks <= 0 || repeat <= 0) return 0;
+    if (node < repeat) return tasks;
+    node -= repeat;
+    start = end + 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int launcher_local_process_count(const EnvironmentLookup& environment) {
+  if (launcher_process_count(environment) == 1) return 1;
+  for (const char* variable : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PALS_LOCAL_SIZE",
+                               "MV2_COMM_WORLD_LOCAL_SIZE"}) {
+    if (auto value = environment(variable)) {
+      const int count = std::atoi(value->c_str());
+      if (count > 0) return count;
+    }
+  }
+  const auto per_node = environment("SLURM_STEP_TASKS_PER_NODE");
+  const auto node = environment("SLURM_NODEID");
+  if (per_node && node) return slurm_tasks_on_node(*per_node, std::atoi(node->c_str()));
+  return 0;
 }
 
 const MpiPlugin& mpi_plugin() {

@@ -27,6 +27,12 @@ struct LoadedMpi {
 // several would measure and certify alone, so such a process must refuse to run.
 [[nodiscard]] int launcher_process_count(const EnvironmentLookup& environment);
 
+// How many processes of the job the launcher placed on this node: 1 without a launcher or when
+// the job has one process; else what the launcher says (OMPI_COMM_WORLD_LOCAL_SIZE,
+// MPI_LOCALNRANKS, PALS_LOCAL_SIZE, MV2_COMM_WORLD_LOCAL_SIZE, or this node's entry of Slurm's
+// SLURM_STEP_TASKS_PER_NODE, "2(x3),1"); 0 when several processes run and none says where.
+[[nodiscard]] int launcher_local_process_count(const EnvironmentLookup& environment);
+
 // The plugin file, opened once (which loads libmpi) but with MPI not begun: what `--version`
 // reports. `error` says why there is none.
 struct MpiPlugin {

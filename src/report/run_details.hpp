@@ -65,8 +65,9 @@ struct PairCell {
   std::string b;
   double busbw_bytes_per_s = 0;
   bool passed = true;
-  bool retest = false;        // measured by `sweep --pair-list` against a known-good node
-  bool suspect_link = false;  // localization blames the path between a and b
+  bool retest = false;          // measured by `sweep --pair-list` against a known-good node
+  bool suspect_link = false;    // localization blames the path between a and b
+  bool suspect_switch = false;  // a and b sit on either side of a suspect switch path
 };
 
 // The pairwise matrix of one run and collective at the size localization judges.
@@ -78,6 +79,8 @@ struct PairMatrix {
   std::vector<PairCell> cells;
   std::vector<std::string> bad_nodes;         // quarantined by localization
   std::vector<std::string> unresolved_nodes;  // slow with some partners, not re-tested
+  // Suspect switch paths, each as its groups of nodes: fine within, slow across.
+  std::vector<std::vector<std::vector<std::string>>> switch_cuts;
 };
 
 struct MinMedianMax {

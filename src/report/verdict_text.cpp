@@ -10,7 +10,7 @@ namespace commcert {
 namespace {
 
 // The human summary: counts, then one line per node that is not certified with the reason to
-// act on first, then suspect links, then what was odd about the input.
+// act on first, then suspect links and switch paths, then what was odd about the input.
 class TextReporter final : public VerdictReporter {
  public:
   std::string render(const Report& report) const override {
@@ -44,11 +44,15 @@ class TextReporter final : public VerdictReporter {
                          to_string(node.state), to_string(node.severity), printable(first->message),
                          more > 0 ? fmt::format(" (+{} more)", more) : "");
     }
-    // A suspect link blames neither of its nodes, so it shows in no node's line: name it here.
+    // A suspect link or switch path blames none of its nodes, so it shows in no node's line:
+    // name it here, once.
     std::set<std::string> links;
     for (const auto& node : v.nodes) {
       for (const auto& reason : node.reasons) {
-        if (reason.code == "localization.suspect_link") links.insert(reason.message);
+        if (reason.code == "localization.suspect_link" ||
+            reason.code == "localization.suspect_switch") {
+          links.insert(reason.message);
+        }
       }
     }
     for (const auto& link : links)

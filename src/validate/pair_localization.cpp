@@ -11,6 +11,7 @@
 #include "core/units.hpp"
 #include "validate/finding.hpp"
 #include "validate/localization.hpp"
+#include "validate/pair_cut.hpp"
 
 namespace commcert {
 namespace {
@@ -138,6 +139,84 @@ class RunJudge {
   }
 
   void judge() {
+    if (!judge_cut()) judge_nodes_and_links();
+    if (found_cause_) {
+      for (const std::size_t index : shown_) {
+        const PairSeries& s = out_.series[index];
+        out_.explained.emplace(s.run, fmt::format("collective.{}", evidence_.text(s.collective)));
+      }
+    }
+  }
+
+ private:
+  // A split into groups fine within and slow across (find_cut) is the switch path between them,
+  // not a node: nobody is blamed for it. Like a link it must hold again when measured again, on
+  // every pair of groups; until then its nodes are unresolved. A cross pair fine when measured
+  // again means there is no clean split after all: the pairs are judged one by one.
+  bool judge_cut() {
+    PairSlowness slowness;
+    for (const auto& [key, measures] : round_robin_)
+      slowness.emplace(key, any_slow(measures));
+    const auto groups = find_cut(slowness);
+    if (groups.empty()) return false;
+    std::vector<NodePair> across;
+    std::vector<Measure> again;
+    std::set<std::pair<std::size_t, std::size_t>> confirmed;  // pairs of groups slow again
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      for (std::size_t j = i + 1; j < groups.size(); ++j) {
+        for (const NodeId a : groups[i]) {
+          for (const NodeId b : groups[j]) {
+            const NodePair pair = ordered(a, b);
+            across.push_back(pair);
+            const auto retest = retested_.find(pair);
+            if (retest == retested_.end()) continue;
+            if (!any_slow(retest->second)) return false;
+            again.insert(again.end(), retest->second.begin(), retest->second.end());
+            confirmed.emplace(i, j);
+          }
+        }
+      }
+    }
+    const std::size_t group_pairs = groups.size() * (groups.size() - 1) / 2;
+    if (confirmed.size() < group_pairs) {
+      unresolved_cut(groups);
+      return true;
+    }
+    PairVerdict v = base(PairVerdictKind::kSuspectSwitch, groups.front().front(), across);
+    v.groups = groups;
+    v.retest = fmt::format("slow again when measured again ({})", figures_of(again));
+    for (const auto& m : again)
+      v.evidence.push_back(m.figure->ref);
+    out_.verdicts.push_back(std::move(v));
+    found_cause_ = true;
+    return true;
+  }
+
+  // Before the split holds again: every node unresolved, and for each pair of groups two pairs
+  // across measured again, with other nodes where the groups have them.
+  void unresolved_cut(const std::vector<std::vector<NodeId>>& groups) {
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      for (std::size_t j = i + 1; j < groups.size(); ++j) {
+        for (std::size_t k = 0; k < 2; ++k)
+          plan_pair(ordered(groups[i][k % groups[i].size()], groups[j][k % groups[j].size()]));
+      }
+    }
+    for (const auto& group : groups) {
+      std::vector<std::string> names;
+      for (const NodeId node : group)
+        names.push_back(name(node));
+      for (const NodeId node : group) {
+        PairVerdict v = base(PairVerdictKind::kUnresolved, node, failing_.at(node));
+        v.retest = fmt::format(
+            "slow with every node outside {{{}}} and fine with each inside: a switch path "
+            "between groups is suspected, not yet measured again",
+            fmt::join(names, ", "));
+        out_.verdicts.push_back(std::move(v));
+      }
+    }
+  }
+
+  void judge_nodes_and_links() {
     std::set<NodeId> candidates;  // slow with most partners
     std::set<NodeId> flagged;     // every node the round-robin pairs cast doubt on
     for (const auto& finding : attribute_pair_failures(outcomes_)) {
@@ -181,6 +260,11 @@ class RunJudge {
                            fmt::join(again->second.failed_with, ", "),
                            std::min(kBlamePartners, known_good_.size()))
                      : "not yet re-tested against a known-good node";
+      // The slow re-tests the message names are evidence of the verdict, as a bad node's are.
+      if (again != slow_again.end()) {
+        v.evidence.insert(v.evidence.end(), again->second.evidence.begin(),
+                          again->second.evidence.end());
+      }
       out_.verdicts.push_back(std::move(v));
       plan_with_good(node);
     }
@@ -207,15 +291,8 @@ class RunJudge {
       }
       add_link(key);
     }
-    if (found_cause_) {
-      for (const std::size_t index : shown_) {
-        const PairSeries& s = out_.series[index];
-        out_.explained.emplace(s.run, fmt::format("collective.{}", evidence_.text(s.collective)));
-      }
-    }
   }
 
- private:
   struct Retest {
     bool failed = false;
     std::vector<std::string> passed_with;

@@ -38,9 +38,11 @@ struct PairSeries {
 };
 
 enum class PairVerdictKind {
-  kBadNode,      // slow in the pairwise rounds and again with a known-good partner: quarantine
-  kSuspectLink,  // a slow pair whose nodes pass with known-good ones: the path between them
-  kUnresolved,   // slow, not yet re-tested (or nothing known-good to test with): inconclusive
+  kBadNode,        // slow in the pairwise rounds and again with a known-good partner: quarantine
+  kSuspectLink,    // a slow pair whose nodes pass with known-good ones: the path between them
+  kUnresolved,     // slow, not yet re-tested (or nothing known-good to test with): inconclusive
+  kSuspectSwitch,  // groups fine within, slow across, and again when measured again: the path
+                   // between them (a leaf uplink, a spine port); a warning that blames no node
 };
 
 struct PairVerdict {
@@ -48,6 +50,8 @@ struct PairVerdict {
   std::size_t series = 0;  // index in PairLocalization::series: the first collective showing it
   NodeId node = kNoString;
   NodeId other = kNoString;  // the other end of a suspect link
+  // A suspect switch path's groups (find_cut), each fine within and slow with the others.
+  std::vector<std::vector<NodeId>> groups;
   int failed_partners = 0;
   int partners = 0;
   double measured_gb_per_s = 0;  // the median of the node's failing pairs, or the link's figure

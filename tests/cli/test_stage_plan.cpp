@@ -1,4 +1,4 @@
-// `commcert run` as the only process of its job checks the whole node: the stages that drive
+// `commcert run` as the only process on its node checks the whole node: the stages that drive
 // GPUs get every visible one unless the suite says how many (with_every_local_gpu).
 #include <string>
 #include <vector>

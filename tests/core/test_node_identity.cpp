@@ -10,8 +10,8 @@
 #include "cli/run_setup.hpp"
 #include "core/errors.hpp"
 #include "core/node_identity.hpp"
-#include "scripted_communicator.hpp"
 #include "health/pci_address.hpp"
+#include "scripted_communicator.hpp"
 
 namespace commcert {
 namespace {

@@ -7,8 +7,14 @@ over TCP through an rsh agent that enters the host's namespaces, as ssh would lo
 Name resolution comes from /etc/netns/<namespace>/hosts, which `ip netns exec` puts in place of
 /etc/hosts for that namespace only: the machine's /etc/hosts is never touched.
 
+A cluster may have several leaves: `leaves=[[0, 1, 2], [3, 4, 5]]` gives each group of hosts a
+bridge of its own, and joins every leaf bridge to a spine bridge by a veth pair, its uplink, so
+traffic between leaves crosses two switches and a cable as on a real fabric.
+
 Faults are made with tc, which this kernel has with htb, tbf and u32 (no netem, no prio):
 - a slow host: tbf on the host's interface and on its bridge port (both directions);
+- a slow leaf uplink: tbf on both ends of the veth between the leaf's bridge and the spine, so
+  every path that leaves the leaf is slow and every path inside it is not;
 - a slow link between two hosts only: an htb class for the other host's address (u32 filter)
   on each of the two, every other destination in an unlimited default class.
 
@@ -55,10 +61,14 @@ def skip_reason():
 
 
 class NetnsCluster:
-    """`hosts` hosts named node0.. (or `names`), each with one veth to a shared bridge."""
+    """`hosts` hosts named node0.. (or `names`), each with one veth to its leaf's bridge: one
+    bridge for all unless `leaves` groups the hosts' indices under several."""
 
-    def __init__(self, hosts=4, names=None):
+    def __init__(self, hosts=4, names=None, leaves=None):
         self.names = list(names) if names else [f"node{i}" for i in range(hosts)]
+        self.leaves = [list(leaf) for leaf in leaves] if leaves else [list(range(len(self.names)))]
+        if sorted(i for leaf in self.leaves for i in leaf) != list(range(len(self.names))):
+            raise ValueError(f"leaves {leaves}: every host index exactly once")
         tag = f"cc{os.getpid()}x{id(self) % 10000}"
         self.switch = f"{tag}sw"
         self.namespaces = [f"{tag}h{i}" for i in range(len(self.names))]
@@ -89,8 +99,21 @@ class NetnsCluster:
         self.directory = tempfile.mkdtemp(prefix="commcert-netns-")
         _run("ip", "netns", "add", self.switch)
         self._made.append(self.switch)
-        _run("ip", "-n", self.switch, "link", "add", "br0", "type", "bridge")
-        _run("ip", "-n", self.switch, "link", "set", "br0", "up")
+        leaf_of = {}
+        for leaf, members in enumerate(self.leaves):
+            _run("ip", "-n", self.switch, "link", "add", f"br{leaf}", "type", "bridge")
+            _run("ip", "-n", self.switch, "link", "set", f"br{leaf}", "up")
+            leaf_of.update((i, leaf) for i in members)
+        if len(self.leaves) > 1:
+            _run("ip", "-n", self.switch, "link", "add", "spine", "type", "bridge")
+            _run("ip", "-n", self.switch, "link", "set", "spine", "up")
+            for leaf in range(len(self.leaves)):
+                # The uplink: up<leaf> on the leaf's bridge, dn<leaf> on the spine.
+                _run("ip", "-n", self.switch, "link", "add", f"up{leaf}", "type", "veth", "peer",
+                     "name", f"dn{leaf}")
+                _run("ip", "-n", self.switch, "link", "set", f"up{leaf}", "master", f"br{leaf}",
+                     "up")
+                _run("ip", "-n", self.switch, "link", "set", f"dn{leaf}", "master", "spine", "up")
         hosts_lines = "127.0.0.1 localhost\n" + "".join(
             f"{address} {name}\n" for address, name in zip(self.addresses, self.names))
         for i, (ns, address) in enumerate(zip(self.namespaces, self.addresses)):
@@ -99,7 +122,8 @@ class NetnsCluster:
             port = f"p{i}"
             _run("ip", "-n", self.switch, "link", "add", port, "type", "veth", "peer", "name",
                  "eth0", "netns", ns)
-            _run("ip", "-n", self.switch, "link", "set", port, "master", "br0", "up")
+            _run("ip", "-n", self.switch, "link", "set", port, "master", f"br{leaf_of[i]}",
+                 "up")
             _run("ip", "-n", ns, "addr", "add", f"{address}/24", "dev", "eth0")
             _run("ip", "-n", ns, "link", "set", "eth0", "up")
             _run("ip", "-n", ns, "link", "set", "lo", "up")
@@ -190,9 +214,23 @@ class NetnsCluster:
                      "ip", "prio", "1", "u32", "match", "ip", "dst",
                      f"{self.addresses[destination]}/32", "flowid", f"1:{minor:x}")
 
+    def slow_uplink(self, leaf, rate):
+        """Every byte between leaf `leaf` and the spine at `rate`, both ways: a slow leaf uplink
+        or spine port. Paths inside the leaf keep full speed."""
+        if len(self.leaves) < 2:
+            raise ValueError("slow_uplink: the cluster has one leaf and no spine")
+        for port in (f"up{leaf}", f"dn{leaf}"):
+            _run("tc", "-n", self.switch, "qdisc", "replace", "dev", port, "root", "tbf", "rate",
+                 rate, "burst", "32kbit", "latency", "400ms")
+
     def clear_faults(self):
         for i, ns in enumerate(self.namespaces):
             subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", "eth0", "root"],
                            capture_output=True)
             subprocess.run(["tc", "-n", self.switch, "qdisc", "del", "dev", f"p{i}", "root"],
                            capture_output=True)
+        if len(self.leaves) > 1:
+            for leaf in range(len(self.leaves)):
+                for port in (f"up{leaf}", f"dn{leaf}"):
+                    subprocess.run(["tc", "-n", self.switch, "qdisc", "del", "dev", port, "root"],
+                                   capture_output=True)

@@ -127,5 +127,49 @@ class LocalizationOnNamespaceHosts(unittest.TestCase):
         self.assertNotIn("suspect link", proc.stdout)
 
 
+LEAF_NODES = [f"h{i}" for i in range(1, 7)]
+
+
+@unittest.skipIf(SKIP, SKIP)
+class SwitchPathOnNamespaceHosts(unittest.TestCase):
+    """Six hosts under two leaf bridges joined by a spine bridge: a slow leaf uplink slows every
+    path between the leaves and none inside one. What a user relies on: the path is named as a
+    switch path between the two groups, and no host under either leaf is quarantined."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = netns_cluster.NetnsCluster(len(LEAF_NODES), LEAF_NODES,
+                                                 leaves=[[0, 1, 2], [3, 4, 5]])
+        cls.cluster.start()
+        cls.addClassCleanup(cls.cluster.close)
+        cls.tmp = tempfile.mkdtemp(prefix="commcert-netns-switch-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.suite = os.path.join(cls.tmp, "suite.yaml")
+        with open(cls.suite, "w") as f:
+            f.write(SUITE)
+
+    def test_a_slow_leaf_uplink_is_named_as_a_switch_path_and_nobody_is_quarantined(self):
+        self.cluster.slow_uplink(0, SLOW)
+        results = os.path.join(self.tmp, "results")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        env.pop("COMMCERT_FAULT", None)
+        proc = subprocess.run(
+            self.cluster.mpirun([BIN, "run", self.suite, "--out", results, "--run-id", "uplink"]),
+            env=env, capture_output=True, text=True, timeout=420)
+        detail = proc.stdout[-3000:] + proc.stderr[-3000:]
+        self.assertNotIn("did not complete within", proc.stderr, detail)
+        with open(os.path.join(results, "uplink", "verdict.json")) as f:
+            verdict = json.load(f)
+        states = {n["node"]: n["state"] for n in verdict["nodes"]}
+        self.assertEqual(sorted(states), LEAF_NODES)
+        self.assertNotIn("quarantined", set(states.values()), detail)
+        self.assertIn("suspect switch path between {h1, h2, h3} and {h4, h5, h6}: ", proc.stdout,
+                      detail)
+        for node in verdict["nodes"]:
+            codes = [r["code"] for r in node["reasons"]]
+            self.assertIn("localization.suspect_switch", codes, detail)
+            self.assertNotIn("localization.bad_node", codes, detail)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -46,8 +46,11 @@ class RunSuite(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
         self.results = os.path.join(self.tmp, "results")
 
-    def run_suite(self, suite, *args, fault=None, ranks=4, timeout=300):
+    def run_suite(self, suite, *args, fault=None, ranks=4, timeout=300, environment=None):
         command, env = mpirun_launch(ranks, fault)
+        for name, value in (environment or {}).items():
+            env[name] = value
+            command += ["-x", name]
         command += [BIN, "run", suite, "--node-name", "node{rank}", "--out", self.results,
                     "--run-id", "suite-run", *args]
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
@@ -187,6 +190,31 @@ class RunSuite(unittest.TestCase):
                                  capture_output=True, text=True, timeout=60)
         self.assertNotEqual(certify.returncode, 0, certify.stdout)
         self.assertNotIn("certified 4", certify.stdout)
+
+    def test_stages_after_the_first_may_outlast_the_end_of_job_timeout(self):
+        # The end of the job (MPI_Finalize) is bounded, but only the run's own end: a stage's
+        # process group closing inside the run once armed that bound, and every process ended
+        # with status 4 and no verdict one timeout after the first stage, mid-run, whenever the
+        # rest took longer (a slow fabric's pairs did). Here the bound is 2 s and the second
+        # stage takes longer: 10 operations, each 0.4 s late on rank 1.
+        suite = os.path.join(self.tmp, "long.yaml")
+        with open(suite, "w") as f:
+            f.write("schema: 1\nname: long\nbaseline: cpu-mpi-ci\nstages:\n"
+                    "  - run: health\n    budget: 60s\n"
+                    "  - name: slow-sweep\n    run: sweep\n"
+                    "    args: [allreduce, --backend, mpi, -b, 1M, -e, 1M, -n, 10, -w, 1]\n"
+                    "    budget: 120s\n")
+        proc = self.run_suite(suite, fault="delay:1:400000", timeout=180,
+                              environment={"COMMCERT_END_TIMEOUT": "2s"})
+        detail = proc.stdout[-3000:] + proc.stderr[-3000:]
+        self.assertNotIn("did not complete within", proc.stderr, detail)
+        self.assertNotEqual(proc.returncode, 4, detail)
+        self.assertEqual(sorted(n["node"] for n in self.verdict()["nodes"]), NODES)
+        log = self.suite_log()
+        self.assertEqual([stage["status"] for stage in log["stages"]], ["ok", "ok"], detail)
+        self.assertNotIn(log["status"], ("running", "error"), detail)
+        slow = next(stage for stage in log["stages"] if stage["name"] == "slow-sweep")
+        self.assertGreater(slow["elapsed_s"], 2.0, "the stage must outlast the bound to test it")
 
 
 class SuiteErrors(unittest.TestCase):

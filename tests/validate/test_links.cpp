@@ -242,6 +242,28 @@ TEST(Links, APortCounterThatGrowsBeyondItsLimitQuarantinesThatPortsNode) {
   }
 }
 
+TEST(Links, OneGrowthOfACounterIsOneFindingHoweverManyRecordsOfItsRoundCarryIt) {
+  // A round writes its port counters' deltas on every record it wrote (each test, each size):
+  // three records of the n0-n1 round carry the same growth, written from either end.
+  auto records = all_pairs(kNodes, [](auto&, auto&) { return 20.0; });
+  records.push_back(
+      with_counter(link("n0", "n1", 20.0, "write_bw_bidir"), "n1", "symbol_error", 3));
+  records.push_back(with_counter(link("n1", "n0", 20.0), "n1", "symbol_error", 3));
+  records[1] = with_counter(records[1], "n1", "symbol_error", 3);
+  const auto once = judge(records);
+  EXPECT_EQ(fixtures::codes(fixtures::node(once, "n1")),
+            std::vector<std::string>{"links.counter_errors"});
+  // Another growth of the same counter (another round, another count) is another finding, and
+  // so is the same count on another port or in a pair with another partner.
+  records.push_back(with_counter(link("n1", "n0", 20.0), "n1", "symbol_error", 5));
+  records.push_back(with_counter(link("n1", "n2", 20.0), "n1", "symbol_error", 3));
+  Json other_port = with_counter(link("n0", "n1", 20.0), "n1", "symbol_error", 3);
+  other_port["counter_deltas"][0]["port"] = 2;
+  records.push_back(other_port);
+  EXPECT_EQ(fixtures::codes(fixtures::node(judge(records), "n1")),
+            std::vector<std::string>(4, "links.counter_errors"));
+}
+
 TEST(Links, APortCountersPartnerIsTheOtherEndWhicheverEndCountedAndEveryPortIsJudged) {
   // n3 -> n0, counted at n0 (the far end, named before n3 in the run): the partner is n3. And
   // n1 -> n2 counted at n1 (the near end): n2. Two records, two findings.

@@ -102,6 +102,19 @@ TEST(PairLocalization, ASlowNodeSlowAgainIsQuarantinedAndTheOthersAreNotHeldBack
               HasSubstr("; slow again with known-good n0 (allreduce 20 GB/s), but blamed only "
                         "when slow with 2 known-good partners"));
   EXPECT_FALSE(fixtures::has_code(fixtures::node(once, "n3"), "localization.suspect_link"));
+  // The slow re-test the message names is cited as evidence (the last record), after the slow
+  // pairs; before it, with no re-test, only the slow pairs are.
+  const PairLocalization unresolved =
+      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
+  ASSERT_EQ(unresolved.verdicts.size(), 1u);
+  ASSERT_EQ(unresolved.verdicts[0].evidence.size(), 6u);
+  EXPECT_EQ(unresolved.verdicts[0].evidence.back().line, records.size());
+  std::vector<Json> untested = records;
+  untested.pop_back();
+  const PairLocalization before =
+      localize_pairs(fixtures::evidence_of(untested), cluster_floor_baseline());
+  ASSERT_EQ(before.verdicts.size(), 1u);
+  EXPECT_EQ(before.verdicts[0].evidence.size(), 5u);
   const auto one_more =
       localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline()).retest_plan;
   ASSERT_EQ(one_more.size(), 1u);
@@ -141,6 +154,77 @@ TEST(PairLocalization, ASlowNodeSlowAgainIsQuarantinedAndTheOthersAreNotHeldBack
   ASSERT_EQ(evidence.size(), 7u);
   EXPECT_EQ(evidence[5].line, records.size() - 1);
   EXPECT_EQ(evidence[6].line, records.size());
+}
+
+// Two leaves of three nodes whose path between them is slow (a leaf uplink or spine port): every
+// pair across is slow, every pair within a leaf fine.
+double across_leaves(const std::string& a, const std::string& b) {
+  const bool left_a = a < "n3";
+  const bool left_b = b < "n3";
+  return left_a != left_b ? 12.0 : 48.0;
+}
+
+TEST(PairLocalization, ASlowSwitchPathIsSuspectedAndReTestedBeforeAnythingIsSaid) {
+  auto records = shortfall_with_pairs(across_leaves);
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  // Nobody is blamed, nobody certified on a split not yet measured again.
+  EXPECT_TRUE(fixtures::nodes_in(verdict, NodeState::kQuarantined).empty());
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kInconclusive), kNodes);
+  EXPECT_THAT(fixtures::reason(fixtures::node(verdict, "n4"), "localization.unresolved").message,
+              HasSubstr("slow with every node outside {n3, n4, n5} and fine with each inside: a "
+                        "switch path between groups is suspected, not yet measured again"));
+  // Two pairs across are measured again, with different nodes on each side.
+  const auto plan = localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_EQ(plan.retest_plan,
+            (std::vector<std::pair<std::string, std::string>>{{"n0", "n3"}, {"n1", "n4"}}));
+}
+
+TEST(PairLocalization, ASwitchPathSlowAgainWarnsOnEveryNodeAndBlamesNone) {
+  auto records = shortfall_with_pairs(across_leaves);
+  records.push_back(pair_record("n0", "n3", 11.0, true));
+  records.push_back(pair_record("n1", "n4", 13.0, true));
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  // The split explains the cluster-wide shortfall: every node certified, each with the warning.
+  EXPECT_EQ(fixtures::nodes_in(verdict, NodeState::kCertified), kNodes);
+  for (const auto& node : kNodes) {
+    SCOPED_TRACE(node);
+    const Reason& r =
+        fixtures::reason(fixtures::node(verdict, node), "localization.suspect_switch");
+    EXPECT_THAT(r.message, HasSubstr("switch path between {n0, n1, n2} and {n3, n4, n5}: every "
+                                     "pair across is slow, every pair within a group is fine"));
+    EXPECT_THAT(r.message, HasSubstr("slow again when measured again (allreduce 11 GB/s, "
+                                     "allreduce 13 GB/s); no node is blamed"));
+    EXPECT_FALSE(r.evidence.empty());
+  }
+  const PairLocalization pairs =
+      localize_pairs(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_TRUE(pairs.retest_plan.empty());
+  // One verdict resting on the nine slow pairs across, then the two re-tests (the last records).
+  ASSERT_EQ(pairs.verdicts.size(), 1u);
+  EXPECT_EQ(pairs.verdicts[0].kind, PairVerdictKind::kSuspectSwitch);
+  ASSERT_EQ(pairs.verdicts[0].evidence.size(), 11u);
+  EXPECT_EQ(pairs.verdicts[0].evidence[9].line, records.size() - 1);
+  EXPECT_EQ(pairs.verdicts[0].evidence[10].line, records.size());
+  // The summary names the path once, on a line of its own.
+  const std::string text = make_verdict_reporter("text")->render(verdict);
+  EXPECT_THAT(text, HasSubstr("\n  suspect switch path between {n0, n1, n2} and {n3, n4, n5}: "));
+  EXPECT_EQ(text.find("suspect switch path"), text.rfind("suspect switch path"));
+}
+
+TEST(PairLocalization, ASplitThatDoesNotHoldWhenMeasuredAgainIsJudgedPairByPair) {
+  // One pair across is fine when measured again: no clean split, and no known-good node (every
+  // node was slow with some partner): nothing is blamed and nothing certified.
+  auto records = shortfall_with_pairs(across_leaves);
+  records.push_back(pair_record("n0", "n3", 11.0, true));
+  records.push_back(pair_record("n1", "n4", 47.0, true));
+  const FleetVerdict verdict =
+      fixtures::certify(fixtures::evidence_of(records), cluster_floor_baseline());
+  EXPECT_TRUE(fixtures::nodes_in(verdict, NodeState::kQuarantined).empty());
+  EXPECT_TRUE(fixtures::nodes_in(verdict, NodeState::kCertified).empty());
+  for (const auto& node : kNodes)
+    EXPECT_FALSE(fixtures::has_code(fixtures::node(verdict, node), "localization.suspect_switch"));
 }
 
 TEST(PairLocalization, ASlowNodeFineWithAKnownGoodPartnerIsNotBlamed) {

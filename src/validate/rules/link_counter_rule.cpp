@@ -1,3 +1,8 @@
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "validate/rules/rules.hpp"
@@ -8,6 +13,8 @@ namespace {
 
 // A port that accrues errors while a link test loads it is failing even when the bandwidth is
 // still fine (the link retransmits, or will soon go down): the counter's node is quarantined.
+// A round's deltas are written on every record the round wrote (each test and size between the
+// same two ends): one growth of one counter is one finding, however many records carry it.
 class LinkCounterRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.link_counters"; }
@@ -15,8 +22,18 @@ class LinkCounterRule final : public Rule {
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     const Evidence& evidence = context.evidence;
     const auto& limits = context.baseline.links.max_counter_deltas;
+    // run, the pair (either order), the counting port and counter, and the growth it shows
+    using Growth =
+        std::tuple<std::uint32_t, NodeId, NodeId, NodeId, StringId, int, StringId, std::int64_t>;
+    std::set<Growth> judged;
     for (const auto& r : evidence.links) {
       for (const auto& c : r.counters) {
+        if (!judged
+                 .emplace(r.run, std::min(r.from, r.to), std::max(r.from, r.to), c.node, c.device,
+                          c.port, c.counter, c.delta)
+                 .second) {
+          continue;
+        }
         const std::string name(evidence.text(c.counter));
         const auto limit = limits.find(name);
         if (limit == limits.end()) continue;

@@ -1,4 +1,8 @@
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/units.hpp"
 #include "validate/pair_localization.hpp"
@@ -11,8 +15,9 @@ namespace {
 // Pairwise rounds name the culprit of a cluster-wide shortfall: a node slow in the rounds and
 // again with a known-good partner is quarantined; a slow pair whose nodes pass with known-good
 // partners is a suspect link, a warning on both nodes that blames neither; a node slow and not
-// yet re-tested (or with no known-good node to test it against) is inconclusive
-// (docs/localization.md).
+// yet re-tested (or with no known-good node to test it against) is inconclusive; groups fine
+// within and slow across, again when measured again, are a suspect switch path: a warning on
+// every node of every group that blames none (docs/localization.md).
 class PairLocalizationRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.pair_localization"; }
@@ -58,6 +63,25 @@ class PairLocalizationRule final : public Rule {
           other.node = verdict.other;
           out.push_back(std::move(f));
           out.push_back(std::move(other));
+          break;
+        }
+        case PairVerdictKind::kSuspectSwitch: {
+          f.code = "localization.suspect_switch";
+          std::vector<std::string> sides;
+          for (const auto& group : verdict.groups) {
+            std::vector<std::string> names;
+            for (const NodeId node : group)
+              names.push_back(evidence.node_name(node));
+            sides.push_back(fmt::format("{{{}}}", fmt::join(names, ", ")));
+          }
+          f.fields.emplace_back("cut", fmt::format("{}", fmt::join(sides, " and ")));
+          for (const auto& group : verdict.groups) {
+            for (const NodeId node : group) {
+              Finding each = f;
+              each.node = node;
+              out.push_back(std::move(each));
+            }
+          }
           break;
         }
       }
