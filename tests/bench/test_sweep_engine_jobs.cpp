@@ -2,8 +2,7 @@
 // scripted_control_plane.hpp) and in the scopes that split the job into groups: what the job
 // agrees on (the smallest buffer cap, a placement some process cannot run, a stop request, the
 // slowest rank's time), the rows of groups this process is not in, a process that sits a round
-// out, and the notes a user reads per round. Written from the survivors of sweep_engine.cpp's
-// mutation run (docs/testing.md).
+// out, and the notes a user reads per round.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -1,7 +1,6 @@
-// The sweep engine's plan on one process: which points it measures (ops, types, roots), what
-// each measurement record says about itself, the warm-up, the adaptive batch sizes, cycles and
-// stop requests, the notes and the progress line a user watches. Written from the survivors of
-// sweep_engine.cpp's mutation run (docs/testing.md).
+// The sweep engine's plan on one process: which points it measures (ops, types, roots), what each
+// measurement record says about itself, the warm-up, the adaptive batch sizes, cycles and stop
+// requests, the notes and the progress line a user watches.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>

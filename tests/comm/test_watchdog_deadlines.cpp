@@ -1,8 +1,7 @@
 // The watchdog's deadlines and its end of the job, from outside: nothing is declared before an
-// operation's timeout (whichever way its deadline was set), a slot that ended is no longer
-// waited for, a slot that has just left an operation is not blamed as absent, a peer's empty
-// notice is no answer, and the job ends through the control plane. Written from the survivors
-// of watchdog.cpp's mutation run (docs/testing.md).
+// operation's timeout (whichever way its deadline was set), a slot that ended is no longer waited
+// for, a slot that has just left an operation is not blamed as absent, a peer's empty notice is
+// no answer, and the job ends through the control plane.
 #include <chrono>
 #include <cstdio>
 #include <optional>

@@ -1,9 +1,8 @@
 // Who a record speaks for, as the evidence model works it out once every file is read
-// (validate/evidence.hpp): a measurement's participants and communicator, a run's nodes when
-// no run record lists them, and the nodes each file holds evidence about (what lost or
-// unfinished input holds back). Every rule reads these; a slip here certifies or blames the
-// wrong node whatever the rules do. Written from the survivors of evidence.cpp's mutation run
-// (docs/testing.md).
+// (validate/evidence.hpp): a measurement's participants and communicator, a run's nodes when no
+// run record lists them, and the nodes each file holds evidence about (what lost or unfinished
+// input holds back). Every rule reads these; a slip here certifies or blames the wrong node
+// whatever the rules do.
 
 #include <algorithm>
 #include <string>

@@ -1,6 +1,6 @@
 // What the IB port and XID rules tell a technician: each reason's port or GPU, state, counter,
 // figure and limit as verdict.json and the report show them, one reason per port, counter and
-// XID. Written from the survivors of their mutation runs (docs/testing.md).
+// XID.
 
 #include <optional>
 #include <ostream>

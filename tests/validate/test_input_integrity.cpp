@@ -1,7 +1,6 @@
 // Lost input, as the input-integrity rule reports it: which lost lines count (unreadable,
 // truncated, too new: never a note such as an unknown kind), whose nodes they hold back, and the
-// reason's file, line and count of further lines. Written from the survivors of its mutation run
-// (docs/testing.md).
+// reason's file, line and count of further lines.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -654,7 +654,7 @@ TEST(PairLimit, ABadNodeCandidateIsSlowWithMoreThanHalfOfItsPartnersAndAtLeastTw
   EXPECT_EQ(candidates_among(2, 1).size(), 0u);  // 1 of 1: most, but one pair is a link
 }
 
-// ---- Which records a series holds, and what a verdict says (the mutation run's survivors) -----
+// ---- Which records a series holds, and what a verdict says --------------------------------
 
 // Pairs among n0..n3 at `busbw`, each pair measured in place first at `in_place_busbw`.
 std::vector<Json> four_nodes_in_both_placements(double in_place_busbw, double busbw) {

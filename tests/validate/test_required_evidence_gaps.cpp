@@ -1,8 +1,7 @@
 // The required-evidence rule (docs/validator.md, "The rule") case by case: each kind of check
 // with the record it needs missing, failed or skipped as the node's only evidence, what counts as
-// a node speaking for itself, and which record's reason a gap is explained by. Written from the
-// survivors of its mutation run (docs/testing.md): each case fails on a plausible slip in
-// required_evidence_rule.cpp that no other test saw.
+// a node speaking for itself, and which record's reason a gap is explained by. Each case fails on
+// a plausible slip in required_evidence_rule.cpp that no other test sees.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -485,7 +484,7 @@ TEST(RequiredEvidenceRule, EveryNodeWithoutANodeRecordIsAGap) {
   }
 }
 
-// --- What counts, and whose reason is given (the second round's survivors) ------------------
+// --- What counts, and whose reason is given ---------------------------------------------------
 
 // A bisection round (groups scope) is localization evidence, judged against other groups only:
 // it is no evidence for the collective's check.
@@ -739,7 +738,7 @@ TEST(RequiredEvidenceRule, EveryLackingFigureEveryPortRecordAndEveryRunErrorIsRe
               ElementsAre(HasSubstr("n1: communicator init failed")));
 }
 
-// --- Which record counts and whose reason is given (the third round's survivors) -----------
+// --- Which record counts and whose reason is given -------------------------------------------
 
 const std::string kClusterBusbw =
     "required: [collective.allreduce]\nchecks:\n  collective.allreduce:\n    min_bytes: 1G\n"

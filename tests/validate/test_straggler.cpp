@@ -1,7 +1,6 @@
 // The straggler rule's reason and counting, beyond its boundary table (test_rule_boundaries.cpp):
 // the median lead of distinct leads, which records count towards the share, every flagged rank
-// and run, and the reason's fields. Written from the survivors of its mutation run
-// (docs/testing.md).
+// and run, and the reason's fields.
 
 #include <optional>
 
