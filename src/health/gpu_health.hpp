@@ -15,7 +15,6 @@ namespace commcert {
 // and what decides its status.
 struct GpuHealth : GpuHealthFields {
   unsigned index = 0;
-  bool lost = false;                       // some query answered "GPU is lost"
   std::optional<std::string> unreachable;  // NVML gave no handle for this index: why
 };
 

@@ -122,7 +122,10 @@ std::vector<Json> node_health_records(const NodeHealth& health, const RecordOrig
       }
       record.fields = static_cast<const GpuHealthFields&>(gpu);
     }
-    records.push_back(to_json(record));
+    Json written = to_json(record);
+    // A GPU without a handle has no fields, but NVML's "GPU is lost" for it is still said.
+    if (gpu.unreachable && gpu.lost) written[GpuHealthFields::kLost] = true;
+    records.push_back(std::move(written));
   }
 
   if (health.ib.ports.empty()) {

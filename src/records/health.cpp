@@ -91,6 +91,7 @@ void add_fields(Json& out, const GpuHealthFields& h) {
     errors.push_back(
         {{HealthQueryError::kQuery, error.query}, {HealthQueryError::kError, error.error}});
   out[F::kQueryErrors] = std::move(errors);
+  if (h.lost) out[F::kLost] = true;
 }
 
 void add_fields(Json& out, const IbPortHealthFields& port) {

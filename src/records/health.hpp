@@ -131,7 +131,7 @@ struct GpuHealthFields {
   static constexpr const char* kPersistenceMode = "persistence_mode";
   static constexpr const char* kXidEvents = "xid_events";
   static constexpr const char* kQueryErrors = "query_errors";
-  // Not written by today's writer; a reader honours it when a record carries it.
+  // Written (true) only for a GPU NVML reports as lost; absent otherwise.
   static constexpr const char* kLost = "lost";
 
   std::optional<std::string> name;
@@ -152,6 +152,7 @@ struct GpuHealthFields {
   std::optional<bool> persistence_mode;
   std::optional<std::vector<XidEvent>> xid_events;  // nullopt: events could not be watched
   std::vector<HealthQueryError> query_errors;
+  bool lost = false;  // some query answered NVML_ERROR_GPU_IS_LOST: it fell off the bus (XID 79)
 };
 
 // Component "ib_port": one RDMA port as sysfs shows it.

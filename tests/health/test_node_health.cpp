@@ -66,6 +66,7 @@ TEST(NodeHealth, AHealthyNodeHasARecordPerGpuAndPort) {
   EXPECT_EQ(gpus[0]["xid_events"][0]["xid"], 79);  // arrived while the tool ran
   EXPECT_EQ(gpus[0]["ecc"]["aggregate"]["corrected"], 12);
   EXPECT_EQ(gpus[1]["remapped_rows"]["pending"], true);
+  EXPECT_FALSE(gpus[0].contains("lost"));  // written only for a lost GPU
   EXPECT_TRUE(gpus[1]["serial"].is_null());
   EXPECT_EQ(gpus[1]["query_errors"][0]["query"], "serial");
   const auto ports = of_component(records, "ib_port");
@@ -92,6 +93,11 @@ TEST(NodeHealth, ALostGpuIsAnErrorRecordNamingIt) {
   EXPECT_EQ(gpus[1]["status"], "error");
   EXPECT_NE(gpus[1]["reason"].get<std::string>().find("nvmlDeviceGetHandleByIndex_v2(1)"),
             std::string::npos);
+  // Both are lost (a query, and the handle itself, answered NVML_ERROR_GPU_IS_LOST): the
+  // validator's gpu_lost rule reads `lost`, not the reason.
+  EXPECT_EQ(gpus[0].value("lost", false), true);
+  EXPECT_EQ(gpus[1].value("lost", false), true);
+  EXPECT_EQ(gpus[1]["gpu"]["index"], 1);
   const auto ports = of_component(records, "ib_port");
   ASSERT_EQ(ports.size(), 1u);
   EXPECT_EQ(ports[0]["status"], "ok");  // health measures; the validator judges DOWN
