@@ -25,6 +25,11 @@ void add_report_options(CLI::App& app, ReportFlags& flags, std::string_view defa
 
 bool write_reports(const Report& report, const std::vector<VerdictOutput>& outputs,
                    std::string_view prefix) {
+  return write_reports_listing_failures(report, outputs, prefix).empty();
+}
+
+std::vector<VerdictOutputFailure> write_reports_listing_failures(
+    const Report& report, const std::vector<VerdictOutput>& outputs, std::string_view prefix) {
   std::fflush(stderr);
   const auto failures = write_verdict_outputs(report, outputs, stdout);
   for (const auto& output : outputs) {
@@ -41,7 +46,7 @@ bool write_reports(const Report& report, const std::vector<VerdictOutput>& outpu
     fmt::print(stderr, "{}: error: --report {}={}: {}\n", prefix, failure.format,
                printable(failure.file.string()), printable(failure.message));
   }
-  return failures.empty();
+  return failures;
 }
 
 }  // namespace commcert

@@ -24,5 +24,8 @@ void add_report_options(CLI::App& app, ReportFlags& flags, std::string_view defa
 // Returns false when one could not be written.
 bool write_reports(const Report& report, const std::vector<VerdictOutput>& outputs,
                    std::string_view prefix);
+// The same, returning the files that could not be written (empty when every one was).
+[[nodiscard]] std::vector<VerdictOutputFailure> write_reports_listing_failures(
+    const Report& report, const std::vector<VerdictOutput>& outputs, std::string_view prefix);
 
 }  // namespace commcert

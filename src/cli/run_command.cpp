@@ -97,10 +97,12 @@ class SuiteLog {
     doc_["localization"].push_back(std::move(entry));
     write_locked();
   }
-  void finish(std::string status, int exit_code) {
+  // `reports`: what became of each --report file (docs/suites.md); null when none was asked for.
+  void finish(std::string status, int exit_code, Json reports = nullptr) {
     std::lock_guard lock(mutex_);
     doc_["status"] = std::move(status);
     doc_["exit_code"] = exit_code;
+    if (!reports.is_null()) doc_["reports"] = std::move(reports);
     write_locked();
   }
 
@@ -312,8 +314,9 @@ class SuiteRunner {
     group_.control().barrier();
     int exit_code = 0;
     if (reporting()) {
-      exit_code = judge_run(worst_stage_status);
-      log_.finish(suite_outcome(exit_code), exit_code);
+      Judged judged = judge_run(worst_stage_status);
+      exit_code = judged.exit_code;
+      log_.finish(suite_outcome(exit_code), exit_code, std::move(judged.reports));
     }
     return std::stoi(group_.control().broadcast_from_root(std::to_string(exit_code)));
   }
@@ -379,8 +382,29 @@ class SuiteRunner {
     group_.control().abort_job(to_int(ExitCode::kTimeout));
   }
 
-  int judge_run(int worst_stage_status) {
-    if (worst_stage_status == to_int(ExitCode::kUsage)) return worst_stage_status;
+  // The verdict's exit status, and what became of each --report file.
+  struct Judged {
+    int exit_code = 0;
+    Json reports = nullptr;  // null: no --report file was asked for
+  };
+
+  // suite.json's `reports`: each --report file with `status` ok, or error and the `reason`.
+  [[nodiscard]] Json report_entries(const std::vector<VerdictOutputFailure>& failures) const {
+    Json entries = Json::array();
+    for (const auto& output : reports_) {
+      if (!output.file) continue;
+      Json entry = {{"format", output.format->name}, {"path", output.file->string()}};
+      const auto failed = std::find_if(failures.begin(), failures.end(),
+                                       [&](const auto& f) { return f.file == *output.file; });
+      entry["status"] = failed == failures.end() ? "ok" : "error";
+      if (failed != failures.end()) entry["reason"] = failed->message;
+      entries.push_back(std::move(entry));
+    }
+    return entries.empty() ? Json(nullptr) : entries;
+  }
+
+  Judged judge_run(int worst_stage_status) {
+    if (worst_stage_status == to_int(ExitCode::kUsage)) return {worst_stage_status};
     try {
       LoadedInputs inputs = load_own_run();
       const FleetVerdict verdict =
@@ -397,16 +421,16 @@ class SuiteRunner {
             run.status = suite_outcome(verdict.exit_status());
         }
       }
-      const bool reported =
-          write_reports(Report(verdict, details ? &*details : nullptr), reports_, "commcert run");
+      const auto failures = write_reports_listing_failures(
+          Report(verdict, details ? &*details : nullptr), reports_, "commcert run");
       fmt::print(stderr, "commcert run: verdict written to {} after {}\n", path.string(),
                  format_duration(elapsed_s()));
-      // A report that could not be written is an I/O error; the verdict itself is on disk.
-      return reported ? verdict.exit_status()
-                      : std::max(verdict.exit_status(), to_int(ExitCode::kError));
+      // The verdict is on disk and is the run's outcome: a report file that could not be written
+      // is said on stderr and in suite.json's `reports`, and changes neither.
+      return {verdict.exit_status(), report_entries(failures)};
     } catch (const std::exception& error) {
       fmt::print(stderr, "commcert run: no verdict: {}\n", error.what());
-      return to_int(ExitCode::kInconclusive);
+      return {to_int(ExitCode::kInconclusive)};
     }
   }
 

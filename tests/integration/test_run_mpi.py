@@ -217,6 +217,39 @@ class RunSuite(unittest.TestCase):
         self.assertGreater(slow["elapsed_s"], 2.0, "the stage must outlast the bound to test it")
 
 
+    def test_a_report_that_cannot_be_written_leaves_the_verdicts_status_and_says_so(self):
+        # /proc takes no new files, not even from root: the path passes the checks made before
+        # the run (its directory exists) and fails when the verdict is written.
+        unwritable = "/proc/commcert-verdict.json"
+        try:
+            with open(unwritable, "w"):
+                pass
+            self.skipTest(f"{unwritable} is writable here")
+        except OSError:
+            pass
+        reports = os.path.join(self.tmp, "reports")
+        os.makedirs(reports)
+        proc = self.run_suite("ci", "--report", f"json={unwritable}",
+                              "--report", f"md={reports}/verdict.md")
+        detail = proc.stdout[-3000:] + proc.stderr[-3000:]
+        # The verdict's status, as without the report: a CI job gates on the verdict.
+        self.assertEqual(proc.returncode, 0, detail)
+        self.assertEqual(self.states(), {node: "certified" for node in NODES})
+        failed = [line for line in proc.stderr.splitlines() if unwritable in line]
+        self.assertEqual(len(failed), 1, proc.stderr)
+        self.assertIn(f"commcert run: error: --report json={unwritable}: ", failed[0])
+        self.assertTrue(os.path.exists(os.path.join(reports, "verdict.md")))
+        log = self.suite_log()
+        self.assertEqual((log["status"], log["exit_code"]), ("certified", 0), log)
+        entries = {entry["format"]: entry for entry in log["reports"]}
+        self.assertEqual(entries["md"]["status"], "ok")
+        self.assertEqual(entries["md"]["path"], f"{reports}/verdict.md")
+        self.assertNotIn("reason", entries["md"])
+        self.assertEqual((entries["json"]["status"], entries["json"]["path"]),
+                         ("error", unwritable))
+        self.assertTrue(entries["json"]["reason"], entries["json"])
+
+
 class SuiteErrors(unittest.TestCase):
     """A malformed suite fails before anything runs: one line naming file, line and key."""
 
