@@ -44,6 +44,61 @@ std::string escape_markup(std::string_view text) {
   return out;
 }
 
+std::string escape_markdown(std::string_view text) {
+  const auto alnum = [&](std::size_t at) {
+    if (at >= text.size()) return false;
+    const char c = text[at];
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\t':
+        out += ' ';
+        break;
+      case '\r':
+        if (i + 1 < text.size() && text[i + 1] == '\n') ++i;  // CRLF is one line break
+        out += "<br>";
+        break;
+      case '\n':
+        out += "<br>";
+        break;
+      case '_':
+        if (!(i > 0 && alnum(i - 1) && alnum(i + 1))) out += '\\';
+        out += c;
+        break;
+      case '|':
+      case '\\':
+      case '`':
+      case '*':
+      case '[':
+      case ']':
+      case '~':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') {
+          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
 std::string format_gb_per_s(std::optional<double> bytes_per_s) {
   return bytes_per_s ? fmt::format("{:.2f} GB/s", *bytes_per_s / 1e9) : std::string("–");
 }

@@ -10,20 +10,10 @@
 namespace commcert {
 namespace {
 
-// Text that ends up inside a Markdown table cell of a ticket: the renderers of GitHub, GitLab and
-// Jira-style Markdown accept inline HTML and read | * _ ` [ ] as syntax, so the HTML-significant
-// characters become references and the Markdown ones get a backslash. A name or reason can then
-// neither break the table nor inject a link or markup.
+// Text that ends up inside a Markdown table cell or list item of a ticket (escape_markdown): a
+// name or reason can neither break the table nor inject a link or markup, and reads as written.
 std::string cell(std::string_view text) {
-  std::string out;
-  for (const char c : escape_markup(text)) {
-    if (c == '|' || c == '*' || c == '_' || c == '`' || c == '[' || c == ']' || c == '\\' ||
-        c == '~') {
-      out += '\\';
-    }
-    out += c;
-  }
-  return out;
+  return escape_markdown(text);
 }
 
 std::string reason_text(const Reason& reason) {

@@ -2,9 +2,11 @@
 // built from committed records. The browser, promtool and the JUnit schema check the same
 // formats on a real run in tests/integration/test_report.py.
 #include <algorithm>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -246,11 +248,129 @@ TEST(MarkdownReport, NodesToActOnWithEscapedCells) {
   const RunDetails run = details();
   const std::string md = render("md", &run);
   EXPECT_THAT(md, HasSubstr("| &lt;img src=x onerror=alert(1)&gt; | quarantined |"));
-  // A | in a message cannot end the cell.
-  EXPECT_THAT(md, HasSubstr("12.5 GB/s \\| below &quot;40&quot;"));
+  // A | in a message cannot end the cell; a quote stays a quote.
+  EXPECT_THAT(md, HasSubstr("12.5 GB/s \\| below \"40\""));
   EXPECT_THAT(md, HasSubstr("1 further nodes certified without remarks."));
   EXPECT_THAT(md, HasSubstr("- bad node: &lt;img src=x onerror=alert(1)&gt;"));
   EXPECT_THAT(md, HasSubstr("- suspect link: node0 – node1 at 3.00 GB/s"));
+}
+
+// The cells of one Markdown table line as a GFM renderer splits them: a backslash escapes the
+// next character, an unescaped | ends a cell. nullopt when the line is not a table row.
+std::optional<std::vector<std::string>> table_cells(const std::string& line) {
+  if (line.size() < 2 || line.front() != '|' || line.back() != '|') return std::nullopt;
+  std::vector<std::string> cells;
+  std::string current;
+  for (std::size_t i = 1; i < line.size(); ++i) {
+    if (line[i] == '\\' && i + 1 < line.size()) {
+      current += line.substr(i, 2);
+      ++i;
+    } else if (line[i] == '|') {
+      cells.push_back(current);
+      current.clear();
+    } else {
+      current += line[i];
+    }
+  }
+  return cells;
+}
+
+// The report's tables as (rows, columns): lines starting with | that follow each other are one
+// table, and each of its rows must have the header's number of cells. No line holds a CR.
+std::vector<std::pair<std::size_t, std::size_t>> tables(const std::string& md) {
+  std::vector<std::pair<std::size_t, std::size_t>> found;
+  std::istringstream lines(md);
+  bool in_table = false;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.find('\r'), std::string::npos) << line;
+    if (line.empty() || line.front() != '|') {
+      in_table = false;
+      continue;
+    }
+    const auto cells = table_cells(line);
+    if (!cells) {
+      ADD_FAILURE() << "a table line cut short: " << line;
+      continue;
+    }
+    if (!in_table) found.emplace_back(0, cells->size());
+    in_table = true;
+    ++found.back().first;
+    EXPECT_EQ(cells->size(), found.back().second) << line;
+  }
+  return found;
+}
+
+TEST(MarkdownEscape, OnlyWhatMarkdownReadsIsEscapedAndQuotesStayQuotes) {
+  EXPECT_EQ(escape_markdown("say \"no\" and 'yes'"), "say \"no\" and 'yes'");
+  EXPECT_EQ(escape_markdown("a|b"), "a\\|b");
+  // A backslash before a | cannot swallow the | 's escape.
+  EXPECT_EQ(escape_markdown("a\\|b"), "a\\\\\\|b");
+  EXPECT_EQ(escape_markdown("<script>alert(1)</script> & &amp;"),
+            "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &amp;amp;");
+  EXPECT_EQ(escape_markdown("`code` *em* [link](x) ~~s~~"),
+            "\\`code\\` \\*em\\* \\[link\\](x) \\~\\~s\\~\\~");
+  // _ between letters or digits is no emphasis and stays as it is; at a word's edge it is.
+  EXPECT_EQ(escape_markdown("perf.busbw_floor gpu_0"), "perf.busbw_floor gpu_0");
+  EXPECT_EQ(escape_markdown("_x_ a_ _b a__b"), "\\_x\\_ a\\_ \\_b a\\_\\_b");
+  EXPECT_EQ(escape_markdown("_"), "\\_");
+}
+
+TEST(MarkdownEscape, LineBreaksTabsAndControlCharactersKeepTheTextOnOneLine) {
+  EXPECT_EQ(escape_markdown("a\nb\rc\r\nd\n\re"), "a<br>b<br>c<br>d<br><br>e");
+  EXPECT_EQ(escape_markdown("a\tb"), "a b");
+  // The control range ends below the space; DEL is a control character too.
+  EXPECT_EQ(escape_markdown(std::string("\x1f\x20\x7e\x7f", 4)), "\\x1f \\~\\x7f");
+  EXPECT_EQ(escape_markdown(std::string("\0", 1)), "\\x00");
+  EXPECT_EQ(escape_markdown("\x08"), "\\x08");
+  EXPECT_EQ(escape_markdown("\x0b"), "\\x0b");
+  // UTF-8 passes through untouched.
+  EXPECT_EQ(escape_markdown("n\xc3\xb6\xe2\x80\x93"), "n\xc3\xb6\xe2\x80\x93");
+}
+
+TEST(MarkdownReport, HostileTextKeepsEveryTableWholeAndReadsAsWritten) {
+  const std::string hostile = "a|b\nc\rd\r\ne\tf `g` <script>x</script> \\| 'q' \"dq\"";
+  const std::string escaped =
+      "a\\|b<br>c<br>d<br>e f \\`g\\` &lt;script&gt;x&lt;/script&gt; \\\\\\| 'q' \"dq\"";
+  FleetVerdict v = verdict();
+  v.nodes[2].node = hostile;
+  v.nodes[2].reasons[0].message = hostile;
+  v.nodes[2].reasons[0].action = hostile;
+  v.nodes[1].reasons[0].code = hostile;
+  RunDetails run = details();
+  run.judged = {{hostile, hostile, hostile, 1 << 20, 4e9}};
+  BurnGpu burn = run.burns[0];
+  burn.node = hostile;
+  burn.kernel = hostile;
+  burn.status = hostile;
+  burn.reason = hostile;
+  run.burns.push_back(burn);
+  MembwGpu membw = run.membws[0];
+  membw.node = hostile;
+  membw.status = hostile;
+  membw.reason = hostile;
+  run.membws.push_back(membw);
+  run.pairs[0].bad_nodes = {hostile};
+  run.runs[0].run_id = hostile;
+  const std::string md = make_verdict_reporter("md")->render(Report(v, &run));
+  // Nodes: header, rule, two nodes; busbw: header, rule, one group; GPUs: header, rule, two.
+  const std::vector<std::pair<std::size_t, std::size_t>> expected = {{4, 5}, {3, 7}, {4, 5}};
+  EXPECT_EQ(tables(md), expected) << md;
+  EXPECT_THAT(md, HasSubstr("| " + escaped + " | quarantined | isolate | "));
+  EXPECT_THAT(md, HasSubstr("| " + escaped + " | 3 | membw | " + escaped + " | " + escaped +
+                                " |\n"));
+  EXPECT_THAT(md, HasSubstr("- bad node: " + escaped + "\n"));
+  EXPECT_THAT(md, HasSubstr("- " + escaped + ": \n"));
+  EXPECT_THAT(md, Not(HasSubstr("<script>")));
+}
+
+// The quote that came back as &#39; (issue 30, 17): reasons are written as they read.
+TEST(MarkdownReport, QuotesInReasonsAreNotReferences) {
+  FleetVerdict v = verdict();
+  v.nodes[2].reasons[0].message = "DCGM test 'Memory' failed: \"ECC\"";
+  const std::string md = make_verdict_reporter("md")->render(Report(v));
+  EXPECT_THAT(md, HasSubstr("DCGM test 'Memory' failed: \"ECC\""));
+  EXPECT_THAT(md, Not(HasSubstr("&#39;")));
+  EXPECT_THAT(md, Not(HasSubstr("&quot;")));
 }
 
 // The model from real records: the committed v1 burn and membw lines, read through the
