@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -192,8 +192,8 @@ class FakeScontrol {
       out << "#!/bin/sh\n"
           << "for a in \"$@\"; do printf '%s\\000' \"$a\"; done >> '" << calls_path().string()
           << "'\nprintf '\\n' >> '" << calls_path().string() << "'\n"
-          << (sleep > 0 ? "exec sleep " + std::to_string(sleep) + "\n" : "")
-          << "cat '" << (dir_.path() / "answer.txt").string() << "'\n"
+          << (sleep > 0 ? "exec sleep " + std::to_string(sleep) + "\n" : "") << "cat '"
+          << (dir_.path() / "answer.txt").string() << "'\n"
           << "cat '" << (dir_.path() / "error.txt").string() << "' >&2\n"
           << "exit " << status << "\n";
     }
@@ -260,16 +260,16 @@ TEST(QuerySlurmNodes, NodesAreKnownByTheirExactNames) {
 
   // node1 quarantined, node10 certified: node1 is drained and node10 resumed, each by its own
   // name; node11, which Slurm does not know, is left alone though node1 and node10 are known.
-  const auto actions = plan_slurm_actions(
-      {{"node1", NodeDecisionState::kQuarantined, "busbw 3 GB/s"},
-       {"node10", NodeDecisionState::kCertified, ""},
-       {"node11", NodeDecisionState::kQuarantined, "x"}},
-      nodes);
+  const auto actions =
+      plan_slurm_actions({{"node1", NodeDecisionState::kQuarantined, "busbw 3 GB/s"},
+                          {"node10", NodeDecisionState::kCertified, ""},
+                          {"node11", NodeDecisionState::kQuarantined, "x"}},
+                         nodes);
   const Applied applied = apply(actions, false);
   const std::vector<Argv> calls = scontrol.calls();
   ASSERT_EQ(calls.size(), 3u);  // the query, then one call per action
-  EXPECT_EQ(calls[1], (Argv{"update", "NodeName=node1", "State=DRAIN",
-                            "Reason=commcert: busbw 3 GB/s"}));
+  EXPECT_EQ(calls[1],
+            (Argv{"update", "NodeName=node1", "State=DRAIN", "Reason=commcert: busbw 3 GB/s"}));
   EXPECT_EQ(calls[2], (Argv{"update", "NodeName=node10", "State=RESUME"}));
   EXPECT_EQ(applied.printed,
             "drain  node1: commcert: busbw 3 GB/s\nresume node10\nleave  node11: not a Slurm "
@@ -289,12 +289,12 @@ TEST(ApplySlurmActions, AReasonIsOneArgumentNeverReadByAShellAndCutAtItsLimit) {
                                                        {"node3", {"IDLE", ""}},
                                                        {"node4", {"IDLE", ""}}};
   const std::size_t room = kMaxReasonLength - kReasonPrefix.size();  // 190 characters of text
-  const auto actions = plan_slurm_actions(
-      {{"node1", NodeDecisionState::kQuarantined, hostile},
-       {"node2", NodeDecisionState::kQuarantined, std::string(room - 1, 'a')},
-       {"node3", NodeDecisionState::kQuarantined, std::string(room, 'b')},
-       {"node4", NodeDecisionState::kQuarantined, std::string(room + 1, 'c')}},
-      idle);
+  const auto actions =
+      plan_slurm_actions({{"node1", NodeDecisionState::kQuarantined, hostile},
+                          {"node2", NodeDecisionState::kQuarantined, std::string(room - 1, 'a')},
+                          {"node3", NodeDecisionState::kQuarantined, std::string(room, 'b')},
+                          {"node4", NodeDecisionState::kQuarantined, std::string(room + 1, 'c')}},
+                         idle);
   const Applied applied = apply(actions, false);
   const std::vector<Argv> calls = scontrol.calls();
   ASSERT_EQ(calls.size(), 4u);

@@ -356,8 +356,8 @@ TEST(MarkdownReport, HostileTextKeepsEveryTableWholeAndReadsAsWritten) {
   const std::vector<std::pair<std::size_t, std::size_t>> expected = {{4, 5}, {3, 7}, {4, 5}};
   EXPECT_EQ(tables(md), expected) << md;
   EXPECT_THAT(md, HasSubstr("| " + escaped + " | quarantined | isolate | "));
-  EXPECT_THAT(md, HasSubstr("| " + escaped + " | 3 | membw | " + escaped + " | " + escaped +
-                                " |\n"));
+  EXPECT_THAT(md,
+              HasSubstr("| " + escaped + " | 3 | membw | " + escaped + " | " + escaped + " |\n"));
   EXPECT_THAT(md, HasSubstr("- bad node: " + escaped + "\n"));
   EXPECT_THAT(md, HasSubstr("- " + escaped + ": \n"));
   EXPECT_THAT(md, Not(HasSubstr("<script>")));
