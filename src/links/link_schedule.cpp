@@ -65,6 +65,30 @@ std::vector<int> first_rank_rails(const std::vector<RankIdentity>& ranks) {
   return rails;
 }
 
+std::vector<std::vector<std::string>> links_of_timeout(const std::vector<int>& absent,
+                                                       const LinkRound* round,
+                                                       const std::vector<RankIdentity>& ranks,
+                                                       const LinkPair* own) {
+  std::vector<std::vector<std::string>> out;
+  const auto add = [&out](std::vector<std::string> nodes) {
+    if (std::find(out.begin(), out.end(), nodes) == out.end()) out.push_back(std::move(nodes));
+  };
+  for (const int rank : absent) {
+    if (rank < 0 || static_cast<std::size_t>(rank) >= ranks.size()) continue;
+    const int pair = round && static_cast<std::size_t>(rank) < round->pair_of_rank.size()
+                         ? round->pair_of_rank[static_cast<std::size_t>(rank)]
+                         : -1;
+    if (pair >= 0 && static_cast<std::size_t>(pair) < round->pairs.size()) {
+      const auto& nodes = round->pairs[static_cast<std::size_t>(pair)].nodes;
+      add({nodes[0], nodes[1]});
+    } else {
+      add({ranks[static_cast<std::size_t>(rank)].node});
+    }
+  }
+  if (absent.empty() && own) add({own->nodes[0], own->nodes[1]});
+  return out;
+}
+
 bool natural_less(const std::string& a, const std::string& b) {
   const auto split = [](const std::string& text) {
     std::size_t digits = text.size();

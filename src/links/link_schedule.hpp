@@ -62,6 +62,15 @@ struct LinkRound {
     const std::vector<std::pair<std::string, std::vector<std::string>>>& topology_gpus,
     const std::vector<std::string>& local_rank_gpu_addresses);
 
+// The links a timeout of the links stage is about, each as the nodes its record names (docs/
+// links.md): for each rank in `absent` (ranks that did not arrive), the two ends of its link in
+// `round`, the round under way (nullptr outside the rounds), or its node alone when it measures
+// no link then; with no rank absent, `own` (the link the writing rank was measuring when it
+// waited, nullptr for none). Each link once, in the order found; empty when none is known.
+[[nodiscard]] std::vector<std::vector<std::string>> links_of_timeout(
+    const std::vector<int>& absent, const LinkRound* round, const std::vector<RankIdentity>& ranks,
+    const LinkPair* own);
+
 // Device names in natural order: a trailing number compares as a number.
 [[nodiscard]] bool natural_less(const std::string& a, const std::string& b);
 

@@ -55,6 +55,50 @@ TEST(LinkSchedule, FourNodesMeetInThreeRoundsOfTwoPairs) {
   expect_every_pair_once(rounds, 4);
 }
 
+// The pair of `rank` in `round`.
+const LinkPair& pair_of(const LinkRound& round, int rank) {
+  return round.pairs.at(
+      static_cast<std::size_t>(round.pair_of_rank.at(static_cast<std::size_t>(rank))));
+}
+
+TEST(LinkTimeout, AnAbsentRankNamesBothEndsOfItsLinkInTheRoundUnderWay) {
+  const auto ranks = ranks_on({"a", "b", "c", "d"});
+  const auto rounds = plan_link_rounds(ranks, first_rank_rails(ranks));
+  const LinkRound& round = rounds.at(1);
+  const LinkPair& link = pair_of(round, 1);
+  const auto links = links_of_timeout({1}, &round, ranks, nullptr);
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_THAT(links[0], ElementsAre(link.nodes[0], link.nodes[1]));
+  EXPECT_NE(std::find(links[0].begin(), links[0].end(), "b"), links[0].end());
+}
+
+TEST(LinkTimeout, TwoAbsentEndsOfOneLinkNameItOnceAndOfTwoLinksBoth) {
+  const auto ranks = ranks_on({"a", "b", "c", "d"});
+  const auto rounds = plan_link_rounds(ranks, first_rank_rails(ranks));
+  const LinkRound& round = rounds.at(0);
+  const LinkPair& first = round.pairs.at(0);
+  EXPECT_EQ(links_of_timeout({first.ranks[0], first.ranks[1]}, &round, ranks, nullptr).size(), 1u);
+  EXPECT_EQ(links_of_timeout({0, 1, 2, 3}, &round, ranks, nullptr).size(), 2u);
+}
+
+TEST(LinkTimeout, OutsideALinkTheAbsentNodeAloneAndWithNobodyAbsentTheWritersOwnLink) {
+  const auto ranks = ranks_on({"a", "b", "c"});
+  const auto rounds = plan_link_rounds(ranks, first_rank_rails(ranks));
+  // Three nodes: one sits each round out.
+  const auto idle = std::find(rounds[0].pair_of_rank.begin(), rounds[0].pair_of_rank.end(), -1);
+  ASSERT_NE(idle, rounds[0].pair_of_rank.end());
+  const int bye = static_cast<int>(idle - rounds[0].pair_of_rank.begin());
+  EXPECT_THAT(links_of_timeout({bye}, &rounds[0], ranks, nullptr),
+              ElementsAre(ElementsAre(ranks[static_cast<std::size_t>(bye)].node)));
+  // Set-up, before the rounds: no link, the absent node.
+  EXPECT_THAT(links_of_timeout({2}, nullptr, ranks, nullptr), ElementsAre(ElementsAre("c")));
+  // Everyone waits inside an operation (a stuck transfer): the link the writer was measuring.
+  const LinkPair& own = rounds[0].pairs.at(0);
+  EXPECT_THAT(links_of_timeout({}, &rounds[0], ranks, &own),
+              ElementsAre(ElementsAre(own.nodes[0], own.nodes[1])));
+  EXPECT_TRUE(links_of_timeout({}, &rounds[0], ranks, nullptr).empty());
+}
+
 TEST(LinkSchedule, AnOddCountGivesEachNodeOneBye) {
   const auto ranks = ranks_on({"a", "b", "c", "d", "e"});
   const auto rounds = plan_link_rounds(ranks, first_rank_rails(ranks));
