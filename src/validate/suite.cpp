@@ -1,6 +1,8 @@
 #include "validate/suite.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -132,12 +134,22 @@ Suite parse_suite(std::string_view text, std::string_view origin) {
     }
     // A set, not a scan of the earlier stages: the check stays linear in the number of stages.
     std::unordered_set<std::string> names;
+    std::optional<std::string> bisecting;  // the stage that bisects, at most one
     for (std::size_t i = 0; i < stages.size(); ++i) {
       SuiteStage stage = parse_stage(in, stages[i], fmt::format("stages[{}]", i));
       if (!names.insert(stage.name).second) {
         in.fail(stages[i], fmt::format("stages[{}].name", i),
                 fmt::format("'{}' names two stages (give each a name)", stage.name));
       }
+      // A run's bisection is replayed from all of its group records: a second bisecting stage
+      // would be judged on the first one's groups too.
+      if (stage.localize == "bisect" && bisecting) {
+        in.fail(stages[i]["localize"], fmt::format("stages[{}].localize", i),
+                fmt::format("a run bisects once, and stage '{}' already does: use `localize: "
+                            "pairs` here, or another run",
+                            *bisecting));
+      }
+      if (stage.localize == "bisect") bisecting = stage.name;
       suite.stages.push_back(std::move(stage));
     }
   }

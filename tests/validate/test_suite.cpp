@@ -195,6 +195,13 @@ TEST(SuiteStages, MistakesNameTheLineAndKey) {
   EXPECT_THAT(error_of("  - run: sweep\n    budget: 1m\n    localize: rings\n"),
               AllOf(HasSubstr("s.yaml:6:"), HasSubstr("'pairs' or 'bisect'")));
   EXPECT_EQ(error_of("  - run: sweep\n    budget: 1m\n    localize: bisect\n"), "accepted");
+  // One bisecting stage a run; pairs beside it, as often as wanted.
+  const std::string bisecting = "  - run: sweep\n    budget: 1m\n    localize: bisect\n";
+  const std::string second = "  - name: again\n    run: sweep\n    budget: 1m\n";
+  EXPECT_EQ(error_of(bisecting + second + "    localize: pairs\n"), "accepted");
+  EXPECT_THAT(error_of(bisecting + second + "    localize: bisect\n"),
+              AllOf(HasSubstr("s.yaml:10:"), HasSubstr("stages[1].localize"),
+                    HasSubstr("a run bisects once, and stage 'sweep' already does")));
   EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    localize: bisect\n"),
               HasSubstr("only a sweep stage localizes"));
   EXPECT_THAT(error_of("  - run: health\n    budget: 1m\n    localize: pairs\n"),
