@@ -33,7 +33,7 @@ struct LogOutcome {
   // A DCGM diagnostic (dcgmi diag -j) instead of an nccl-tests log.
   std::optional<DcgmRecords> dcgm;
   DcgmDiag dcgm_parsed;
-  std::string node;
+  std::string node;  // --node: the DCGM file's node, or that of an nccl-tests log's unnamed hosts
 };
 
 Json dcgm_file_summary(const LogOutcome& outcome) {
@@ -64,7 +64,8 @@ Json file_summary(const LogOutcome& outcome) {
           {"nccl_tests_versions", outcome.ingested.versions},
           {"unreadable", std::move(unreadable)},
           {"cut_off_tests", outcome.ingested.unconcluded},
-          {"other_lines", outcome.parsed.foreign_lines.size()}};
+          {"other_lines", outcome.parsed.foreign_lines.size()},
+          {"node", outcome.node.empty() ? Json(nullptr) : Json(outcome.node)}};
 }
 
 // One warning line per unreadable line, the first kLinesShown of each log; returns how many.
@@ -129,12 +130,11 @@ void read_dcgm(LogOutcome& outcome, std::string_view text, const std::string& ru
   }
   if (index >= nodes.size()) {
     throw UsageError(fmt::format(
-        "{}: a DCGM diagnostic does not name the node it ran on: give --node NAME (once per DCGM "
-        "file, in order)",
+        "{}: a DCGM diagnostic does not name the node it ran on: give --node NAME (once per file "
+        "that names no node, in order)",
         printable(outcome.path)));
   }
   outcome.node = nodes[index];
-  validate_node_name(outcome.node, "--node");
   outcome.dcgm = dcgm_diag_records(outcome.dcgm_parsed, {run_id, outcome.node});
 }
 
@@ -157,38 +157,53 @@ void IngestCommand::configure(CLI::App& app) {
                  "Collective of tests whose log does not name it (nccl-tests before 2.17.4), "
                  "e.g. allreduce or all_reduce_perf");
   app.add_option("--node", flags_.nodes,
-                 "Node a DCGM diagnostic ran on (its JSON does not say): once per DCGM file, in "
-                 "the order the files are given");
+                 "Node a file ran on when it does not say: once per DCGM diagnostic and per "
+                 "nccl-tests log without '# Rank ... on HOST' lines, in the order the files are "
+                 "given");
 }
 
 int IngestCommand::run(Invocation& invocation) {
   if (flags_.run_id) validate_run_id(*flags_.run_id);
+  for (const auto& node : flags_.nodes)
+    validate_node_name(node, "--node");
   const std::string run_id = flags_.run_id.value_or(make_run_id("ingest"));
   const std::string started = utc_timestamp_now();
 
   // Every log is read before anything is written: a bad path leaves no half run behind.
   std::vector<LogOutcome> outcomes;
-  std::size_t dcgm_files = 0;
+  std::size_t unnamed_files = 0;    // files that take a --node, in order
   bool run_record_written = false;  // one rank map per run: the first test's
   for (const auto& path : flags_.logs) {
     LogOutcome outcome;
     outcome.path = path;
     const std::string text = read_bounded_file(path, kMaxLogBytes, "nccl-tests log");
     if (looks_like_dcgm_diag(text)) {
-      read_dcgm(outcome, text, run_id, flags_.nodes, dcgm_files++);
+      read_dcgm(outcome, text, run_id, flags_.nodes, unnamed_files++);
       outcomes.push_back(std::move(outcome));
       continue;
     }
     outcome.parsed =
         looks_like_json(text) ? parse_nccl_tests_json(text) : parse_nccl_tests_log(text);
     IngestOptions options{run_id, path, flags_.collective};
+    // A log that does not name its hosts (a pasted table) takes the next --node; without one its
+    // tests are refused, each with its line.
+    if (lacks_hosts(outcome.parsed) && unnamed_files < flags_.nodes.size()) {
+      outcome.node = flags_.nodes[unnamed_files];
+      options.node = outcome.node;
+    }
+    if (lacks_hosts(outcome.parsed)) ++unnamed_files;
     outcome.ingested = nccl_tests_records(outcome.parsed, options, !run_record_written);
-    run_record_written = run_record_written || outcome.ingested.tests > 0;
+    run_record_written =
+        run_record_written ||
+        std::any_of(outcome.ingested.records.begin(), outcome.ingested.records.end(),
+                    [](const Json& record) { return record["kind"] == "run"; });
     outcomes.push_back(std::move(outcome));
   }
-  if (flags_.nodes.size() > dcgm_files) {
-    throw UsageError(fmt::format("--node given {} time(s) for {} DCGM diagnostic file(s)",
-                                 flags_.nodes.size(), dcgm_files));
+  if (flags_.nodes.size() > unnamed_files) {
+    throw UsageError(fmt::format(
+        "--node given {} time(s) for {} file(s) that do not name their node (DCGM diagnostics, "
+        "nccl-tests logs without '# Rank ... on HOST' lines)",
+        flags_.nodes.size(), unnamed_files));
   }
   std::size_t problems = 0;
   std::size_t measurements = 0;
@@ -213,10 +228,15 @@ int IngestCommand::run(Invocation& invocation) {
   }
   const bool any_record = std::any_of(outcomes.begin(), outcomes.end(), wrote_records);
   if (!any_record) {
-    throw UsageError(
-        fmt::format("{}: no nccl-tests result could be read, nor a DCGM GPU result "
-                    "(nothing written)",
-                    printable(flags_.logs.front())));
+    std::string files;
+    for (const auto& path : flags_.logs)
+      files += (files.empty() ? "" : ", ") + printable(path);
+    throw UsageError(fmt::format(
+        "{}: no nccl-tests result could be read, nor a DCGM GPU result (nothing written): {}",
+        files,
+        problems > 0 ? "each line that could not be read is named above"
+                     : "no line is part of an nccl-tests test (no '# nThread ... iters:', "
+                       "'# Rank ... on HOST', column header or result row line)"));
   }
 
   const fs::path directory = fs::path(flags_.out) / run_id;
@@ -240,13 +260,30 @@ int IngestCommand::run(Invocation& invocation) {
   for (const auto& outcome : outcomes)
     files.push_back(file_summary(outcome));
   // A test cut off before its footer did not finish: the validator holds its nodes
-  // inconclusive as for any unfinished run (certify --allow-partial judges it anyway).
+  // inconclusive as for any unfinished run (certify --allow-partial judges it anyway). A log
+  // that reported a failure (wrong elements, a crash) or a DCGM result that failed is a run that
+  // did not go well, and meta.json says so: `ok` beside records of a fault is a run whose account
+  // of itself cannot be trusted.
+  const auto is_fault = [](const Json& record) {
+    const std::string status = record.value("status", "");
+    return status == "fail" || status == "error" || status == "timeout";
+  };
+  bool faults = false;
+  for (const auto& outcome : outcomes) {
+    faults =
+        faults ||
+        std::any_of(outcome.ingested.records.begin(), outcome.ingested.records.end(), is_fault) ||
+        (outcome.dcgm &&
+         std::any_of(outcome.dcgm->records.begin(), outcome.dcgm->records.end(), is_fault));
+  }
   const Json meta = {{"schema", kRecordSchemaVersion},
                      {"run_id", run_id},
                      {"command", "ingest"},
                      {"source", sources_of(outcomes)},
                      {"argv", invocation.arguments},
-                     {"status", cut_off ? "running" : "ok"},
+                     {"status", cut_off  ? "running"
+                                : faults ? "fail"
+                                         : "ok"},
                      {"exit_code", nullptr},
                      {"start_time", started},
                      {"end_time", utc_timestamp_now()},
@@ -256,6 +293,12 @@ int IngestCommand::run(Invocation& invocation) {
   fmt::print("ingested {} measurement(s) and {} error record(s) on {} node(s) into {}\n",
              measurements, errors, nodes.size(), created.string());
   if (dcgm_gpus > 0) fmt::print("read {} GPU result(s) from DCGM diagnostics\n", dcgm_gpus);
+  for (const auto& outcome : outcomes) {
+    if (!outcome.dcgm && !outcome.node.empty() && outcome.ingested.tests > 0) {
+      fmt::print("{}: the log names no host: its tests were read as run on --node {}\n",
+                 printable(outcome.path), outcome.node);
+    }
+  }
   return problems > 0 || cut_off ? to_int(ExitCode::kFailed) : to_int(ExitCode::kOk);
 }
 

@@ -11,8 +11,10 @@ namespace commcert {
 // `commcert ingest LOG... [--out DIR] [--run-id ID] [--collective NAME] [--node NAME]...`:
 // nccl-tests logs and DCGM diagnostics (dcgmi diag -j) become one commcert run directory
 // (records.jsonl, meta.json) that certify, compare and history read like any other
-// (docs/ingest.md). Exit status: 0 every test and row read; 1 records written, but some lines were
-// unreadable, a test was refused or cut off; 2 usage, or nothing in the logs could be read.
+// (docs/ingest.md). Each file that does not name the node it ran on (a DCGM diagnostic, an
+// nccl-tests log without `# Rank ... on HOST` lines) takes the next --node, in order. Exit status:
+// 0 every test and row read; 1 records written, but some lines were unreadable, a test was refused
+// or cut off; 2 usage, or nothing in the logs could be read.
 class IngestCommand final : public Command {
  public:
   [[nodiscard]] std::string_view name() const override { return "ingest"; }
@@ -28,7 +30,7 @@ class IngestCommand final : public Command {
     std::string out = "results";
     std::optional<std::string> run_id;
     std::optional<std::string> collective;
-    std::vector<std::string> nodes;  // --node, one per DCGM file in order
+    std::vector<std::string> nodes;  // --node, one per file that names no node, in order
   };
 
   Flags flags_;

@@ -81,17 +81,35 @@ std::string read_placement(const Json& result, const char* name, NcclTestsPlacem
   return {};
 }
 
-void read_devices(const Json& config, NcclTestsRun& run) {
+// An entry that cannot be read is named and counted: the test's ranks are then not all known.
+void read_devices(const Json& config, NcclTestsRun& run, NcclTestsLog& log) {
   const auto devices = config.find("devices");
   if (devices == config.end() || !devices->is_array()) return;
-  for (const auto& entry : *devices) {
+  for (std::size_t i = 0; i < devices->size(); ++i) {
+    const Json& entry = (*devices)[i];
     const auto rank = number_of(entry, "rank");
     const auto device = number_of(entry, "device");
-    if (!rank || !device) continue;
+    const auto whole = [](const std::optional<double>& value) {
+      return value && *value >= 0 && *value <= 2147483647.0 && std::floor(*value) == *value;
+    };
+    const auto hostname = entry.is_object() ? entry.find("hostname") : entry.end();
+    const bool named = entry.is_object() && hostname != entry.end();
+    std::string why;
+    if (!whole(rank) || !whole(device)) {
+      why = "no rank or device that is a whole number";
+    } else if (named && !hostname->is_string()) {
+      why = "hostname is not a string";
+    }
+    if (!why.empty()) {
+      log.unreadable.push_back({0, fmt::format("config.devices[{}]: {}", i, why)});
+      ++run.unreadable_devices;
+      continue;
+    }
     NcclTestsDevice d;
     d.rank = static_cast<int>(*rank);
-    d.pid = static_cast<int>(number_of(entry, "pid").value_or(0));
-    d.host = text_of(entry, "hostname");
+    const auto pid = number_of(entry, "pid");
+    d.pid = whole(pid) ? static_cast<int>(*pid) : 0;
+    d.host = named ? hostname->get<std::string>() : std::string();  // none: --node names it
     d.device = static_cast<int>(*device);
     d.pci_bus_id = text_of(entry, "device_hex");
     d.name = text_of(entry, "device_info");
@@ -127,7 +145,7 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text) {
       run.warmup_iterations = static_cast<int>(*warmup);
     if (const auto validation = number_of(*config, "validation"))
       run.validation = static_cast<int>(*validation);
-    read_devices(*config, run);
+    read_devices(*config, run, log);
   }
   std::map<std::tuple<std::uint64_t, std::string, std::string, std::optional<int>>, int> seen;
   const auto results = root.find("results");

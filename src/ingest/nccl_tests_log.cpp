@@ -1,6 +1,7 @@
 #include "ingest/nccl_tests_log.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -59,8 +60,36 @@ std::optional<int> parse_count(std::string_view digits) {
   return value;
 }
 
+// Half a unit of the last digit a number was printed with: 0.005 for "12.34", 0.5 for "12",
+// 5000 for "1e+04", 0.05 for "1.5e-01".
+double half_unit(std::string_view token) {
+  const auto e = token.find_first_of("eE");
+  const std::string_view mantissa = token.substr(0, e);
+  const auto dot = mantissa.find('.');
+  int exponent = dot == std::string_view::npos ? 0 : -static_cast<int>(mantissa.size() - dot - 1);
+  if (e != std::string_view::npos) {
+    std::string_view power = token.substr(e + 1);
+    if (power.starts_with('+')) power.remove_prefix(1);
+    if (const auto value = parse_integer(power))
+      exponent += static_cast<int>(std::clamp<std::int64_t>(*value, -300, 300));
+  }
+  return 0.5 * std::pow(10.0, exponent);
+}
+
 bool starts_with_digit(std::string_view text) {
   return !text.empty() && text[0] >= '0' && text[0] <= '9';
+}
+
+// A line shaped like a table row (size, count, a type name, then at least five numbers or
+// N/A), told apart from launcher and shell output that happens to start with a digit.
+bool looks_like_row(const std::vector<std::string_view>& fields) {
+  if (fields.size() < 8 || !parse_integer(fields[0]) || !parse_integer(fields[1])) return false;
+  const std::string_view type = fields[2];
+  if (!std::isalpha(static_cast<unsigned char>(type.front()))) return false;
+  const auto numbers = std::count_if(fields.begin() + 3, fields.end(), [](std::string_view f) {
+    return f == "N/A" || parse_number(f).has_value();
+  });
+  return numbers >= 5;
 }
 
 // Where each known column sits in a table of this header.
@@ -174,6 +203,8 @@ std::string read_placement(const std::vector<std::string_view>& fields,
   placement.time_us = *time;
   placement.algbw_gb_s = *algbw;
   placement.busbw_gb_s = *busbw;
+  placement.bandwidth_half_unit =
+      std::max(half_unit(fields[columns.algbw]), half_unit(fields[columns.busbw]));
   if (columns.wrong != SIZE_MAX && wrong_is_count) {
     const std::string_view wrong = fields[columns.wrong];
     if (wrong != "N/A") {
@@ -218,11 +249,25 @@ class Parser {
       return;
     }
     if (text.find("NCCL INFO") != std::string_view::npos ||
-        text.find("NCCL WARN") != std::string_view::npos || !run_ || !layout_) {
+        text.find("NCCL WARN") != std::string_view::npos) {
       log_.foreign_lines.push_back(number);
       return;
     }
     const auto fields = split(text);
+    if (!run_ || !layout_) {
+      // A pasted table without its header: the row is there, but which column is which is not.
+      if (looks_like_row(fields)) {
+        log_.unreadable.push_back(
+            {number, layout_failed_
+                         ? "a result row under a column header that could not be read"
+                         : "a result row with no column header before it ('#  size  count  "
+                           "type  redop  root  time  algbw  busbw ...'): its columns are "
+                           "unknown"});
+      } else {
+        log_.foreign_lines.push_back(number);
+      }
+      return;
+    }
     if (!starts_with_digit(fields.front())) {
       log_.foreign_lines.push_back(number);
       return;
@@ -261,6 +306,7 @@ class Parser {
       if (!rank || !pid || !index) {
         log_.unreadable.push_back(
             {number, "a device line whose rank, pid or device is out of range"});
+        ++current(number).unreadable_devices;
         return;
       }
       NcclTestsDevice device;
@@ -326,6 +372,7 @@ class Parser {
   void header(const std::vector<std::string_view>& names, std::size_t number) {
     NcclTestsRun& run = current(number);
     layout_ = read_header(names);
+    layout_failed_ = !layout_;
     if (!layout_) {
       log_.unreadable.push_back({number,
                                  "a table header without size, count, type, time, "
@@ -395,6 +442,7 @@ class Parser {
     run_.emplace();
     run_->first_line = number;
     layout_.reset();
+    layout_failed_ = false;
     seen_.clear();
   }
 
@@ -430,6 +478,7 @@ class Parser {
   NcclTestsLog log_;
   std::optional<NcclTestsRun> run_;
   std::optional<Layout> layout_;
+  bool layout_failed_ = false;  // this test's column header was there but could not be read
   std::map<std::tuple<std::uint64_t, std::string, std::string, std::optional<int>>, int> seen_;
 };
 

@@ -34,6 +34,9 @@ struct NcclTestsPlacement {
   std::optional<double> iteration_min_us, iteration_max_us, iteration_p99_us, iteration_cv_pct;
   std::optional<double> iteration_p50_us, iteration_mean_us;  // JSON only
   std::optional<std::size_t> iteration_count;                 // JSON only: samples kept
+  // Half a unit of the last digit algbw and busbw were printed with (0.005 for "%.2f"), so the
+  // bandwidths as printed are known to within it.
+  double bandwidth_half_unit = 0.005;
 };
 
 struct NcclTestsRow {
@@ -60,6 +63,9 @@ struct NcclTestsRun {
   std::string version;  // "2.19.6"; empty before 2.17.4
   std::optional<int> iterations, warmup_iterations, validation;
   std::vector<NcclTestsDevice> devices;
+  // Device lines (or JSON config.devices entries) of this test that could not be read: the
+  // ranks that ran it are then not all known.
+  std::size_t unreadable_devices = 0;
   std::vector<std::string> columns;  // the table header's column names, in order
   bool wrong_is_count = true;        // false for the pre-2022 `error` column
   std::vector<NcclTestsRow> rows;

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -92,7 +95,8 @@ void mark_unknown(Json& record, const NcclTestsPlacement& placement, const Colle
 struct TestContext {
   const NcclTestsRun* run = nullptr;
   const CollectiveTraits* traits = nullptr;
-  std::vector<std::string> hosts;  // distinct, rank order
+  std::vector<std::string> hosts;         // distinct, rank order
+  std::vector<std::string> device_hosts;  // per device line: its host, or --node when it has none
   int nranks = 0;
   RecordOrigin origin;
 };
@@ -158,31 +162,88 @@ Json error_record(const TestContext& test, const std::string& host, std::string 
   return record;
 }
 
-// The hosts an nccl-tests failure line names ("node01: Test NCCL failure ...", " .. node01 pid
-// 7: Test failure ..."); every host of the test when it names none of them, since the failure
-// then belongs to the whole test and no one host may be singled out.
+// The host an nccl-tests failure line names where nccl-tests prints it (common.h, common.cu):
+// "HOST: Test NCCL failure ...", "HOST: Test CUDA failure ...", "HOST: Test timeout (Ns) ...",
+// ".. HOST pid P: Test failure ...". nullopt for any other line (`# error: ...`).
+std::optional<std::string> host_of_error(const std::string& text) {
+  static const std::regex kHostFirst(R"(^\s*(\S+): Test (NCCL failure|CUDA failure|timeout))");
+  static const std::regex kPid(R"(^\s*\.\. (\S+) pid \d+: Test failure)");
+  std::smatch match;
+  if (std::regex_search(text, match, kHostFirst) || std::regex_search(text, match, kPid))
+    return match[1].str();
+  return std::nullopt;
+}
+
+// The hosts a failure is evidence against: the one it names, matched by its exact name (node1 is
+// not node10, and a host named inside the message is not the one that failed); every host of the
+// test when it names none of them, since the failure then belongs to the whole test and no one
+// host may be singled out.
 std::vector<std::string> hosts_of_error(const TestContext& test, const std::string& text) {
-  const auto is_name_char = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-  };
-  for (const auto& host : test.hosts) {
-    for (auto at = text.find(host); at != std::string::npos; at = text.find(host, at + 1)) {
-      const bool starts = at == 0 || !is_name_char(text[at - 1]);
-      const auto end = at + host.size();
-      const bool ends = end == text.size() || !is_name_char(text[end]);
-      if (starts && ends) return {host};
-    }
+  if (const auto host = host_of_error(text)) {
+    if (std::find(test.hosts.begin(), test.hosts.end(), *host) != test.hosts.end()) return {*host};
   }
   return test.hosts;
 }
 
-// Returns why the test cannot become records, empty when it can.
-std::string prepare(const NcclTestsRun& run, const IngestOptions& options, TestContext& test) {
+// Where a device of the test is named in messages: its line, or its JSON element.
+std::string device_origin(const NcclTestsDevice& device, std::size_t index) {
+  return device.line > 0 ? fmt::format("the device line (line {})", device.line)
+                         : fmt::format("config.devices[{}]", index);
+}
+
+constexpr int kMaxDerivedRanks = 1 << 20;
+
+// How many ranks ran a test whose log has no device lines, from its rows: nccl-tests prints
+// busbw = algbw x factor(n) (2(n-1)/n for allreduce, (n-1)/n for allgather, reducescatter and
+// alltoall), and the printed figures pin the factor, and with it n, down to their rounding. The
+// count when exactly one n fits every row; else why not.
+std::variant<int, std::string> ranks_from_rows(const NcclTestsRun& run,
+                                               const CollectiveTraits& traits) {
+  if (traits.bus_factor == BusFactor::kOne) {
+    return fmt::format("{} prints the same busbw and algbw on any number of ranks",
+                       traits.nccl_tests_name);
+  }
+  double low = 0;
+  double high = std::numeric_limits<double>::infinity();
+  std::size_t used = 0;
+  for (const auto& row : run.rows) {
+    for (const auto& placement : {row.out_of_place, row.in_place}) {
+      if (!placement) continue;
+      const double h = placement->bandwidth_half_unit;
+      if (placement->algbw_gb_s - h <= 0) continue;  // 0.00 GB/s: too small to tell
+      low = std::max(low, std::max(0.0, placement->busbw_gb_s - h) / (placement->algbw_gb_s + h));
+      high = std::min(high, (placement->busbw_gb_s + h) / (placement->algbw_gb_s - h));
+      ++used;
+    }
+  }
+  if (used == 0) return std::string("no row has an algbw large enough to tell");
+  std::vector<int> fits;
+  for (int n = 1; n <= kMaxDerivedRanks && fits.size() < 2; ++n) {
+    const double factor = bus_factor(traits.bus_factor, n);
+    if (factor > high) break;
+    if (factor >= low) fits.push_back(n);
+  }
+  if (fits.empty()) {
+    return fmt::format("busbw/algbw of the rows ({:.4f} to {:.4f}) fits no number of ranks", low,
+                       high);
+  }
+  if (fits.size() > 1) {
+    return fmt::format("busbw/algbw of the rows fits {} and {} ranks alike", fits[0], fits[1]);
+  }
+  return fits[0];
+}
+
+// Why the test cannot become records, with the line to name; nullopt when it can.
+std::optional<UnreadableLine> prepare(const NcclTestsRun& run, const IngestOptions& options,
+                                      TestContext& test) {
+  const auto refuse = [&](std::string why, std::size_t line = 0) {
+    return UnreadableLine{line > 0 ? line : run.first_line, std::move(why)};
+  };
   test.run = &run;
   if (!run.program.empty()) {
     test.traits = traits_named(run.program);
     if (!test.traits)
-      return fmt::format("test '{}' has no commcert collective", printable(run.program));
+      return refuse(fmt::format("test '{}' has no commcert collective", printable(run.program)));
   } else if (options.collective) {
     test.traits = traits_named(*options.collective);
     if (!test.traits)
@@ -190,45 +251,82 @@ std::string prepare(const NcclTestsRun& run, const IngestOptions& options, TestC
   } else {
     test.traits = traits_from_file(options.file);
     if (!test.traits)
-      return "the log does not name its test (nccl-tests before 2.17.4) and the file name does "
-             "not either: pass --collective";
+      return refuse(
+          "the log does not name its test (nccl-tests before 2.17.4) and the file name does "
+          "not either: pass --collective");
   }
-  if (run.devices.empty())
-    return "no '# Rank ... on HOST device N' lines: which hosts ran the test is unknown";
-  std::set<int> ranks;
-  for (const auto& device : run.devices) {
-    ranks.insert(device.rank);
-    try {
-      validate_node_name(device.host, fmt::format("line {}", device.line));
-    } catch (const UsageError& error) {
-      return error.what();
+  if (run.unreadable_devices > 0) {
+    return refuse(fmt::format(
+        "{} device line(s) could not be read (named above): which ranks ran the test is not known",
+        run.unreadable_devices));
+  }
+  if (run.devices.empty()) {
+    if (!options.node) {
+      return refuse(
+          "no '# Rank ... on HOST device N' lines (config.devices in JSON): which hosts ran the "
+          "test is unknown; if it ran on one node, name it with --node NAME");
     }
-    if (std::find(test.hosts.begin(), test.hosts.end(), device.host) == test.hosts.end())
-      test.hosts.push_back(device.host);
+    const auto ranks = ranks_from_rows(run, *test.traits);
+    if (const auto* why = std::get_if<std::string>(&ranks)) {
+      return refuse(fmt::format(
+          "no '# Rank ... on HOST device N' lines, and the number of ranks is unknown: {}", *why));
+    }
+    test.hosts = {*options.node};
+    test.nranks = std::get<int>(ranks);
+  } else {
+    std::set<int> ranks;
+    for (std::size_t i = 0; i < run.devices.size(); ++i) {
+      const NcclTestsDevice& device = run.devices[i];
+      ranks.insert(device.rank);
+      std::string host = device.host;
+      if (host.empty()) {
+        if (!options.node) {
+          return refuse(fmt::format("{} names no host: which node ran rank {} is unknown; if "
+                                    "the test ran on one node, name it with --node NAME",
+                                    device_origin(device, i), device.rank),
+                        device.line);
+        }
+        host = *options.node;
+      }
+      // A name that is no valid node name is refused where it is written, never changed.
+      try {
+        validate_node_name(host, device_origin(device, i));
+      } catch (const UsageError& error) {
+        return refuse(error.what(), device.line);
+      }
+      if (std::find(test.hosts.begin(), test.hosts.end(), host) == test.hosts.end())
+        test.hosts.push_back(host);
+      test.device_hosts.push_back(std::move(host));
+    }
+    test.nranks = static_cast<int>(run.devices.size());
+    if (ranks.size() != run.devices.size() || *ranks.begin() != 0 ||
+        *ranks.rbegin() != test.nranks - 1)
+      return refuse(
+          fmt::format("the device lines name ranks that are not 0..{} once each", test.nranks - 1));
   }
-  test.nranks = static_cast<int>(run.devices.size());
-  if (ranks.size() != run.devices.size() || *ranks.rbegin() != test.nranks - 1)
-    return fmt::format("the device lines name ranks that are not 0..{} once each", test.nranks - 1);
-  if (!run.iterations) return "no '# nThread ... iters: N' line: the iteration count is unknown";
-  if (*run.iterations < 1) return "iters: 0";
+  if (!run.iterations)
+    return refuse("no '# nThread ... iters: N' line: the iteration count is unknown");
+  if (*run.iterations < 1) return refuse("iters: 0");
   test.origin.run_id = options.run_id;
   test.origin.host = test.hosts.front();
-  return {};
+  return std::nullopt;
 }
 
 Json run_record(const TestContext& test) {
   std::vector<RankIdentity> ranks;
   std::vector<int> pids;
   std::map<std::string, int> per_host;
-  for (const auto& device : test.run->devices) {
+  for (std::size_t i = 0; i < test.run->devices.size(); ++i) {
+    const NcclTestsDevice& device = test.run->devices[i];
+    const std::string& host = test.device_hosts[i];
     RankIdentity identity;
     identity.rank = device.rank;
     auto pid = std::find(pids.begin(), pids.end(), device.pid);
     if (pid == pids.end()) pid = pids.insert(pids.end(), device.pid);
     identity.process = static_cast<int>(pid - pids.begin());
-    identity.node = device.host;
-    identity.hostname = device.host;
-    identity.local_rank = per_host[device.host]++;
+    identity.node = host;
+    identity.hostname = host;
+    identity.local_rank = per_host[host]++;
     identity.pid = std::max(device.pid, 1);
     identity.device = fmt::format("cuda:{}", device.device);
     GpuIdentity gpu;
@@ -248,26 +346,38 @@ Json run_record(const TestContext& test) {
   return record;
 }
 
+bool is_stray(const NcclTestsRun& run) {
+  return run.rows.empty() && run.errors.empty() && run.devices.empty() && run.program.empty() &&
+         !run.iterations && run.unreadable_devices == 0;
+}
+
 }  // namespace
+
+bool lacks_hosts(const NcclTestsLog& log) {
+  return std::any_of(log.runs.begin(), log.runs.end(), [](const NcclTestsRun& run) {
+    if (is_stray(run)) return false;
+    return (run.devices.empty() && run.unreadable_devices == 0) ||
+           std::any_of(run.devices.begin(), run.devices.end(),
+                       [](const NcclTestsDevice& device) { return device.host.empty(); });
+  });
+}
 
 IngestedLog nccl_tests_records(const NcclTestsLog& log, const IngestOptions& options,
                                bool write_run_record) {
   IngestedLog out;
   bool run_written = !write_run_record;
   for (const auto& run : log.runs) {
-    if (run.rows.empty() && run.errors.empty() && run.devices.empty() && run.program.empty() &&
-        !run.iterations)
-      continue;  // a stray comment block, not a test
+    if (is_stray(run)) continue;  // a stray comment block, not a test
     TestContext test;
-    if (const std::string why = prepare(run, options, test); !why.empty()) {
-      out.refused.push_back({run.first_line, why});
+    if (auto refusal = prepare(run, options, test)) {
+      out.refused.push_back(std::move(*refusal));
       continue;
     }
     if (run.rows.empty() && run.errors.empty()) {
       out.refused.push_back({run.first_line, "the test printed no table row (cut off early?)"});
       continue;
     }
-    if (!run_written) {
+    if (!run_written && !run.devices.empty()) {  // no rank map without device lines
       out.records.push_back(run_record(test));
       run_written = true;
     }
@@ -304,6 +414,14 @@ IngestedLog nccl_tests_records(const NcclTestsLog& log, const IngestOptions& opt
       ++out.error_records;
     }
     for (const auto& error : run.errors) {
+      if (const auto named = host_of_error(error.text);
+          named && std::find(test.hosts.begin(), test.hosts.end(), *named) == test.hosts.end()) {
+        out.refused.push_back(
+            {error.line,
+             fmt::format("the failure names host '{}', which ran no rank of this test: it is "
+                         "recorded against every host of the test",
+                         printable(*named))});
+      }
       for (const auto& host : hosts_of_error(test, error.text)) {
         out.records.push_back(error_record(
             test, host,

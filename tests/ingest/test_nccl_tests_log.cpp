@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "ingest/nccl_tests_json.hpp"
 #include "ingest/nccl_tests_log.hpp"
 #include "ingest/nccl_tests_records.hpp"
@@ -22,6 +23,35 @@ std::string fixture(const std::string& name) {
 
 IngestedLog ingest(const NcclTestsLog& log, const std::string& file = "x.log") {
   return nccl_tests_records(log, IngestOptions{"run1", file, std::nullopt}, true);
+}
+
+IngestedLog ingest_on(const NcclTestsLog& log, const std::string& node,
+                      const std::string& file = "all_reduce_perf.log") {
+  return nccl_tests_records(log, IngestOptions{"run1", file, std::nullopt, node}, true);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+const std::string kParameters =
+    "# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 5 agg "
+    "iters: 1 validation: 1\n";
+const std::string kHeader =
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong     "
+    "time   algbw   busbw  #wrong\n";
+
+// A row of all_reduce_perf with the given bandwidths in both placements, as printed.
+std::string row(const std::string& algbw, const std::string& busbw,
+                const std::string& size = "67108864") {
+  return "  " + size + "  16777216  float  sum  -1  1000.0  " + algbw + "  " + busbw +
+         "  0  1000.0  " + algbw + "  " + busbw + "  0\n";
+}
+
+// What a pasted table becomes on node `node`: its records, or why it was refused.
+IngestedLog pasted(const std::string& rows, const std::string& node = "gpu-07",
+                   const std::string& file = "all_reduce_perf.log") {
+  return ingest_on(parse_nccl_tests_log(kParameters + kHeader + rows), node, file);
 }
 
 TEST(LauncherPrefixTest, RemovesOpenMpiTagsSrunLabelsAndBracketedRanks) {
@@ -378,6 +408,221 @@ TEST(NcclTestsLogTest, CountsBeyondAnIntAreUnreadableLinesNotACrash) {
   ASSERT_EQ(device.unreadable.size(), 1u);
   EXPECT_EQ(device.unreadable[0].line, 6u);
   EXPECT_NE(device.unreadable[0].why.find("device line"), std::string::npos);
+}
+
+// Issue 30 (18): a pasted table whose rows have no column header above them said only "no
+// nccl-tests result could be read". Each row is now named with its line and why.
+TEST(NcclTestsLogTest, ResultRowsWithoutAColumnHeaderAreNamedLineByLine) {
+  const NcclTestsLog log = parse_nccl_tests_log("some shell output\n" + row("100.00", "175.00") +
+                                                "12 monkeys\n" + row("10.00", "17.50", "8"));
+  EXPECT_TRUE(log.runs.empty());
+  ASSERT_EQ(log.unreadable.size(), 2u);
+  EXPECT_EQ(log.unreadable[0].line, 2u);
+  EXPECT_EQ(log.unreadable[1].line, 4u);
+  EXPECT_TRUE(contains(log.unreadable[0].why, "no column header before it"))
+      << log.unreadable[0].why;
+  EXPECT_EQ(log.foreign_lines, (std::vector<std::size_t>{1, 3}));
+  // After the parameter line, before the header: the same.
+  const NcclTestsLog started = parse_nccl_tests_log(kParameters + row("100.00", "175.00"));
+  ASSERT_EQ(started.unreadable.size(), 1u);
+  EXPECT_EQ(started.unreadable[0].line, 2u);
+  // Under a header that could not be read, the rows say so.
+  const NcclTestsLog bad_header = parse_nccl_tests_log(
+      kParameters + "#  size  count  type  time  something\n" + row("100.00", "175.00"));
+  ASSERT_EQ(bad_header.unreadable.size(), 2u);
+  EXPECT_EQ(bad_header.unreadable[1].line, 3u);
+  EXPECT_TRUE(contains(bad_header.unreadable[1].why, "header that could not be read"));
+}
+
+// What counts as a row outside a table: size, count, a type, then at least five numbers or N/A
+// (eight fields at least). One number fewer, or no type or count, is other output.
+TEST(NcclTestsLogTest, ARowOutsideATableNeedsSizeCountTypeAndFiveNumbers) {
+  const auto unreadable = [](const std::string& line) {
+    return parse_nccl_tests_log(line + "\n").unreadable.size();
+  };
+  EXPECT_EQ(unreadable("8 2 float -1 1.0 2.0 3.0 4.0"), 1u);   // 5 numbers
+  EXPECT_EQ(unreadable("8 2 float N/A 1.0 2.0 3.0 4.0"), 1u);  // N/A counts
+  EXPECT_EQ(unreadable("8 2 float sum -1 1.0 2.0 3.0"), 0u);   // 4 numbers
+  EXPECT_EQ(unreadable("8 2 float -1 1.0 2.0 3.0"), 0u);       // 7 fields
+  EXPECT_EQ(unreadable("8 2 9 -1 1.0 2.0 3.0 4.0"), 0u);       // no type
+  EXPECT_EQ(unreadable("8 x float -1 1.0 2.0 3.0 4.0"), 0u);   // no count
+}
+
+TEST(NcclTestsRecordsTest, APastedTableWithoutDeviceLinesNeedsItsNode) {
+  const std::string text = kParameters + kHeader + row("100.00", "175.00");
+  const IngestedLog refused = ingest(parse_nccl_tests_log(text), "all_reduce_perf.log");
+  EXPECT_EQ(refused.tests, 0u);
+  ASSERT_EQ(refused.refused.size(), 1u);
+  EXPECT_EQ(refused.refused[0].line, 1u);
+  EXPECT_TRUE(contains(refused.refused[0].why, "--node NAME")) << refused.refused[0].why;
+  EXPECT_TRUE(lacks_hosts(parse_nccl_tests_log(text)));
+  EXPECT_FALSE(lacks_hosts(parse_nccl_tests_log(fixture("allreduce_2nodes_v2.19.log"))));
+  EXPECT_FALSE(lacks_hosts(parse_nccl_tests_log("# just a comment\nnoise\n")));
+
+  const IngestedLog read = pasted(row("100.00", "175.00"));
+  EXPECT_TRUE(read.refused.empty());
+  EXPECT_EQ(read.tests, 1u);
+  EXPECT_EQ(read.measurements, 2u);
+  EXPECT_EQ(read.nodes, std::vector<std::string>{"gpu-07"});
+  ASSERT_EQ(read.records.size(), 2u);  // no rank map: the log has none
+  const Json& record = read.records[0];
+  EXPECT_EQ(record["kind"], "collective");
+  EXPECT_EQ(record["host"], "gpu-07");
+  EXPECT_EQ(record["group_nodes"], Json({"gpu-07"}));
+  EXPECT_EQ(record["scope"], "node");
+  EXPECT_EQ(record["nranks"], 8);
+  EXPECT_DOUBLE_EQ(record["bus_factor"].get<double>(), 1.75);
+}
+
+// The rank count of a table without device lines comes from busbw/algbw, to within the rounding
+// of the printed figures: at the edge of rounding it fits, one digit beyond it fits no count.
+TEST(NcclTestsRecordsTest, TheRankCountOfAPastedTableIsWhatEveryRowFits) {
+  const auto nranks = [](const IngestedLog& log) {
+    return log.records.empty() ? Json() : log.records[0]["nranks"];
+  };
+  const auto why = [](const IngestedLog& log) {
+    return log.refused.empty() ? std::string() : log.refused[0].why;
+  };
+  EXPECT_EQ(nranks(pasted(row("100.00", "175.00") + row("100.00", "175.01", "8"))), 8);
+  const IngestedLog beyond = pasted(row("100.00", "175.00") + row("100.00", "175.02", "8"));
+  EXPECT_EQ(beyond.tests, 0u);
+  EXPECT_TRUE(contains(why(beyond), "fits no number of ranks")) << why(beyond);
+  EXPECT_EQ(nranks(pasted(row("100.00", "174.99"))), 8);
+  EXPECT_EQ(pasted(row("100.00", "174.98")).tests, 0u);
+  // Figures printed without decimals are known to +-0.5: 8 ranks still, and too coarse to tell
+  // when the figures are small.
+  EXPECT_EQ(nranks(pasted(row("100", "175"))), 8);
+  EXPECT_TRUE(contains(why(pasted(row("10", "18"))), "ranks alike"))
+      << why(pasted(row("10", "18")));
+  // 64 ranks (factor 1.96875) from one large row; small rows alone cannot tell 64 from 65.
+  EXPECT_EQ(nranks(pasted(row("200.00", "393.75"))), 64);
+  EXPECT_TRUE(contains(why(pasted(row("1.00", "1.97"))), "ranks alike"));
+  // One rank moves nothing over a bus: busbw 0 is one rank.
+  EXPECT_EQ(nranks(pasted(row("10.00", "0.00"))), 1);
+  EXPECT_TRUE(contains(why(pasted(row("0.00", "0.00"))), "algbw large enough"));
+  // Broadcast prints busbw = algbw on any number of ranks.
+  EXPECT_TRUE(contains(why(pasted(row("10.00", "10.00"), "gpu-07", "broadcast_perf.log")),
+                       "on any number of ranks"));
+  // allgather's factor is (n-1)/n.
+  EXPECT_EQ(nranks(pasted(row("100.00", "87.50"), "gpu-07", "all_gather_perf.log")), 8);
+}
+
+TEST(NcclTestsJsonTest, DevicesWithoutAHostnameTakeTheNodeAndUnreadableOnesRefuseTheTest) {
+  Json root = Json::parse(fixture("allreduce_per_iteration.json"));
+  for (auto& device : root["config"]["devices"])
+    device.erase("hostname");
+  const NcclTestsLog unnamed = parse_nccl_tests_json(root.dump());
+  EXPECT_TRUE(lacks_hosts(unnamed));
+  const IngestedLog refused = ingest(unnamed);
+  ASSERT_EQ(refused.refused.size(), 1u);
+  EXPECT_TRUE(contains(refused.refused[0].why, "config.devices[0] names no host"))
+      << refused.refused[0].why;
+  const IngestedLog read = ingest_on(unnamed, "gpu-b09");
+  EXPECT_TRUE(read.refused.empty());
+  EXPECT_EQ(read.records[0]["kind"], "run");
+  EXPECT_EQ(read.records[0]["ranks"][3]["node"], "gpu-b09");
+  EXPECT_EQ(read.records[1]["group_nodes"], Json({"gpu-b09"}));
+  EXPECT_EQ(read.records[1]["nranks"], 4);  // the ranks are known: none derived
+
+  // An entry that cannot be read is named, and the test's ranks are then not known.
+  Json partial = Json::parse(fixture("allreduce_per_iteration.json"));
+  partial["config"]["devices"][3].erase("device");
+  partial["config"]["devices"][2]["hostname"] = 7;
+  const NcclTestsLog log = parse_nccl_tests_json(partial.dump());
+  ASSERT_EQ(log.unreadable.size(), 2u);
+  EXPECT_EQ(log.unreadable[0].why, "config.devices[2]: hostname is not a string");
+  EXPECT_EQ(log.unreadable[1].why, "config.devices[3]: no rank or device that is a whole number");
+  const IngestedLog partial_records = ingest(log);
+  EXPECT_EQ(partial_records.tests, 0u);
+  ASSERT_EQ(partial_records.refused.size(), 1u);
+  EXPECT_TRUE(contains(partial_records.refused[0].why, "2 device line(s) could not be read"));
+
+  // No devices at all: the count comes from the rows, as for a pasted table.
+  Json bare = Json::parse(fixture("allreduce_per_iteration.json"));
+  bare["config"].erase("devices");
+  const IngestedLog derived = ingest_on(parse_nccl_tests_json(bare.dump()), "gpu-b09");
+  ASSERT_FALSE(derived.records.empty()) << (derived.refused.empty() ? "" : derived.refused[0].why);
+  EXPECT_EQ(derived.records[0]["kind"], "collective");
+  EXPECT_EQ(derived.records[0]["nranks"], 4);
+}
+
+// A device line whose numbers cannot be read made the test smaller by one rank; it now refuses
+// the test, since which ranks ran it is not known.
+TEST(NcclTestsRecordsTest, AnUnreadableDeviceLineRefusesItsTest) {
+  std::string text = fixture("allreduce_2nodes_v2.19.log");
+  const std::string last = "Pid  12003";
+  const auto at = text.find(last);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, last.size(), "Pid  99999999999");
+  const NcclTestsLog log = parse_nccl_tests_log(text);
+  ASSERT_EQ(log.unreadable.size(), 1u);
+  const IngestedLog records = ingest(log);
+  EXPECT_EQ(records.tests, 0u);
+  ASSERT_EQ(records.refused.size(), 1u);
+  EXPECT_TRUE(contains(records.refused[0].why, "1 device line(s) could not be read"));
+}
+
+std::string two_hosts(const std::string& first, const std::string& second,
+                      const std::string& failure) {
+  return kParameters + "#  Rank  0 Group  0 Pid  1 on " + first +
+         " device  0 [0000:18:00] GPU\n#  Rank  1 Group  0 Pid  2 on " + second +
+         " device  0 [0000:18:00] GPU\n" + kHeader + row("100.00", "100.00") + failure + "\n";
+}
+
+std::vector<std::string> error_hosts(const IngestedLog& log) {
+  std::vector<std::string> hosts;
+  for (const auto& record : log.records) {
+    if (record["status"] == "error") hosts.push_back(record["host"]);
+  }
+  return hosts;
+}
+
+// A failure is evidence against the host nccl-tests names where it prints the host, by its
+// exact name: node1 is not node10, and a host named inside the message is not the one that
+// failed.
+TEST(NcclTestsRecordsTest, AFailureIsAttributedToTheHostItNamesByExactName) {
+  const auto hosts = [](const std::string& failure) {
+    return error_hosts(
+        ingest(parse_nccl_tests_log(two_hosts("node1", "node10", failure)), "all_reduce_perf.log"));
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(hosts("node10: Test NCCL failure common.cu:1 'remote process node1 exited'"),
+            V{"node10"});
+  EXPECT_EQ(hosts("node1: Test CUDA failure common.cu:2 'peer node10 gone'"), V{"node1"});
+  EXPECT_EQ(hosts(" .. node10 pid 2: Test failure common.cu:3"), V{"node10"});
+  EXPECT_EQ(hosts("node1: Test timeout (5s) common.cu:518"), V{"node1"});
+  EXPECT_EQ(hosts("# error: something about node1"), (V{"node1", "node10"}));
+  // A host that ran no rank of the test: every host, and the mismatch is named.
+  const IngestedLog other = ingest(
+      parse_nccl_tests_log(two_hosts("node1", "node10", "node100: Test NCCL failure x.cu:1 'e'")),
+      "all_reduce_perf.log");
+  EXPECT_EQ(error_hosts(other), (V{"node1", "node10"}));
+  ASSERT_EQ(other.refused.size(), 1u);
+  EXPECT_EQ(other.refused[0].line, 6u);
+  EXPECT_TRUE(contains(other.refused[0].why, "'node100', which ran no rank"));
+}
+
+// A host that is no valid node name (as --node-name checks it) refuses the test on its device
+// line, never changed into something that is: shell metacharacters, a leading '-', too long.
+TEST(NcclTestsRecordsTest, AHostThatIsNoValidNodeNameIsRefusedOnItsLine) {
+  const auto refusal = [](const std::string& host) {
+    const IngestedLog log =
+        ingest(parse_nccl_tests_log(two_hosts("node1", host, "")), "all_reduce_perf.log");
+    return log.refused.empty() ? UnreadableLine{} : log.refused[0];
+  };
+  for (const std::string host : {"node1;reboot", "$(reboot)", "n`id`", "-node", "node|x"}) {
+    const UnreadableLine why = refusal(host);
+    EXPECT_EQ(why.line, 3u) << host;
+    EXPECT_TRUE(contains(why.why, "invalid node name '" + host + "' from the device line"))
+        << why.why;
+  }
+  // Node names are at most 64 characters (core/node_identity.cpp).
+  EXPECT_TRUE(refusal(std::string(64, 'n')).why.empty());
+  EXPECT_TRUE(contains(refusal(std::string(65, 'n')).why, "longer than 64"));
+  // A name that differs only by case or a suffix is another node, kept as written.
+  const IngestedLog log =
+      ingest(parse_nccl_tests_log(two_hosts("node1", "NODE1", "")), "all_reduce_perf.log");
+  EXPECT_EQ(log.nodes, (std::vector<std::string>{"node1", "NODE1"}));
 }
 
 }  // namespace

@@ -140,6 +140,8 @@ class Ingest(unittest.TestCase):
         # The log counts wrong elements but does not say on which rank: every node of the test is
         # held inconclusive (not certified, not quarantined on a guess).
         _, run_dir = self.ingest("allreduce_wrong_data.log")
+        # The log reported a failure: meta.json does not say the run went well.
+        self.assertEqual(json.loads((run_dir / "meta.json").read_text())["status"], "fail")
         certify, nodes = self.certify(run_dir)
         self.assertEqual(certify.returncode, 3, certify.stdout + certify.stderr)
         self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"}, nodes)
@@ -218,6 +220,122 @@ class Ingest(unittest.TestCase):
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 2)
         self.assertIn("nope.log", proc.stderr)
+
+
+PARAMETERS = ("# nThread 1 nGpus 8 minBytes 1048576 maxBytes 67108864 step: 4(factor) warmup iters: 1 "
+              "iters: 20 agg iters: 1 validation: 1 graph: 0\n")
+HEADER = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+          "time   algbw   busbw #wrong\n"
+          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+          "(us)  (GB/s)  (GB/s)\n")
+# 8 ranks: busbw = algbw x 2(n-1)/n = algbw x 1.75.
+ROWS = ("    16777216       4194304     float     sum      -1   200.00   83.89  146.80      0   "
+        "201.00   83.47  146.07      0\n"
+        "    67108864      16777216     float     sum      -1   700.00   95.87  167.77      0   "
+        "705.00   95.19  166.58      0\n")
+FOOTER = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 156.805 \n"
+
+
+def device_lines(*hosts):
+    return "".join(f"#  Rank {rank:2d} Group  0 Pid  {100 + rank} on {host:>10} device  {rank} "
+                   f"[0000:18:00] NVIDIA H100 80GB HBM3\n" for rank, host in enumerate(hosts))
+
+
+class IngestWithoutHosts(unittest.TestCase):
+    """Tables pasted without their header or their `# Rank ... on HOST` lines, `--node` for them,
+    and host names attributed exactly or refused where they are written (issue 30, 18)."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="commcert-ingest-hosts-"))
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+
+    def ingest(self, texts, *extra, run_id="pasted"):
+        paths = []
+        for name, text in texts.items():
+            (self.tmp / name).write_text(text)
+            paths.append(str(self.tmp / name))
+        proc = subprocess.run([BIN, "ingest", *paths, "--out", str(self.tmp / "out"), "--run-id",
+                               run_id, *extra], capture_output=True, text=True, timeout=60)
+        return proc, self.tmp / "out" / run_id
+
+    def test_rows_without_a_column_header_are_named_line_by_line(self):
+        proc, run_dir = self.ingest({"all_reduce_perf.log": "pasted from a ticket\n" + ROWS})
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("all_reduce_perf.log:2: a result row with no column header before it",
+                      proc.stderr)
+        self.assertIn("all_reduce_perf.log:3: a result row with no column header", proc.stderr)
+        self.assertIn("no nccl-tests result could be read", proc.stderr)
+        self.assertIn("each line that could not be read is named above", proc.stderr)
+        self.assertFalse(run_dir.exists())
+
+    def test_a_table_without_device_lines_is_refused_naming_node_and_read_with_it(self):
+        text = PARAMETERS + HEADER + ROWS + FOOTER
+        proc, run_dir = self.ingest({"all_reduce_perf.log": text})
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("all_reduce_perf.log:1: no '# Rank ... on HOST device N' lines", proc.stderr)
+        self.assertIn("--node NAME", proc.stderr)
+        self.assertFalse(run_dir.exists())
+
+        proc, run_dir = self.ingest({"all_reduce_perf.log": text}, "--node", "gpu-x07")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("its tests were read as run on --node gpu-x07", proc.stdout)
+        records = read_records(run_dir / "records.jsonl")
+        validate_records(self, records)
+        self.assertEqual({(r["host"], r["nranks"], r["scope"]) for r in records},
+                         {("gpu-x07", 8, "node")})
+        meta = json.loads((run_dir / "meta.json").read_text())
+        self.assertEqual(meta["nodes"], ["gpu-x07"])
+        self.assertEqual(meta["ingest"]["files"][0]["node"], "gpu-x07")
+        baseline = self.tmp / "floor.yaml"
+        baseline.write_text(BASELINE.format(floor=80))
+        certify = subprocess.run([BIN, "certify", str(run_dir), "--baseline", str(baseline),
+                                  "--format", "json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(certify.returncode, 0, certify.stdout + certify.stderr)
+
+    def test_node_goes_to_the_files_that_name_none_in_order(self):
+        named = PARAMETERS + device_lines("gpu-a01", "gpu-a02") + HEADER + ROWS + FOOTER
+        pasted = PARAMETERS + HEADER + ROWS + FOOTER
+        dcgm = (DCGM_FIXTURES / "diag_r3_all_pass.json").read_text()
+        proc, run_dir = self.ingest({"a_all_reduce_perf.log": named, "b_diag.json": dcgm,
+                                     "c_all_reduce_perf.log": pasted},
+                                    "--node", "gpu-d01", "--node", "gpu-p01")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        records = read_records(run_dir / "records.jsonl")
+        hosts = {r["host"] for r in records if r["kind"] == "health"}
+        self.assertEqual(hosts, {"gpu-d01"})
+        pasted_hosts = {tuple(r["group_nodes"]) for r in records if r["kind"] == "collective"
+                        and r["nodes"] == 1}
+        self.assertEqual(pasted_hosts, {("gpu-p01",)})
+        # One --node more than files that name no node is a usage error.
+        proc, _ = self.ingest({"a_all_reduce_perf.log": named}, "--node", "gpu-p01",
+                              run_id="extra")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--node given 1 time(s) for 0 file(s) that do not name their node",
+                      proc.stderr)
+
+    def test_a_node_name_with_shell_metacharacters_is_refused_never_changed(self):
+        pasted = PARAMETERS + HEADER + ROWS + FOOTER
+        for bad in ("gpu;reboot", "$(id)", "gpu x", "-gpu"):
+            proc, run_dir = self.ingest({"all_reduce_perf.log": pasted}, "--node", bad,
+                                        run_id="bad")
+            self.assertEqual(proc.returncode, 2, (bad, proc.stderr))
+            self.assertIn(f"invalid node name '{bad}' from --node", proc.stderr)
+            self.assertFalse(run_dir.exists())
+        # In the log, on a device line: the test is refused on that line.
+        log = PARAMETERS + device_lines("gpu-a01", "gpu;reboot") + HEADER + ROWS + FOOTER
+        proc, run_dir = self.ingest({"all_reduce_perf.log": log}, run_id="in-log")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("all_reduce_perf.log:3: invalid node name 'gpu;reboot' from the device line",
+                      proc.stderr)
+        self.assertFalse(run_dir.exists())
+
+    def test_a_failure_is_recorded_on_the_host_it_names_exactly(self):
+        log = (PARAMETERS + device_lines("node1", "node10") + HEADER + ROWS +
+               "node10: Test NCCL failure common.cu:1125 'remote process node1 exited'\n")
+        proc, run_dir = self.ingest({"all_reduce_perf.log": log})
+        self.assertEqual(proc.returncode, 1, proc.stderr)  # cut off: no footer
+        errors = [r for r in read_records(run_dir / "records.jsonl") if r["status"] == "error"]
+        self.assertEqual([r["host"] for r in errors], ["node10"])
 
 
 class IngestDcgm(unittest.TestCase):
@@ -343,7 +461,8 @@ class IngestDcgm(unittest.TestCase):
         # A --node more than there are DCGM files is a usage error.
         proc, _ = self.ingest("diag_r3_all_pass.json", run_id="extra", nodes=("a", "b"))
         self.assertEqual(proc.returncode, 2)
-        self.assertIn("--node given 2 time(s) for 1 DCGM diagnostic file(s)", proc.stderr)
+        self.assertIn("--node given 2 time(s) for 1 file(s) that do not name their node",
+                      proc.stderr)
 
 
 if __name__ == "__main__":
