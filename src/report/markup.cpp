@@ -45,11 +45,6 @@ std::string escape_markup(std::string_view text) {
 }
 
 std::string escape_markdown(std::string_view text) {
-  const auto alnum = [&](std::size_t at) {
-    if (at >= text.size()) return false;
-    const char c = text[at];
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  };
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -74,14 +69,11 @@ std::string escape_markdown(std::string_view text) {
       case '\n':
         out += "<br>";
         break;
-      case '_':
-        if (!(i > 0 && alnum(i - 1) && alnum(i + 1))) out += '\\';
-        out += c;
-        break;
       case '|':
       case '\\':
       case '`':
       case '*':
+      case '_':
       case '[':
       case ']':
       case '~':

@@ -17,10 +17,10 @@ namespace commcert {
 // The same text for Markdown (a ticket): only what the context needs is escaped, so a quote stays
 // a quote. `|` gets a backslash (a table cell ends at an unescaped one), and so does `\` (else a
 // `\` before a `|` would escape the backslash added for it); `< > &` become references
-// (renderers pass inline HTML and entities through); `` ` * [ ] ~ `` get a backslash, and `_`
-// too unless it sits between two ASCII letters or digits (where no renderer reads it as
-// emphasis). A line feed, carriage return or CRLF becomes `<br>` and a tab a space, so a table
-// row stays one line; other control characters (and DEL) are written as the text \xNN.
+// (renderers pass inline HTML and entities through); `` ` * _ [ ] ~ `` get a backslash (code,
+// emphasis, links, strikethrough). A line feed, carriage return or CRLF becomes `<br>` and a tab
+// a space, so a table row stays one line; other control characters (and DEL) are written as the
+// text \xNN.
 [[nodiscard]] std::string escape_markdown(std::string_view text);
 
 // Figures as people read them in reports: 463.21 GB/s (10^9 bytes/s, nccl-tests' unit), "–"
