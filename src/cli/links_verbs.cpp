@@ -79,7 +79,10 @@ VerbsSetup set_up_verbs(StageSession& session, const LinksSettings& s) {
     setup.problem = fmt::format("no RDMA device{}", probe.error.empty() ? "" : ": " + probe.error);
   } else {
     std::vector<std::string> nics = probe.devices;
-    std::sort(nics.begin(), nics.end(), natural_less);
+    // Through a lambda: another natural_less overload in scope (unity batches put several files
+    // in one translation unit) must not make the name ambiguous.
+    std::sort(nics.begin(), nics.end(),
+              [](const std::string& a, const std::string& b) { return natural_less(a, b); });
     rail = my_rail(session, nics, gpu_addresses);
     if (rail >= 0 && s.memory == "gpu" && !gpu.cuda_device) {
       setup.problem = "--mem gpu: this process has no GPU";
