@@ -36,6 +36,7 @@ GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, int local_index, int loca
     slot.device = fmt::format("GPU {} ({}, {})", gpu.identity.index, gpu.identity.name,
                               gpu.identity.pci_bus_id);
     slot.gpu = gpu.identity;
+    slot.cuda_device = gpu.cuda_device;
     plan.slots.push_back(std::move(slot));
   }
   return plan;

@@ -50,6 +50,8 @@ int HealthCommand::run(Invocation& invocation) {
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   // Waiting for Xids is part of the stage: peers wait at most the watch time plus the timeout.
   StageSession session(invocation, name(), "health", stage_, timeout_s + options.watch_seconds);
+  // A health stage that fails or times out as a whole says so for the node's component.
+  session.set_failure_component(HealthRecord::kComponentNode);
   return session.run([&] {
     Json parameters = {{"sysfs_root", options.sysfs_root.string()},
                        {"nvml_library", options.nvml_library},

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -34,6 +36,40 @@ std::vector<std::string_view> split_list(std::string_view text) {
   }
   return out;
 }
+
+// Where this process is in the schedule, for the watchdog thread: what a timeout record names
+// (links_of_timeout): the link of each process that did not arrive in the round under way, or
+// the link this process was measuring.
+class TimeoutView {
+ public:
+  void set_schedule(std::vector<LinkRound> rounds, std::vector<RankIdentity> ranks) {
+    std::lock_guard lock(mutex_);
+    rounds_ = std::move(rounds);
+    ranks_ = std::move(ranks);
+  }
+  void enter_round(std::size_t index) {
+    std::lock_guard lock(mutex_);
+    round_ = index;
+    own_.reset();
+  }
+  void measure(const std::optional<LinkPair>& pair) {
+    std::lock_guard lock(mutex_);
+    own_ = pair;
+  }
+  [[nodiscard]] std::vector<std::vector<std::string>> links(const TimeoutReport& report) {
+    std::lock_guard lock(mutex_);
+    const LinkRound* round = round_ && *round_ < rounds_.size() ? &rounds_[*round_] : nullptr;
+    // One rank per process here: the watchdog's units are the ranks.
+    return links_of_timeout(report.culprit_ranks, round, ranks_, own_ ? &*own_ : nullptr);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<LinkRound> rounds_;
+  std::vector<RankIdentity> ranks_;
+  std::optional<std::size_t> round_;
+  std::optional<LinkPair> own_;
+};
 
 // The process at the other end of this rank's pair in `round`.
 int peer_process_of(const LinkRound& round, int index, int me,
@@ -185,7 +221,9 @@ int LinksCommand::run(Invocation& invocation) {
   const LinksSettings s = resolve_settings();
   const FaultPlan faults = fault_plan_from_environment();
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
+  TimeoutView where;  // outlives the session, whose watchdog thread reads it
   StageSession session(invocation, name(), LinkRecord::kKind, stage_, s.timeout_s);
+  session.set_timeout_nodes([&where](const TimeoutReport& report) { return where.links(report); });
   return session.run([&] {
     faults.validate_ranks(session.group().process_count());
     Json tests = Json::array();
@@ -242,6 +280,7 @@ int LinksCommand::run(Invocation& invocation) {
 
     const auto rounds = plan_link_rounds(
         ranks, s.transport == "verbs" ? verbs.rail_of_rank : first_rank_rails(ranks));
+    where.set_schedule(rounds, ranks);
     LinkTransport* link = verbs.transport ? verbs.transport.get() : transport.get();
     const int me = session.first_rank();
     const std::optional<std::uint64_t> hang_before = faults.hang_before_operation(me);
@@ -249,6 +288,7 @@ int LinksCommand::run(Invocation& invocation) {
     std::uint64_t operations = 0;
     ProgressReporter progress(session.show_progress(), "links", static_cast<double>(rounds.size()));
     for (const LinkRound& round : rounds) {
+      where.enter_round(static_cast<std::size_t>(&round - rounds.data()));
       const FaultPlan round_faults = faults.for_groups(round.pair_of_rank);
       const int index = round.pair_of_rank[static_cast<std::size_t>(me)];
       const std::optional<int> partner =
@@ -271,6 +311,7 @@ int LinksCommand::run(Invocation& invocation) {
       std::vector<LinkRecord> round_records;
       if (index >= 0) {
         const LinkPair& pair = round.pairs[static_cast<std::size_t>(index)];
+        where.measure(pair);
         const int side = pair.ranks[0] == me ? 0 : 1;
         const int peer_rank = pair.ranks[static_cast<std::size_t>(1 - side)];
         const int peer_process = ranks[static_cast<std::size_t>(peer_rank)].process;
@@ -336,6 +377,7 @@ int LinksCommand::run(Invocation& invocation) {
       }
       for (const LinkRecord& record : round_records)
         records.push_back(to_json(record));
+      where.measure(std::nullopt);  // waiting for the round's other links
       session.barrier(fmt::format("links: end of round {}", round.round));
       progress.advance(1, fmt::format("round {} of {} ({} link(s) at once)", round.round + 1,
                                       rounds.size(), round.pairs.size()));

@@ -45,6 +45,7 @@ std::vector<StageSlot> communicator_slots(const Communicator& communicator) {
     if (slot < devices.size()) slots[slot].device = devices[slot];
     if (slot < gpus.size()) {
       GpuIdentity gpu = gpus[slot];
+      slots[slot].cuda_device = gpu.index;  // the backend's CUDA ordinal, before it is remapped
       // One spelling of a GPU's PCI address in every stage's records (the sysfs form health,
       // burn and membw write), whatever the backend reported, so records join on it.
       gpu.pci_bus_id = normalize_pci_bus_id(gpu.pci_bus_id).value_or(gpu.pci_bus_id);

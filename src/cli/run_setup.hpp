@@ -21,6 +21,9 @@ namespace commcert {
 struct StageSlot {
   std::string device = "host";
   std::optional<GpuIdentity> gpu;
+  // The CUDA ordinal this process drives the GPU by: a failed CUDA or NCCL call names it, and so
+  // the rank the failure belongs to (slot_of_error).
+  std::optional<int> cuda_device;
 };
 
 // Options every MPI-launched stage shares.

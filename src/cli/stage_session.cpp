@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/api_error.hpp"
 #include "core/errors.hpp"
 #include "core/node_identity.hpp"
 #include "core/run_output.hpp"
@@ -14,6 +15,11 @@
 
 namespace commcert {
 namespace {
+
+// How long a failing process gives process 0 to record its failure and end the job before it
+// marks what files it sees and ends the job itself. Process 0 hears it within its watchdog's poll
+// interval; only a process 0 that does not answer (frozen) makes the wait this long.
+constexpr auto kFailureRecordWait = std::chrono::seconds(5);
 
 // The watched units of every process: `per_process` consecutive ranks each (1: the process).
 std::vector<int> units_of(int process, int per_process) {
@@ -51,10 +57,10 @@ StageSession::StageSession(Invocation& invocation, std::string_view command,
   const int per_process = std::max(watch_.ranks_per_process, 1);
   Watchdog::TimeoutHandler handler = watch_.on_timeout;
   if (!handler) handler = [this](const TimeoutReport& report) { on_timeout(report); };
-  watchdog_ =
-      std::make_unique<Watchdog>(group_.control(), units_of(group_.process_index(), per_process),
-                                 process_of_each_unit(group_.process_count(), per_process),
-                                 watch_.timeout_s, std::move(handler));
+  watchdog_ = std::make_unique<Watchdog>(
+      group_.control(), units_of(group_.process_index(), per_process),
+      process_of_each_unit(group_.process_count(), per_process), watch_.timeout_s,
+      std::move(handler), [this](const std::string& text) { on_peer_failure(text); });
 }
 
 StageSession::~StageSession() {
@@ -90,22 +96,82 @@ void StageSession::end_on_error(const std::exception& error) {
     fmt::print(stderr, "commcert {}: set-up failed on process {} ({}): {}\n", command_,
                group_.process_index(), local_hostname(), error.what());
   } else {
-    // This rank alone may have failed: record why, then end the whole job so no peer waits.
-    fmt::print(stderr, "commcert {}: error on rank {} ({}): {}\n", command_, first_rank_,
-               node_.node, error.what());
-    StageErrorRecord record = stage_error_record(origin(0), kind_, error);
+    // This rank alone may have failed: record why, then end the whole job so no peer waits. A
+    // process driving several GPUs names the rank whose GPU failed.
+    const RecordOrigin where = origin(slot_of_error(error, slots_));
+    fmt::print(stderr, "commcert {}: error on rank {} ({}): {}\n", command_, where.rank, node_.node,
+               error.what());
+    StageErrorRecord record = stage_error_record(where, kind_, error);
     record.backend = backend_name_;
+    record.component = failure_component_;
     try {
       output_->append_record(to_json(record));
-      output_->update_meta(
-          {{"status", "error"}, {"exit_code", exit_code}, {"end_time", utc_timestamp_now()}});
     } catch (const std::exception&) {
       // Already failing; the stderr line above is the evidence left.
     }
+    record_failure(
+        {command_, group_.process_index(), where.rank, node_.node, error.what(), exit_code});
   }
   if (data_plane_) data_plane_->abort();
   if (group_.process_count() > 1) group_.control().abort_job(exit_code);
   throw reported;
+}
+
+void StageSession::record_failure(const StageFailure& failure) {
+  const bool several = group_.process_count() > 1;
+  if (reporting()) {
+    try {
+      output_->update_meta(failed_meta_fields(failure));
+    } catch (const std::exception&) {
+      // Already failing; the stderr line and the error record are the evidence left.
+    }
+    // The job ends here: `commcert run`'s suite.json says so too. Alone, the suite goes on.
+    if (several) mark_run_failed_on_disk(output_->directory(), failure, false);
+    return;
+  }
+  if (!several) return;
+  if (watchdog_->peer_failures_heard()) {
+    // Process 0 owns the files: it records the failure and ends the job, this process with it.
+    group_.control().post_failure(failure_wire_text(failure));
+    std::this_thread::sleep_for(kFailureRecordWait);
+  }
+  fmt::print(stderr,
+             "commcert {}: process 0 did not end the job on the error of process {}; marking "
+             "the run's files from process {}\n",
+             command_, failure.process, failure.process);
+  mark_run_failed_on_disk(output_->directory(), failure, true);
+}
+
+void StageSession::on_peer_failure(const std::string& text) {
+  const std::optional<StageFailure> failure = failure_from_wire_text(text);
+  std::lock_guard lock(mutex_);
+  if (!failure || !output_) return;  // the watchdog ends the job all the same
+  try {
+    output_->update_meta(failed_meta_fields(*failure));
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "commcert {}: could not record the error of process {}: {}\n", command_,
+               failure->process, error.what());
+  }
+  mark_run_failed_on_disk(output_->directory(), *failure, false);
+}
+
+void StageSession::set_failure_component(std::string component) {
+  std::lock_guard lock(mutex_);
+  failure_component_ = std::move(component);
+}
+
+void StageSession::set_timeout_nodes(TimeoutNodes nodes) {
+  std::lock_guard lock(mutex_);
+  timeout_nodes_ = std::move(nodes);
+}
+
+std::size_t slot_of_error(const std::exception& error, const std::vector<StageSlot>& slots) {
+  const auto* failure = dynamic_cast<const ApiFailure*>(&error);
+  if (!failure || !failure->error().device) return 0;
+  for (std::size_t slot = 0; slot < slots.size(); ++slot) {
+    if (slots[slot].cuda_device == failure->error().device) return slot;
+  }
+  return 0;
 }
 
 void StageSession::set_data_plane(Communicator* communicator) {
@@ -139,13 +205,27 @@ void StageSession::on_timeout(const TimeoutReport& report) {
   origin.host = node_.node;
   origin.rank = first_rank_;
   origin.local_rank = group_.local_index();
-  StageTimeoutRecord record;
-  record.origin = std::move(origin);
-  record.kind = kind_;
-  record.reason = reason;
-  record.operation = report.context;
-  record.timeout_s = report.timeout_seconds;
-  output_->append_record(to_json(record));
+  std::vector<std::vector<std::string>> subjects;
+  if (timeout_nodes_) {
+    try {
+      subjects = timeout_nodes_(report);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "commcert %s: cannot tell what the timeout is about: %s\n",
+                   command_.c_str(), error.what());
+    }
+  }
+  if (subjects.empty()) subjects.emplace_back();
+  for (auto& nodes : subjects) {
+    StageTimeoutRecord record;
+    record.origin = origin;
+    record.kind = kind_;
+    record.reason = reason;
+    record.component = failure_component_;
+    record.nodes = std::move(nodes);
+    record.operation = report.context;
+    record.timeout_s = report.timeout_seconds;
+    output_->append_record(to_json(record));
+  }
   output_->update_meta({{"status", "timeout"},
                         {"exit_code", to_int(ExitCode::kTimeout)},
                         {"end_time", utc_timestamp_now()}});

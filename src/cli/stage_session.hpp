@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/process_group.hpp"
 #include "cli/run_setup.hpp"
+#include "cli/stage_failure.hpp"
 #include "comm/communicator.hpp"
 #include "comm/gpu_runtime.hpp"
 #include "comm/watchdog.hpp"
@@ -60,7 +61,21 @@ class StageSession {
   //   record (once the run directory is open), ends meta.json, aborts the data plane and ends
   //   the job: every process at once (abort_job) when there are several, otherwise as a
   //   ReportedFailure the CLI edge turns into the exit status.
+  // With several processes the run's files say how it ended whoever failed: process 0 records
+  // its own error, or a peer's that the peer sends it before the job ends (meta.json and, under
+  // `commcert run`, suite.json: status error and `error` naming the process, rank, node and
+  // reason), then ends the job. A peer that process 0 does not answer within a few seconds
+  // marks the files itself where it sees them (a shared file system) and ends the job.
   int run(const std::function<int()>& work);
+
+  // What a stage's error and timeout records carry besides their writer: `component`, the health
+  // component they stand for (the health stage's: "node").
+  void set_failure_component(std::string component);
+  // Runs on the watchdog thread of the process that writes a timeout record: the nodes each
+  // record names (links: the two ends of each link that did not complete), one record per entry;
+  // an empty list writes one record that names nobody but its writer.
+  using TimeoutNodes = std::function<std::vector<std::vector<std::string>>(const TimeoutReport&)>;
+  void set_timeout_nodes(TimeoutNodes nodes);
 
   // Numbers the ranks, resolves node identities, opens the run directory and writes meta.json
   // (status running) and the run record. Throws UsageError for a bad --node-name or --out.
@@ -110,6 +125,9 @@ class StageSession {
 
  private:
   void on_timeout(const TimeoutReport& report);
+  void on_peer_failure(const std::string& text);
+  // Records this process's own failure in the run's files, as far as it can (see run()).
+  void record_failure(const StageFailure& failure);
   [[noreturn]] void leave_to_watchdog(const std::exception& error);
   [[noreturn]] void end_on_error(const std::exception& error);
 
@@ -130,7 +148,14 @@ class StageSession {
   std::optional<std::string> backend_name_;
   std::vector<std::string> warnings_;
   Communicator* data_plane_ = nullptr;
+  std::optional<std::string> failure_component_;
+  TimeoutNodes timeout_nodes_;
 };
+
+// The slot of `slots` (this process's ranks) an error belongs to: the one driving the CUDA device
+// a failed CUDA or NCCL call names (ApiFailure), else 0, the error being the process's own.
+[[nodiscard]] std::size_t slot_of_error(const std::exception& error,
+                                        const std::vector<StageSlot>& slots);
 
 // The end of a stage, the same for every stage: every process agrees on the worst exit status
 // any of them reached (a collective over processes, bounded by `watchdog` when there is one;

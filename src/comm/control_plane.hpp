@@ -38,6 +38,13 @@ class ControlPlane {
   virtual void post_notice(std::span<const std::int64_t> payload) = 0;
   virtual std::optional<WatchdogNotice> poll_notice() = 0;
 
+  // Failure channel: a process whose error is about to end the job tells process 0, which owns
+  // the run's files, why (a short text) so that it records it before the job ends. Like the
+  // notices, usable from another thread, and only with a side channel; without one (and on one
+  // process) nothing is sent and nothing arrives.
+  virtual void post_failure(const std::string& text) { (void)text; }
+  virtual std::optional<std::string> poll_failure() { return std::nullopt; }
+
   // Ends every process of the job with `exit_code`. Never returns.
   [[noreturn]] virtual void abort_job(int exit_code) noexcept = 0;
 };

@@ -256,6 +256,7 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
   const auto delay = faults.delay_seconds(global_rank_);
   const bool corrupt = faults.corrupts(global_rank_);
   const auto hang_at = faults.hang_before_operation(global_rank_);
+  const auto fail_at = faults.failing_operation(global_rank_);
   unsigned char* output = output_region(spec, plan.in_place, layout);
   const std::uint64_t output_bytes = layout.has_output ? layout.output_elements * element : 0;
   // Only checked operations are left unwritten (as on the NCCL backend): the unchecked ones
@@ -306,6 +307,13 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
           }
           break;
         case IterationStep::kOperation: {
+          if (fail_at && data_operations_ >= *fail_at) {
+            // COMMCERT_FAULT fail: this rank's call reports an error, as one does whose
+            // transport failed under it; its peers are left waiting inside the operation.
+            throw RuntimeFailure(
+                fmt::format("injected fault (COMMCERT_FAULT fail:{}:{}): operation {} failed",
+                            global_rank_, *fail_at, data_operations_));
+          }
           SteadyClock::time_point start;
           SteadyClock::time_point stop;
           {

@@ -11,6 +11,9 @@ namespace commcert {
 namespace {
 
 constexpr int kNoticeTag = 7001;
+constexpr int kFailureTag = 7002;
+// How long a failure notice may take to leave this process (it is small: sent eagerly).
+constexpr auto kFailureSendWait = std::chrono::seconds(1);
 constexpr auto kAbortGrace = std::chrono::seconds(10);
 
 }  // namespace
@@ -114,6 +117,38 @@ std::optional<WatchdogNotice> MpiControlPlane::poll_notice() {
   MPI_Recv(notice.payload.data(), count, MPI_INT64_T, status.MPI_SOURCE, kNoticeTag, notices_,
            MPI_STATUS_IGNORE);
   return notice;
+}
+
+void MpiControlPlane::post_failure(const std::string& text) {
+  if (!thread_multiple_ || rank_ == 0) return;
+  posted_failure_ = text;
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (MPI_Isend(posted_failure_.data(), static_cast<int>(posted_failure_.size()), MPI_CHAR, 0,
+                kFailureTag, notices_, &request) != MPI_SUCCESS) {
+    return;
+  }
+  // Drive the send for a moment: a peer that receives nothing is a process that cannot record.
+  const auto until = std::chrono::steady_clock::now() + kFailureSendWait;
+  int done = 0;
+  while (!done && std::chrono::steady_clock::now() < until) {
+    if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return;
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!done) posted_.push_back(request);  // cancelled with the others when this plane closes
+}
+
+std::optional<std::string> MpiControlPlane::poll_failure() {
+  int ready = 0;
+  MPI_Status status;
+  if (MPI_Iprobe(MPI_ANY_SOURCE, kFailureTag, notices_, &ready, &status) != MPI_SUCCESS || !ready) {
+    return std::nullopt;
+  }
+  int count = 0;
+  MPI_Get_count(&status, MPI_CHAR, &count);
+  std::string text(static_cast<std::size_t>(count), '\0');
+  MPI_Recv(text.data(), count, MPI_CHAR, status.MPI_SOURCE, kFailureTag, notices_,
+           MPI_STATUS_IGNORE);
+  return text;
 }
 
 void MpiControlPlane::abort_job(int exit_code) noexcept {

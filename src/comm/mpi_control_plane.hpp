@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <mpi.h>
@@ -25,6 +26,8 @@ class MpiControlPlane final : public ControlPlane {
   [[nodiscard]] bool has_side_channel() const override { return thread_multiple_; }
   void post_notice(std::span<const std::int64_t> payload) override;
   std::optional<WatchdogNotice> poll_notice() override;
+  void post_failure(const std::string& text) override;
+  std::optional<std::string> poll_failure() override;
   [[noreturn]] void abort_job(int exit_code) noexcept override;
 
  private:
@@ -35,6 +38,7 @@ class MpiControlPlane final : public ControlPlane {
   bool thread_multiple_ = false;
   std::vector<std::int64_t> posted_payload_;  // kept alive until the sends complete
   std::vector<MPI_Request> posted_;
+  std::string posted_failure_;  // kept alive until the job ends
 };
 
 }  // namespace commcert

@@ -76,17 +76,24 @@ bool declared_after_peers_gathered(std::int64_t own_declared_ns,
 
 Watchdog::Watchdog(ControlPlane& control, std::vector<int> local_ranks,
                    std::vector<int> process_of_rank, double timeout_seconds,
-                   TimeoutHandler on_timeout)
+                   TimeoutHandler on_timeout, FailureHandler on_peer_failure)
     : control_(control),
       local_ranks_(std::move(local_ranks)),
       process_of_rank_(std::move(process_of_rank)),
       timeout_seconds_(timeout_seconds),
       on_timeout_(std::move(on_timeout)),
+      on_peer_failure_(std::move(on_peer_failure)),
       slots_(std::make_unique<SlotState[]>(local_ranks_.size())) {
   for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) {
     slots_[slot].last_change_ns.store(now_ns(), std::memory_order_relaxed);
   }
-  if (timeout_seconds_ > 0) thread_ = std::thread([this] { watch(); });
+  if (control_.process_index() != 0 || !peer_failures_heard()) on_peer_failure_ = nullptr;
+  if (timeout_seconds_ > 0 || on_peer_failure_) thread_ = std::thread([this] { watch(); });
+}
+
+bool Watchdog::peer_failures_heard() const {
+  // Every process of a stage gets the same handler over the same kind of side channel.
+  return control_.process_count() > 1 && control_.has_side_channel();
 }
 
 Watchdog::~Watchdog() {
@@ -179,6 +186,13 @@ void Watchdog::watch() {
   while (!stopping_) {
     wake_.wait_for(lock, kPollInterval);
     if (stopping_) return;
+    if (on_peer_failure_) {
+      if (std::optional<std::string> failure = control_.poll_failure()) {
+        lock.unlock();
+        report_peer_failure(*failure);
+      }
+    }
+    if (timeout_seconds_ <= 0) continue;
     const std::int64_t now = now_ns();
     bool overdue = false;
     for (std::size_t slot = 0; slot < local_ranks_.size(); ++slot) {
@@ -245,6 +259,16 @@ void Watchdog::declare_timeout(std::optional<WatchdogNotice> first_notice) {
   }
   control_.abort_job(to_int(ExitCode::kTimeout));
   std::_Exit(to_int(ExitCode::kTimeout));  // abort_job does not return; this tells the compiler
+}
+
+void Watchdog::report_peer_failure(const std::string& failure) {
+  try {
+    on_peer_failure_(failure);
+  } catch (...) {
+    std::fputs("commcert: error while recording another process's failure\n", stderr);
+  }
+  control_.abort_job(to_int(ExitCode::kError));
+  std::_Exit(to_int(ExitCode::kError));  // abort_job does not return; this tells the compiler
 }
 
 void WatchedBatch::begin(int slot) {

@@ -68,13 +68,21 @@ struct TimeoutReport {
 // one did, every live process exchanges where its ranks are (over the control plane's side
 // channel), the culprits are the ranks that never arrived, and `on_timeout` runs on the
 // watchdog thread; it must end the process (it is followed by abort_job if it returns).
+//
+// On process 0 it also listens for a peer's failure (ControlPlane::post_failure): a process whose
+// error ends the job says why first, and `on_peer_failure` runs on the watchdog thread with the
+// text, to record it; it must end the job (it is followed by abort_job if it returns). It listens
+// also when the timeout is off (0).
 class Watchdog {
  public:
   using TimeoutHandler = std::function<void(const TimeoutReport&)>;
+  using FailureHandler = std::function<void(const std::string&)>;
 
   // `local_ranks`: global ranks of this process's slots; `process_of_rank`: for every global rank.
   Watchdog(ControlPlane& control, std::vector<int> local_ranks, std::vector<int> process_of_rank,
-           double timeout_seconds, TimeoutHandler on_timeout);
+           double timeout_seconds, TimeoutHandler on_timeout, FailureHandler on_peer_failure = {});
+  // Whether process 0 hears this process's post_failure (it listens there and can be told).
+  [[nodiscard]] bool peer_failures_heard() const;
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -112,6 +120,7 @@ class Watchdog {
 
   void watch();
   [[noreturn]] void declare_timeout(std::optional<WatchdogNotice> first_notice);
+  [[noreturn]] void report_peer_failure(const std::string& failure);
   [[nodiscard]] std::vector<std::int64_t> own_notice() const;
 
   ControlPlane& control_;
@@ -119,6 +128,7 @@ class Watchdog {
   std::vector<int> process_of_rank_;
   double timeout_seconds_;
   TimeoutHandler on_timeout_;
+  FailureHandler on_peer_failure_;
   std::unique_ptr<SlotState[]> slots_;
   std::mutex context_mutex_;
   std::string context_;

@@ -16,6 +16,7 @@ Json to_json(const StageErrorRecord& record) {
   Json out = make_record(record.origin, record.kind, RecordStatus::kError);
   if (record.backend) out[StageErrorRecord::kBackend] = *record.backend;
   out[RecordFields::kReason] = record.reason;
+  if (record.component) out[StageErrorRecord::kComponent] = *record.component;
   if (record.api_error) out[StageErrorRecord::kApiError] = to_json(*record.api_error);
   return out;
 }
@@ -23,6 +24,8 @@ Json to_json(const StageErrorRecord& record) {
 Json to_json(const StageTimeoutRecord& record) {
   Json out = make_record(record.origin, record.kind, RecordStatus::kTimeout);
   out[RecordFields::kReason] = record.reason;
+  if (record.component) out[StageTimeoutRecord::kComponent] = *record.component;
+  if (!record.nodes.empty()) out[StageTimeoutRecord::kNodes] = record.nodes;
   out[StageTimeoutRecord::kOperation] = record.operation;
   out[StageTimeoutRecord::kTimeoutS] = record.timeout_s;
   return out;

@@ -32,22 +32,30 @@ struct RunRecord {
 // A rank of a stage that stopped on an error: the stage's own kind with status error.
 struct StageErrorRecord {
   static constexpr const char* kBackend = "backend";
+  static constexpr const char* kComponent = "component";
   static constexpr const char* kApiError = "api_error";
   RecordOrigin origin;
   std::string kind;                    // the stage's record kind, e.g. "collective"
   std::optional<std::string> backend;  // the sweep's data plane
   std::string reason;
-  std::optional<ApiError> api_error;  // when a library call failed: which, where, with what code
+  std::optional<std::string> component;  // health: the component it stands for ("node")
+  std::optional<ApiError> api_error;     // when a library call failed: which, where, with what code
 };
 
 // A stage's operation that did not complete within its timeout, as the stage skeleton's
 // watchdog reports it (the sweep's collective timeout is CollectiveTimeoutRecord).
 struct StageTimeoutRecord {
+  static constexpr const char* kComponent = "component";
+  static constexpr const char* kNodes = "nodes";
   static constexpr const char* kOperation = "operation";
   static constexpr const char* kTimeoutS = "timeout_s";
   RecordOrigin origin;
   std::string kind;  // the stage's record kind, e.g. "health"
   std::string reason;
+  std::optional<std::string> component;  // health: the component it stands for ("node")
+  // link: the ends of the link that did not complete (two nodes), or the one node that did not
+  // arrive outside any link; empty: the record names nobody but its writer.
+  std::vector<std::string> nodes;
   std::string operation;
   double timeout_s = 0;
 };

@@ -1,18 +1,22 @@
 // How a stage ends on an error (StageSession::run), the same for every stage: what the user can
 // fix before anything is written goes to the CLI edge; anything else is recorded where it
 // happened and becomes exit status 3 through the one mapping from errors to statuses.
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cli/stage_session.hpp"
 #include "comm/mpi_session.hpp"
+#include "comm/watchdog.hpp"
+#include "core/api_error.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
 #include "scripted_communicator.hpp"
@@ -109,6 +113,116 @@ TEST_F(StageErrors, AnErrorAfterTheRunOpensIsRecordedAsThisStagesErrorAndEndsWit
   EXPECT_EQ(meta.at("status"), "error");
   EXPECT_EQ(meta.at("exit_code"), 3);
   EXPECT_FALSE(meta.at("end_time").is_null());
+  EXPECT_EQ(meta.at("error"), Json({{"command", "burn"},
+                                    {"process", 0},
+                                    {"rank", 0},
+                                    {"node", "nodeA"},
+                                    {"reason", "the GPU fell off the bus"}}));
+}
+
+// Two GPUs driven by one process (sweep -g 2, burn -g 0): CUDA ordinals 4 and 6, node-wide
+// indices 1 and 3.
+std::vector<StageSlot> two_gpu_slots() {
+  std::vector<StageSlot> slots(2);
+  for (int i = 0; i < 2; ++i) {
+    GpuIdentity gpu;
+    gpu.index = 1 + 2 * i;
+    gpu.uuid = "GPU-" + std::to_string(i);
+    gpu.pci_bus_id = "0000:1" + std::to_string(i) + ":00.0";
+    slots[static_cast<std::size_t>(i)].device = "GPU " + std::to_string(gpu.index);
+    slots[static_cast<std::size_t>(i)].gpu = gpu;
+    slots[static_cast<std::size_t>(i)].cuda_device = 4 + 2 * i;
+  }
+  return slots;
+}
+
+ApiFailure failed_call_on_device(int device) {
+  ApiError error;
+  error.api = "CUDA";
+  error.call = "cudaStreamSynchronize(stream)";
+  error.where = "src/comm/nccl_communicator.cpp:1";
+  error.code = 700;
+  error.code_name = "cudaErrorIllegalAddress";
+  error.device = device;
+  return ApiFailure(error);
+}
+
+TEST_F(StageErrors, AProcessDrivingSeveralGpusRecordsTheErrorOnTheRankWhoseGpuFailed) {
+  StageSession session(invocation_, "sweep", "collective", options_, 30.0);
+  EXPECT_THROW((void)session.run([&]() -> int {
+    session.identify(two_gpu_slots());
+    session.open(GpuRuntimeInfo{}, Json::object(), {}, BackendChoice{"nccl", "requested", ""});
+    throw failed_call_on_device(6);
+  }),
+               ReportedFailure);
+  const auto records = records_of(run_directory());
+  ASSERT_EQ(records.size(), 2u);
+  const Json& error = records[1];
+  EXPECT_EQ(error.at("status"), "error");
+  EXPECT_EQ(error.at("rank"), 1);
+  EXPECT_EQ(error.at("local_rank"), 1);
+  EXPECT_EQ(error.at("gpu").at("index"), 3);
+  EXPECT_EQ(error.at("gpu").at("uuid"), "GPU-1");
+  EXPECT_EQ(error.at("api_error").at("device"), 6);
+  EXPECT_EQ(meta_of(run_directory()).at("error").at("rank"), 1);
+}
+
+TEST(SlotOfError, TheSlotDrivingTheFailedCallsDeviceElseTheProcesssFirst) {
+  const auto slots = two_gpu_slots();
+  EXPECT_EQ(slot_of_error(failed_call_on_device(4), slots), 0u);
+  EXPECT_EQ(slot_of_error(failed_call_on_device(6), slots), 1u);
+  EXPECT_EQ(slot_of_error(failed_call_on_device(5), slots), 0u);  // not one of ours
+  EXPECT_EQ(slot_of_error(RuntimeFailure("no device named"), slots), 0u);
+  EXPECT_EQ(slot_of_error(failed_call_on_device(6), {StageSlot{}}), 0u);
+}
+
+TEST_F(StageErrors, AHealthStagesErrorStandsForTheNodeComponent) {
+  StageSession session(invocation_, "health", "health", options_, 30.0);
+  session.set_failure_component("node");
+  EXPECT_THROW((void)session.run([&]() -> int {
+    session.start({StageSlot{}}, GpuRuntimeInfo{}, Json::object(), {});
+    throw RuntimeFailure("sysfs unreadable");
+  }),
+               ReportedFailure);
+  const auto records = records_of(run_directory());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].at("kind"), "health");
+  EXPECT_EQ(records[1].at("component"), "node");
+}
+
+TEST_F(StageErrors, ATimeoutRecordCarriesTheComponentAndARecordPerSubjectNamingItsNodes) {
+  // The watchdog's timeout ends the process (status 4) after the records are written; the
+  // child forked here writes into the same run directory the parent reads.
+  const std::string style = GTEST_FLAG_GET(death_test_style);
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(
+      {
+        StageSession session(invocation_, "links", "link", options_, 0.3);
+        session.set_failure_component("node");
+        session.set_timeout_nodes([](const TimeoutReport&) {
+          return std::vector<std::vector<std::string>>{{"nodeA", "nodeB"}, {"nodeC"}};
+        });
+        (void)session.run([&]() -> int {
+          session.start({StageSlot{}}, GpuRuntimeInfo{}, Json::object(), {});
+          session.watchdog().set_context("links: round 0 write_bw 4 MiB nodeA->nodeB");
+          WatchedSection section(session.guard());
+          std::this_thread::sleep_for(std::chrono::seconds(10));
+          return 0;
+        });
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(4), "timeout");
+  GTEST_FLAG_SET(death_test_style, style);
+  const auto records = records_of(run_directory());
+  ASSERT_EQ(records.size(), 3u);  // the run record, then one timeout per subject
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(records[i].at("status"), "timeout");
+    EXPECT_EQ(records[i].at("kind"), "link");
+    EXPECT_EQ(records[i].at("component"), "node");
+    EXPECT_EQ(records[i].at("operation"), "links: round 0 write_bw 4 MiB nodeA->nodeB");
+  }
+  EXPECT_EQ(records[1].at("nodes"), Json({"nodeA", "nodeB"}));
+  EXPECT_EQ(records[2].at("nodes"), Json({"nodeC"}));
 }
 
 TEST_F(StageErrors, TheErrorRecordNamesTheDataPlaneAndItsCommunicatorsAreAborted) {

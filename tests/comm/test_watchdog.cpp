@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -903,6 +904,57 @@ TEST(SweepTimeoutHandler, AProcessThatDoesNotReportLetsTheReporterWriteFirst) {
   ASSERT_TRUE(f.communicator.requested_wait_seconds.has_value());
   EXPECT_GE(std::chrono::duration<double>(asked - start).count(), 0.19);
   EXPECT_TRUE(records_in(f.output).empty());  // the reporting process writes the record
+}
+
+// Process `index` of two with a side channel, whose peer has told process 0 why it fails (a
+// failure notice waiting from the start).
+class PeerFailedControlPlane final : public TwoProcessCollectives {
+ public:
+  explicit PeerFailedControlPlane(int index) : index_(index) {}
+  [[nodiscard]] int process_index() const override { return index_; }
+  [[nodiscard]] bool has_side_channel() const override { return true; }
+  void post_notice(std::span<const std::int64_t> /*payload*/) override {}
+  std::optional<WatchdogNotice> poll_notice() override { return std::nullopt; }
+  std::optional<std::string> poll_failure() override {
+    polled = true;
+    if (sent_) return std::nullopt;
+    sent_ = true;
+    return std::string("process 1: injected fault");
+  }
+  [[noreturn]] void abort_job(int exit_code) noexcept override { std::_Exit(exit_code); }
+  std::atomic<bool> polled{false};
+
+ private:
+  int index_;
+  bool sent_ = false;
+};
+
+TEST_F(WatchdogDeathTest, ProcessZeroRecordsAPeersFailureThenEndsTheJobEvenWithoutATimeout) {
+  EXPECT_EXIT(
+      {
+        PeerFailedControlPlane control(0);
+        Watchdog watchdog(control, {0}, {0, 1}, 0, print_report, [](const std::string& text) {
+          std::fprintf(stderr, "RECORDED [%s]\n", text.c_str());
+        });
+        EXPECT_TRUE(watchdog.peer_failures_heard());
+        wait_for_the_watchdog();
+        std::fprintf(stderr, "the watchdog did not hear the failure\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(3), "RECORDED \\[process 1: injected fault\\]");
+}
+
+TEST(Watchdog, OnlyProcessZeroListensForPeerFailures) {
+  PeerFailedControlPlane control(1);
+  bool called = false;
+  {
+    Watchdog watchdog(control, {1}, {0, 1}, 0.5, print_report,
+                      [&called](const std::string&) { called = true; });
+    EXPECT_TRUE(watchdog.peer_failures_heard());  // process 0 hears this one
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_FALSE(control.polled);
+  EXPECT_FALSE(called);
 }
 
 TEST(SweepTimeoutHandler, BeforeSetUpEndsItOnlyReports) {

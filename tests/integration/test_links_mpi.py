@@ -127,8 +127,17 @@ class LinksOverMpi(unittest.TestCase):
         self.assertIn("node1", timeouts[0]["reason"])
         # The reporting process names where it waited (a transfer or the end-of-round barrier).
         self.assertTrue(timeouts[0]["operation"].startswith("links: "), timeouts[0])
+        # The record is about the hung end's link, both ends, whoever wrote it.
+        ends = timeouts[0]["nodes"]
+        self.assertEqual(len(ends), 2, timeouts[0])
+        self.assertIn("node1", ends)
+        validate_records(self, records)
         _, nodes = self.certify(run_dir)
         self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"})
+        # The validator weighs the timeout on both ends; the other nodes just lack evidence.
+        for node, verdict in nodes.items():
+            expected = "evidence.timeout" if node in ends else "evidence.missing"
+            self.assertIn(expected, self.codes(verdict), (node, verdict["reasons"]))
 
     def test_a_failing_transfer_is_an_error_record_naming_its_node_and_ends_the_job(self):
         # A transfer that reports an error (a queue pair in the error state) is written down as
@@ -140,6 +149,13 @@ class LinksOverMpi(unittest.TestCase):
         self.assertEqual([(r["kind"], r["host"], r["rank"]) for r in errors], [("link", "node1", 1)])
         self.assertIn("injected fault (COMMCERT_FAULT fail:1:2)", errors[0]["reason"])
         self.assertIn("commcert links: error on rank 1 (node1)", proc.stderr)
+        # Process 0 owns meta.json and records the other process's error before the job ends.
+        with open(os.path.join(run_dir, "meta.json")) as f:
+            meta = json.load(f)
+        self.assertEqual((meta["status"], meta["exit_code"]), ("error", 3), meta)
+        self.assertEqual((meta["error"]["command"], meta["error"]["process"],
+                          meta["error"]["node"]), ("links", 1, "node1"))
+        self.assertEqual(meta["error"]["reason"], errors[0]["reason"])
         _, nodes = self.certify(run_dir)
         self.assertEqual({v["state"] for v in nodes.values()}, {"inconclusive"})
 

@@ -216,6 +216,46 @@ class RunSuite(unittest.TestCase):
         slow = next(stage for stage in log["stages"] if stage["name"] == "slow-sweep")
         self.assertGreater(slow["elapsed_s"], 2.0, "the stage must outlast the bound to test it")
 
+    def test_an_error_on_another_process_ends_the_run_and_its_files_say_error(self):
+        # Process 1's fourth data operation in the sweep fails (COMMCERT_FAULT fail:1:3): the job
+        # ends at once (exit 3, no verdict), and process 0 records the error in suite.json and
+        # meta.json before it goes, naming the process, its node and the reason, instead of
+        # leaving both saying running.
+        suite = os.path.join(self.tmp, "failing.yaml")
+        with open(suite, "w") as f:
+            f.write("schema: 1\nname: failing\nbaseline: cpu-mpi-ci\nstages:\n"
+                    "  - run: health\n    budget: 60s\n"
+                    "  - name: cluster-sweep\n    run: sweep\n"
+                    "    args: [allreduce, --backend, mpi, -b, 64K, -e, 64K]\n"
+                    "    budget: 120s\n")
+        proc = self.run_suite(suite, fault="fail:1:3", timeout=180)
+        detail = proc.stdout[-3000:] + proc.stderr[-3000:]
+        self.assertEqual(proc.returncode, 3, detail)
+        self.assertIn("commcert sweep: error on rank 1 (node1)", proc.stderr)
+        log = self.suite_log()
+        self.assertEqual((log["status"], log["exit_code"]), ("error", 3), log)
+        self.assertEqual([(s["name"], s["status"]) for s in log["stages"]],
+                         [("health", "ok"), ("cluster-sweep", "error")])
+        stage = log["stages"][-1]
+        self.assertEqual(stage["exit_code"], 3)
+        for error in (log["error"], stage["error"]):
+            self.assertEqual((error["command"], error["process"], error["rank"], error["node"]),
+                             ("sweep", 1, 1, "node1"), error)
+            self.assertIn("injected fault (COMMCERT_FAULT fail:1:3)", error["reason"])
+        with open(os.path.join(self.run_dir, "meta.json")) as f:
+            meta = json.load(f)
+        self.assertEqual((meta["status"], meta["exit_code"]), ("error", 3), meta)
+        self.assertEqual(meta["error"], log["error"])
+        records = read_records(os.path.join(self.run_dir, "records.jsonl"))
+        errors = [r for r in records if r["status"] == "error"]
+        self.assertEqual([(r["kind"], r["host"]) for r in errors], [("collective", "node1")])
+        self.assertFalse(os.path.exists(os.path.join(self.run_dir, "verdict.json")))
+        # Judged afterwards: finished (not `running`), and nobody certified on it.
+        certify = subprocess.run([BIN, "certify", self.run_dir, "--baseline", CI_BASELINE],
+                                 capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(certify.returncode, 0, certify.stdout)
+        self.assertNotIn("never finished", certify.stdout)
+        self.assertIn("certified 0", certify.stdout)
 
     def test_a_report_that_cannot_be_written_leaves_the_verdicts_status_and_says_so(self):
         # /proc takes no new files, not even from root: the path passes the checks made before

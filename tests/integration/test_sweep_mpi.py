@@ -240,6 +240,57 @@ class InjectedFaultsAreDetected(CommcertTestCase):
         self.assertEqual(timeout["status"], "timeout")
         self.assertEqual(timeout["not_arrived"], [{"rank": 0, "host": "node0"}])
 
+    def test_an_error_on_another_rank_ends_the_job_and_meta_says_error_naming_it(self):
+        # Rank 2's fourth data operation reports an error (COMMCERT_FAULT fail:2:3), its peers
+        # left waiting inside it: rank 2 writes its error record and tells process 0, which owns
+        # meta.json and records the error there before it ends the job. Nobody waits out -T.
+        result = self.sweep(["allreduce", "-b", "4K", "-e", "16K", "-f", "2", "-n", "2", "-T", "120",
+                             "-q"], env={"COMMCERT_FAULT": "fail:2:3"}, timeout=120)
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertLess(result.seconds, 60, "an error must end the job at once")
+        self.assertIn("commcert sweep: error on rank 2 (node2)", result.stderr)
+        records = result.records()
+        validate_records(self, records)
+        errors = [r for r in records if r["status"] == "error"]
+        self.assertEqual([(r["kind"], r["rank"], r["host"]) for r in errors],
+                         [("collective", 2, "node2")])
+        self.assertIn("injected fault (COMMCERT_FAULT fail:2:3)", errors[0]["reason"])
+        meta = result.meta()
+        self.assertEqual((meta["status"], meta["exit_code"]), ("error", 3), meta)
+        error = meta["error"]
+        self.assertEqual((error["command"], error["process"], error["rank"], error["node"]),
+                         ("sweep", 2, 2, "node2"))
+        self.assertEqual(error["reason"], errors[0]["reason"])
+
+    def test_a_job_that_ends_abruptly_with_nobody_to_write_stays_unfinished(self):
+        # Every process killed at once (nodes lost): nothing can record how the run ended, so
+        # meta.json keeps saying running and the validator reads the run as never finished.
+        command, env = self.sweep_command(["allreduce", "-b", "4K", "-e", "4K", "-N", "0", "-T", "60",
+                                           "-q"], ranks=2, run_id="abrupt")
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            meta_path = self.results / "abrupt" / "meta.json"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if meta_path.exists() and json.loads(meta_path.read_text()).get("ranks"):
+                    break
+                time.sleep(0.1)
+            for rank in json.loads(meta_path.read_text())["ranks"]:
+                os.kill(rank["pid"], signal.SIGKILL)
+            process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        self.assertNotEqual(process.returncode, 0)
+        meta = json.loads(meta_path.read_text())
+        self.assertEqual(meta["status"], "running")
+        self.assertNotIn("error", meta)
+        certify = self.run_commcert(["certify", str(self.results / "abrupt"), "--baseline",
+                                     "cpu-mpi-ci"])
+        self.assertNotEqual(certify.returncode, 0, certify.stdout)
+        self.assertIn("run abrupt never finished (meta.json still says running)", certify.stdout)
+
     def sweep_with_frozen_rank(self, rank, ranks, run_id):
         """An endless 4 KiB allreduce (-T 2) whose `rank` is stopped with SIGSTOP (a node frozen
         by the kernel) once the run has started; returns (exit status, stderr, records)."""

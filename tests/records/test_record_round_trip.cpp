@@ -78,12 +78,27 @@ TEST(RecordRoundTrip, TheSamplesCoverEveryKindStatusAndComponentTheWritersProduc
     seen.emplace(r.at("kind"), r.at("status"), r.value("component", ""));
   }
   const std::set<std::tuple<std::string, std::string, std::string>> expected = {
-      {"collective", "ok", ""},      {"collective", "fail", ""},  {"collective", "skipped", ""},
-      {"collective", "timeout", ""}, {"burn", "ok", ""},          {"burn", "fail", ""},
-      {"membw", "ok", ""},           {"membw", "fail", ""},       {"link", "ok", ""},
-      {"link", "skipped", ""},       {"health", "ok", "gpu"},     {"health", "error", "gpu"},
-      {"health", "skipped", "gpu"},  {"health", "ok", "ib_port"}, {"health", "skipped", "ib_port"},
-      {"health", "ok", "node"},      {"p2p", "ok", ""},           {"p2p", "skipped", ""}};
+      {"collective", "ok", ""},
+      {"collective", "fail", ""},
+      {"collective", "skipped", ""},
+      {"collective", "timeout", ""},
+      {"burn", "ok", ""},
+      {"burn", "fail", ""},
+      {"membw", "ok", ""},
+      {"membw", "fail", ""},
+      {"link", "ok", ""},
+      {"link", "skipped", ""},
+      {"link", "timeout", ""},
+      {"health", "ok", "gpu"},
+      {"health", "error", "gpu"},
+      {"health", "skipped", "gpu"},
+      {"health", "ok", "ib_port"},
+      {"health", "skipped", "ib_port"},
+      {"health", "ok", "node"},
+      {"health", "timeout", "node"},
+      {"health", "error", "node"},
+      {"p2p", "ok", ""},
+      {"p2p", "skipped", ""}};
   EXPECT_EQ(seen, expected);
 }
 
@@ -153,7 +168,7 @@ TEST(RecordRoundTrip, P2pRecordsKeepTheirEndsMethodFiguresAndWhySkipped) {
 TEST(RecordRoundTrip, LinkRecordsKeepTheirEndsInInitiatorOrderAndTheirBandwidth) {
   const ReadBack back(of_kind("link"));
   const Evidence& e = back.evidence;
-  ASSERT_EQ(e.links.size(), 2u);
+  ASSERT_EQ(e.links.size(), 3u);
   const LinkEvidence& measured = e.links[0];
   EXPECT_TRUE(measured.measured());
   EXPECT_EQ(e.node_name(measured.writer), "node3");
@@ -163,6 +178,12 @@ TEST(RecordRoundTrip, LinkRecordsKeepTheirEndsInInitiatorOrderAndTheirBandwidth)
   EXPECT_DOUBLE_EQ(*measured.bytes_per_s, 4.0 * (4 << 20) / 1.5e-3);
   EXPECT_FALSE(e.links[1].measured());
   EXPECT_EQ(e.node_name(e.links[1].from), "node0");
+  // A timeout is about the link it names, both ends, not about its writer.
+  const LinkEvidence& timeout = e.links[2];
+  EXPECT_EQ(timeout.status, RecordStatus::kTimeout);
+  EXPECT_EQ(e.node_name(timeout.writer), "node0");
+  EXPECT_EQ(e.node_name(timeout.from), "node1");
+  EXPECT_EQ(e.node_name(timeout.to), "node3");
 }
 
 TEST(RecordRoundTrip, CollectiveMeasurementsKeepBandwidthWrongRanksAndStraggler) {
@@ -272,8 +293,11 @@ TEST(RecordRoundTrip, HealthRecordsOfEveryComponentKeepWhatTheRulesJudge) {
   EXPECT_EQ(healthy.nvlinks->at(1).crc_flit_errors, std::nullopt);  // null stays unknown
   ASSERT_EQ(healthy.xids.size(), 1u);
   EXPECT_EQ(healthy.xids[0].xid, 79);
-  // A lost GPU is an error naming why. (docs/records.md also promises `lost: true` on such a
-  // record, which the reader maps to GpuHealthEvidence::lost, but no writer writes `lost` today.)
+  EXPECT_FALSE(healthy.lost);
+  // A lost GPU is an error naming why, with `lost: true`, which the gpu_lost rule judges: also
+  // the one whose handle NVML refused as lost.
+  EXPECT_TRUE(e.gpu_health[1].lost);
+  EXPECT_TRUE(e.gpu_health[2].lost);
   EXPECT_EQ(e.gpu_health[1].status, RecordStatus::kError);
   EXPECT_THAT(e.gpu_health[1].reason, HasSubstr("GPU 1 is lost"));
   EXPECT_EQ(e.gpu_health[1].temperature_c, std::nullopt);
@@ -292,10 +316,16 @@ TEST(RecordRoundTrip, HealthRecordsOfEveryComponentKeepWhatTheRulesJudge) {
   EXPECT_EQ(e.ib_ports[1].rate_gbps, std::nullopt);
   EXPECT_EQ(e.ib_ports[2].status, RecordStatus::kSkipped);
 
-  ASSERT_EQ(e.node_health.size(), 2u);
+  ASSERT_EQ(e.node_health.size(), 4u);
   EXPECT_EQ(e.node_health[0].gpu_count, 3);
   EXPECT_EQ(e.node_health[0].ib_port_count, 2);
   EXPECT_EQ(e.node_health[1].gpu_count, std::nullopt);  // no NVML: unknown, not zero
+  // The health stage's own timeout and error stand for its node's component.
+  EXPECT_EQ(e.node_health[2].status, RecordStatus::kTimeout);
+  EXPECT_EQ(e.node_name(e.node_health[2].node), "node2");
+  EXPECT_EQ(e.node_health[3].status, RecordStatus::kError);
+  EXPECT_THAT(e.node_health[3].reason, HasSubstr("Permission denied"));
+  EXPECT_TRUE(e.health_failures.empty());
 }
 
 // Struct, JSON, schema, reader, per kind: each record definition (records/*.hpp) filled with

@@ -8,6 +8,7 @@
 #include "health/telemetry.hpp"
 #include "health/telemetry_timeline.hpp"
 #include "links/link_measurement.hpp"
+#include "records/stage.hpp"
 
 namespace commcert::test_support {
 namespace {
@@ -254,6 +255,7 @@ NodeHealth scripted_node() {
   GpuHealth unreachable;
   unreachable.index = 2;
   unreachable.unreachable = "nvmlDeviceGetHandleByIndex_v2(2) returned GPU is lost (NVML error 15)";
+  unreachable.lost = true;
   node.gpus.push_back(unreachable);
   IbPort port;
   port.device = "mlx5_0";
@@ -338,6 +340,19 @@ std::vector<RecordSample> record_samples(const std::string& run_id) {
                      to_json(lone_link_record(origin_on(run_id, "node0", 0), "mpi", "host", 0,
                                               "one node: no partner to test a link with"))});
 
+  // As stage_session.cpp writes a links stage's timeout: node0 writes it about the link of
+  // node1 (which did not arrive) and node3.
+  StageTimeoutRecord link_timeout;
+  link_timeout.origin = origin_on(run_id, "node0", 0);
+  link_timeout.kind = "link";
+  link_timeout.reason =
+      "process 1 (node1) did not reach 'links: round 2 write_bw 4 MiB "
+      "node1->node3' within 60 s";
+  link_timeout.nodes = {"node1", "node3"};
+  link_timeout.operation = "links: round 2 write_bw 4 MiB node1->node3";
+  link_timeout.timeout_s = 60;
+  samples.push_back({"link timeout: both ends of the link", to_json(link_timeout)});
+
   for (auto& record : p2p_records(run_id)) {
     samples.push_back({"p2p " + record.value("status", "?") + " " +
                            (record["path"].is_null() ? "" : record["path"].get<std::string>()),
@@ -354,6 +369,21 @@ std::vector<RecordSample> record_samples(const std::string& run_id) {
                            record.value("status", "?") + " (bare node)",
                        std::move(record)});
   }
+  // As stage_session.cpp writes a health stage that failed or timed out as a whole on node2.
+  StageTimeoutRecord health_timeout;
+  health_timeout.origin = origin_on(run_id, "node2", 2);
+  health_timeout.kind = "health";
+  health_timeout.reason = "process 3 (node3) did not reach 'finish: gathering records' within 8 s";
+  health_timeout.component = "node";
+  health_timeout.operation = "finish: gathering records";
+  health_timeout.timeout_s = 8;
+  samples.push_back({"health node timeout (the stage)", to_json(health_timeout)});
+  StageErrorRecord health_error;
+  health_error.origin = origin_on(run_id, "node2", 2);
+  health_error.kind = "health";
+  health_error.reason = "cannot read /sys/class/infiniband: Permission denied";
+  health_error.component = "node";
+  samples.push_back({"health node error (the stage)", to_json(health_error)});
   return samples;
 }
 
