@@ -21,7 +21,15 @@ std::map<std::string, SlurmNodeStatus> query_slurm_nodes(double timeout_seconds)
   if (auto failure = show_nodes_failure(result, timeout_seconds)) {
     throw RuntimeFailure(*failure);
   }
-  return parse_scontrol_nodes(result.output);
+  auto nodes = parse_scontrol_nodes(result.output);
+  // No node at all is no cluster to act on: read as an empty pool, every quarantined node would
+  // be left in service as "not a Slurm node here" and the command would report success.
+  if (nodes.empty()) {
+    throw RuntimeFailure(
+        "scontrol show node listed no node: nothing can be drained or resumed from here "
+        "(is SLURM_CONF this cluster's?)");
+  }
+  return nodes;
 }
 
 std::vector<AppliedAction> apply_slurm_actions(const std::vector<PoolAction>& actions, bool dry_run,

@@ -228,6 +228,24 @@ class FakeScontrol {
 
 using Argv = std::vector<std::string>;
 
+TEST(QuerySlurmNodes, AnAnswerWithoutANodeIsAnErrorNotAnEmptyPool) {
+  for (const char* answer : {"", "\n", "No nodes in the system\n"}) {
+    SCOPED_TRACE(answer);
+    const FakeScontrol scontrol(answer);
+    try {
+      (void)query_slurm_nodes(30);
+      ADD_FAILURE() << "no RuntimeFailure";
+    } catch (const RuntimeFailure& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "scontrol show node listed no node: nothing can be drained or resumed from here "
+                "(is SLURM_CONF this cluster's?)");
+    }
+  }
+  // One node is a pool.
+  const FakeScontrol one("NodeName=node1 State=IDLE\n");
+  EXPECT_EQ(query_slurm_nodes(30).size(), 1u);
+}
+
 TEST(QuerySlurmNodes, AsksScontrolForEveryNodeOnOneLineAndReadsTheAnswer) {
   const FakeScontrol scontrol(
       "NodeName=node1 Arch=x86_64 CoresPerSocket=8 State=IDLE ThreadsPerCore=1\n"
