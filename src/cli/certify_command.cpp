@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/history_options.hpp"
+#include "cli/topology_option.hpp"
 #include "core/errors.hpp"
 #include "core/records_file.hpp"
 #include "pool/slurm_actions.hpp"
@@ -129,6 +130,7 @@ void CertifyCommand::configure(CLI::App& app) {
                "instead of holding their nodes inconclusive; each node says so in its reasons");
   add_history_option(app, flags_.history,
                      "Add the judged run (one results directory) to this history database");
+  add_topology_option(app, flags_.topology);
 }
 
 int CertifyCommand::run(Invocation& /*invocation*/) {
@@ -138,12 +140,14 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
       flags_.suite ? std::optional<Suite>(load_suite_ref(*flags_.suite)) : std::nullopt;
   const std::vector<VerdictOutput> outputs =
       plan_verdict_outputs(flags_.report.format, flags_.report.reports, "text");
+  std::optional<Topology> topology = read_topology_option(flags_.topology);
   InputOptions input_options;
   input_options.allow_partial = flags_.allow_partial;
   LoadedInputs inputs = load_inputs(flags_.inputs, input_options);
+  complete_topology_from_slurm(topology, inputs.notes);
 
-  const FleetVerdict verdict =
-      judge(inputs.evidence, baseline, suite ? &*suite : nullptr, std::move(inputs.notes));
+  const FleetVerdict verdict = judge(inputs.evidence, baseline, suite ? &*suite : nullptr,
+                                     std::move(inputs.notes), topology ? &*topology : nullptr);
   const std::filesystem::path verdict_path = flags_.verdict
                                                  ? std::filesystem::path(*flags_.verdict)
                                                  : inputs.first_directory / "verdict.json";

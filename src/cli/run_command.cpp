@@ -13,6 +13,7 @@
 #include "cli/process_group.hpp"
 #include "cli/stage_deadline.hpp"
 #include "cli/stage_plan.hpp"
+#include "cli/topology_option.hpp"
 #include "comm/gpu_runtime.hpp"
 #include "comm/mpi_session_loader.hpp"
 #include "core/errors.hpp"
@@ -133,6 +134,9 @@ class SuiteRunner {
         reports_(std::move(reports)),
         log_(suite, baseline, output, group.process_index() == 0),
         start_(Clock::now()) {}
+
+  // The topology read from --topology before anything ran; the verdict names switches with it.
+  void use_topology(std::optional<Topology> topology) { topology_ = std::move(topology); }
 
   // Runs a stage on every process; returns the worst exit status any process had.
   int run_stage(const SuiteStage& stage, std::size_t index, std::size_t count,
@@ -407,8 +411,10 @@ class SuiteRunner {
     if (worst_stage_status == to_int(ExitCode::kUsage)) return {worst_stage_status};
     try {
       LoadedInputs inputs = load_own_run();
+      complete_topology_from_slurm(topology_, inputs.notes);
       const FleetVerdict verdict =
-          judge(inputs.evidence, baseline_, &suite_, std::move(inputs.notes));
+          judge(inputs.evidence, baseline_, &suite_, std::move(inputs.notes),
+                topology_ ? &*topology_ : nullptr);
       const auto path = output_.directory() / "verdict.json";
       write_json_file_atomically(path, to_json(verdict));
       std::optional<RunDetails> details;
@@ -442,6 +448,7 @@ class SuiteRunner {
   std::vector<VerdictOutput> reports_;
   SuiteLog log_;
   Clock::time_point start_;
+  std::optional<Topology> topology_;  // --topology, or scontrol's when the verdict is judged
 };
 
 std::filesystem::path suite_directory(const Suite& suite) {
@@ -493,6 +500,7 @@ void RunCommand::configure(CLI::App& app) {
   add_history_option(app, flags_.history,
                      "Add the run to this history database once it is judged (process 0)");
   add_stage_options(app, stage_);
+  add_topology_option(app, flags_.topology);
 }
 
 int RunCommand::run(Invocation& invocation) {
@@ -521,6 +529,7 @@ int RunCommand::run(Invocation& invocation) {
   std::vector<VerdictOutput> reports =
       plan_verdict_outputs(flags_.report.format, flags_.report.reports, "text");
   const std::vector<PlannedStage> plan = plan_stages(suite, baseline, stage_);
+  std::optional<Topology> topology = read_topology_option(flags_.topology);
   if (flags_.plan_only) {
     if (launcher_rank_hint() == 0) print_plan(suite, baseline, plan);
     return to_int(ExitCode::kOk);
@@ -534,6 +543,7 @@ int RunCommand::run(Invocation& invocation) {
   StageOptions shared = stage_;
   shared.run_id = output->run_id();
   SuiteRunner runner(suite, baseline, shared, group, *output, std::move(reports));
+  runner.use_topology(std::move(topology));
 
   double remaining = 0;
   for (const auto& planned : plan) {

@@ -25,8 +25,9 @@ class RunCommand final : public Command {
     std::string suite;
     std::optional<std::string> baseline;
     bool plan_only = false;
-    ReportFlags report;                  // --format, --report: the verdict's outputs
-    std::optional<std::string> history;  // --history: add the run to this database
+    ReportFlags report;                   // --format, --report: the verdict's outputs
+    std::optional<std::string> history;   // --history: add the run to this database
+    std::optional<std::string> topology;  // --topology FILE: names a suspect switch path's switch
   };
   Flags flags_;
   StageOptions stage_;

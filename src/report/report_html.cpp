@@ -65,6 +65,7 @@ svg .whisker{stroke:#111;stroke-width:1.5}svg .reference{stroke:#d62728;stroke-w
 table.heatmap td{text-align:right;min-width:64px;font-size:12px}
 table.heatmap .bad-node{outline:2px solid #d62728}
 table.heatmap td.suspect-link{outline:3px dashed #7b1fa2;font-weight:700}
+table.heatmap td.suspect-switch{outline:2px dotted #1f4e9b}p.suspect-switch{font-weight:600}
 table.heatmap td.fail{font-weight:700}table.heatmap td.self{background:#eee}
 .filters{margin:6px 0}
 )";
@@ -128,6 +129,9 @@ std::string verdict_section(const FleetVerdict& v) {
                         : "<ul class=\"reasons\">" + reasons + "</ul>");
   }
   out += "</tbody></table>\n";
+  // A suspect switch path blames none of its nodes: named once, on a line of its own.
+  for (const auto& path : suspect_switch_paths(v))
+    out += fmt::format("<p class=\"suspect-switch\">suspect switch path {}</p>\n", e(path));
   if (!v.notes.empty()) {
     out += "<h3>Notes on the input</h3><ul>";
     for (const auto& note : v.notes) {
@@ -199,7 +203,8 @@ std::string heatmap(const PairMatrix& matrix) {
   const std::set<std::string> bad(matrix.bad_nodes.begin(), matrix.bad_nodes.end());
   std::string out = fmt::format(
       "<h3>{} at {}: pair busbw (GB/s)</h3>\n<p class=\"muted\">A pair below {} fails. "
-      "Outlined red: a node localization quarantines; dashed purple: a link it suspects.</p>\n"
+      "Outlined red: a node localization quarantines; dashed purple: a link it suspects; "
+      "dotted blue: a pair across a switch path it suspects.</p>\n"
       "<table class=\"heatmap\" data-collective=\"{}\"><thead><tr><th></th>",
       e(matrix.collective), e(format_bytes(matrix.bytes)),
       e(format_gb_per_s(matrix.limit_bytes_per_s)), e(matrix.collective));
@@ -222,6 +227,7 @@ std::string heatmap(const PairMatrix& matrix) {
       std::string classes = "cell";
       if (!cell.passed) classes += " fail";
       if (cell.suspect_link) classes += " suspect-link";
+      if (cell.suspect_switch) classes += " suspect-switch";
       if (bad.contains(row) || bad.contains(column)) classes += " bad-node";
       // Red (hue 0) for nothing moved to green (120) for the best pair of the matrix.
       const double share = best > 0 ? std::clamp(cell.busbw_bytes_per_s / best, 0.0, 1.0) : 0;

@@ -34,10 +34,10 @@ class JunitReporter final : public VerdictReporter {
           "time=\"0\">\n"
           "    <properties>\n"
           "      <property name=\"state\" value=\"{}\"/>\n"
-          "      <property name=\"severity\" value=\"{}\"/>\n"
+          "      <property name=\"severity\" value=\"{}\"/>\n{}"
           "    </properties>\n{}  </testsuite>\n",
           escape_markup(node.node), totals.tests, totals.failures, totals.errors,
-          to_string(node.state), to_string(node.severity), cases);
+          to_string(node.state), to_string(node.severity), switch_properties(node), cases);
       all.tests += totals.tests;
       all.failures += totals.failures;
       all.errors += totals.errors;
@@ -56,6 +56,18 @@ class JunitReporter final : public VerdictReporter {
     int failures = 0;
     int errors = 0;
   };
+
+  // A suspect switch path the node sits beside (a warning that blames it not): a property line
+  // of its own per path, which CI shows with the node.
+  static std::string switch_properties(const NodeVerdict& node) {
+    std::string out;
+    for (const auto& reason : node.reasons) {
+      if (reason.code != "localization.suspect_switch" || !reason.link) continue;
+      out += fmt::format("      <property name=\"suspect_switch_path\" value=\"{}\"/>\n",
+                         escape_markup(reason.link->device));
+    }
+    return out;
+  }
 
   static std::string reason_line(const Reason& reason) {
     std::string line = fmt::format("{}: {}", reason.code, reason.message);

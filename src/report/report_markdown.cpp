@@ -57,6 +57,11 @@ class MarkdownReporter final : public VerdictReporter {
     });
     if (certified > 0)
       out += fmt::format("\n{} further nodes certified without remarks.\n", certified);
+    // A suspect switch path blames none of its nodes: named once, on a line of its own.
+    const auto switch_paths = suspect_switch_paths(v);
+    if (!switch_paths.empty()) out += "\n";
+    for (const auto& path : switch_paths)
+      out += fmt::format("- suspect switch path: {}\n", cell(path));
     if (report.run) out += run_sections(*report.run);
     return out;
   }

@@ -111,7 +111,21 @@ class PrometheusReporter final : public VerdictReporter {
                    static_cast<double>(count));
       }
     }
-    std::string out = info.render() + nodes.render() + state.render() + checks.render();
+    // A suspect switch path blames no node, so no node's state shows it: a series of its own.
+    Family switch_paths("commcert_suspect_switch_path_info",
+                        "A switch path localization suspects (no node is blamed for it); value "
+                        "1, the path and the switches the topology names in labels.");
+    for (const auto& node : verdict.nodes) {
+      for (const auto& reason : node.reasons) {
+        if (reason.code != "localization.suspect_switch" || !reason.link) continue;
+        std::string switches;
+        for (const auto& name : reason.link->hosts)
+          switches += (switches.empty() ? "" : ",") + name;
+        switch_paths.set({{"path", reason.link->device}, {"switches", switches}}, 1);
+      }
+    }
+    std::string out =
+        info.render() + nodes.render() + state.render() + checks.render() + switch_paths.render();
     if (report.run) out += run_metrics(*report.run);
     return out;
   }

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
@@ -38,6 +40,20 @@ constexpr VerdictFormat kVerdictFormats[] = {
 };
 
 }  // namespace
+
+std::vector<std::string> suspect_switch_paths(const FleetVerdict& verdict) {
+  std::vector<std::string> paths;
+  for (const auto& node : verdict.nodes) {
+    for (const auto& reason : node.reasons) {
+      if (reason.code != "localization.suspect_switch" || !reason.link ||
+          reason.link->type != "switch_path")
+        continue;
+      if (std::find(paths.begin(), paths.end(), reason.link->device) == paths.end())
+        paths.push_back(reason.link->device);
+    }
+  }
+  return paths;
+}
 
 std::span<const VerdictFormat> verdict_formats() {
   return kVerdictFormats;

@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "report/run_details.hpp"
 #include "validate/verdict.hpp"
@@ -41,6 +42,12 @@ struct VerdictFormat {
   // others cost nothing beyond the verdict.
   bool reads_run = false;
 };
+
+// The suspect switch paths the verdict names (localization.suspect_switch reasons, their
+// link's path in words: "leaf-a <-> spine1, spine2 (uplink of leaf-a)", or "between {n0, n1}
+// and {n2, n3}" without a topology), each once, in the order the nodes carry them. Every format
+// shows each on a line of its own.
+[[nodiscard]] std::vector<std::string> suspect_switch_paths(const FleetVerdict& verdict);
 
 // Every format, in the order --help lists them.
 [[nodiscard]] std::span<const VerdictFormat> verdict_formats();

@@ -12,10 +12,13 @@ namespace commcert {
 
 // The part a reason points at beyond the node and GPU.
 struct LinkRef {
-  std::string type;                // "nvlink", "ib_port" or "hosts"
-  std::string device;              // IB device, e.g. mlx5_0
-  int index = -1;                  // NVLink number or IB port number
-  std::vector<std::string> hosts;  // for "hosts": the nodes sharing a figure
+  std::string type;    // "nvlink", "ib_port", "hosts" or "switch_path"
+  std::string device;  // IB device, e.g. mlx5_0; for "switch_path": the path in words, as the
+                       // reason names it ("leaf-a <-> spine1, spine2 (uplink of leaf-a)")
+  int index = -1;      // NVLink number or IB port number
+  // For "hosts": the nodes sharing a figure; for "switch_path": the switches the topology names
+  // on it (none without a topology).
+  std::vector<std::string> hosts;
 };
 
 // What one rule found about one node; the fold turns findings into reasons (catalog text).

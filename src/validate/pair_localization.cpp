@@ -119,8 +119,9 @@ struct Measure {
 // known-good partners is a link (docs/localization.md).
 class RunJudge {
  public:
-  RunJudge(const Evidence& evidence, PairLocalization& out, std::vector<std::size_t> series)
-      : evidence_(evidence), out_(out), series_(std::move(series)) {
+  RunJudge(const Evidence& evidence, PairLocalization& out, std::vector<std::size_t> series,
+           const Topology* topology)
+      : evidence_(evidence), out_(out), series_(std::move(series)), topology_(topology) {
     for (const std::size_t index : series_) {
       const PairSeries& s = out.series[index];
       for (const auto& pair : s.pairs)
@@ -184,12 +185,36 @@ class RunJudge {
     }
     PairVerdict v = base(PairVerdictKind::kSuspectSwitch, groups.front().front(), across);
     v.groups = groups;
+    if (topology_) name_switch(v);
     v.retest = fmt::format("slow again when measured again ({})", figures_of(again));
     for (const auto& m : again)
       v.evidence.push_back(m.figure->ref);
     out_.verdicts.push_back(std::move(v));
     found_cause_ = true;
     return true;
+  }
+
+  // The switch whose uplinks, or the level joining whose groups, the split follows; where no
+  // switch matches, the groups keep their nodes' names and a note says why.
+  void name_switch(PairVerdict& v) {
+    std::vector<std::vector<std::string>> names;
+    std::vector<std::string> sides;
+    for (const auto& group : v.groups) {
+      auto& side = names.emplace_back();
+      for (const NodeId node : group)
+        side.push_back(name(node));
+      sides.push_back(fmt::format("{{{}}}", fmt::join(side, ", ")));
+    }
+    SwitchPathNaming naming = name_switch_path(*topology_, names);
+    if (naming.kind != SwitchPathNaming::Kind::kNoMatch) {
+      v.naming = std::move(naming);
+      return;
+    }
+    const PairSeries& s = out_.series[v.series];
+    out_.topology_notes.push_back(fmt::format(
+        "the suspect switch path between {} (run {}) does not match the topology: {}; "
+        "its groups are named by their nodes",
+        fmt::join(sides, " and "), evidence_.text(evidence_.runs[s.run].run_id), naming.mismatch));
   }
 
   // Before the split holds again: every node unresolved, and for each pair of groups two pairs
@@ -203,6 +228,7 @@ class RunJudge {
     }
     for (const auto& group : groups) {
       std::vector<std::string> names;
+      names.reserve(group.size());
       for (const NodeId node : group)
         names.push_back(name(node));
       for (const NodeId node : group) {
@@ -522,6 +548,7 @@ class RunJudge {
   std::set<NodeId> bad_;
   std::set<std::size_t> shown_;  // series that showed a verdict's slow pairs
   bool found_cause_ = false;
+  const Topology* topology_ = nullptr;  // names a suspect switch path; may be null
 };
 
 }  // namespace
@@ -553,14 +580,15 @@ PairLimit pair_limit(std::vector<double> figures, const PairSpec& rule) {
   return out;
 }
 
-PairLocalization localize_pairs(const Evidence& evidence, const Baseline& baseline) {
+PairLocalization localize_pairs(const Evidence& evidence, const Baseline& baseline,
+                                const Topology* topology) {
   PairLocalization out;
   out.series = collect_series(evidence, baseline);
   std::map<std::uint32_t, std::vector<std::size_t>> by_run;
   for (std::size_t i = 0; i < out.series.size(); ++i)
     by_run[out.series[i].run].push_back(i);
   for (auto& [run, series] : by_run)
-    RunJudge(evidence, out, std::move(series)).judge();
+    RunJudge(evidence, out, std::move(series), topology).judge();
   return out;
 }
 

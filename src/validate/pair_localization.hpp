@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 
 #include "validate/baseline.hpp"
 #include "validate/evidence.hpp"
+#include "validate/switch_path.hpp"
 
 namespace commcert {
 
@@ -52,6 +54,9 @@ struct PairVerdict {
   NodeId other = kNoString;  // the other end of a suspect link
   // A suspect switch path's groups (find_cut), each fine within and slow with the others.
   std::vector<std::vector<NodeId>> groups;
+  // The switch the topology names for them; absent without a topology or where it does not
+  // match the groups (PairLocalization::topology_notes says why).
+  std::optional<SwitchPathNaming> naming;
   int failed_partners = 0;
   int partners = 0;
   double measured_gb_per_s = 0;  // the median of the node's failing pairs, or the link's figure
@@ -70,6 +75,9 @@ struct PairLocalization {
   std::set<std::pair<std::uint32_t, std::string>> explained;
   // Pairs slow in the rounds and fine when measured again: noise, said in the verdict's notes.
   std::vector<std::string> noise;
+  // A suspect switch path the topology could not name (its groups follow no switch), said in
+  // the verdict's notes.
+  std::vector<std::string> topology_notes;
 };
 
 // How far below the healthy reference a pair must fall to be slow: by the baseline's minimum
@@ -92,7 +100,9 @@ struct PairLimit {
 // A pair fails when its busbw is below the collective's `pairs.floor_gb_per_s` or below
 // pair_limit's limit (with at least `pairs.min_pairs` pairs). The upper quartile stays a healthy
 // pair's figure while a quarter of the pairs are healthy: one bad node slows 2 of every N pairs
-// (N = 4: 3 of 6; N = 3: 2 of 3).
-[[nodiscard]] PairLocalization localize_pairs(const Evidence& evidence, const Baseline& baseline);
+// (N = 4: 3 of 6; N = 3: 2 of 3). With a `topology`, a suspect switch path is named by the
+// switch whose uplinks (or the level joining whose groups) explain it (switch_path.hpp).
+[[nodiscard]] PairLocalization localize_pairs(const Evidence& evidence, const Baseline& baseline,
+                                              const Topology* topology = nullptr);
 
 }  // namespace commcert

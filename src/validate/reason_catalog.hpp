@@ -118,11 +118,10 @@ inline constexpr ReasonSpec kRows[] = {
     {"localization.suspect_link", kWarn, kMonitor,
      "link {link}: {figures} (run {run}); both nodes pass with their other partners{detail}",
      "check the cables, transceivers and switch ports on the path between these two nodes"},
+    // {path}, {pattern}, {target}: the switch a topology names, else the groups by their nodes.
     {"localization.suspect_switch", kWarn, kMonitor,
-     "switch path between {cut}: every pair across is slow, every pair within a group is fine "
-     "({figures}, run {run}){detail}; no node is blamed",
-     "check the uplinks and spine ports between these groups' leaf switches (port counters, "
-     "optics, `ibdiagnet`); draining the nodes would not help"},
+     "switch path {path}: {pattern} ({figures}, run {run}){detail}; no node is blamed",
+     "check {target} (port counters, optics, `ibdiagnet`); draining the nodes would not help"},
     {"localization.unresolved", kInconclusive, kUnknown,
      "{collective} in pairwise rounds: slow with {failed} of {partners} partners ({figures}, "
      "run {run}){detail}",

@@ -72,7 +72,7 @@ void drop_explained_shortfalls(const Evidence& evidence,
 }  // namespace
 
 FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Suite* suite,
-                   std::vector<InputNote> notes) {
+                   std::vector<InputNote> notes, const Topology* topology) {
   FleetVerdict verdict;
   verdict.baseline_path = baseline.path;
   verdict.sku = baseline.sku;
@@ -86,7 +86,7 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
   std::vector<NodeId> nodes(evidence.nodes.size());
   std::iota(nodes.begin(), nodes.end(), NodeId{0});
   const MetricTable metrics(evidence, baseline);
-  const PairLocalization pairs = localize_pairs(evidence, baseline);
+  const PairLocalization pairs = localize_pairs(evidence, baseline, topology);
   const JudgeContext context{evidence, baseline, metrics, verdict.required, nodes, pairs};
   std::vector<Finding> findings;
   for (const auto& rule : make_rules())
@@ -98,6 +98,8 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
     notes.push_back({"localization.bisection", "", 0, run.summary(evidence)});
   for (const auto& noise : pairs.noise)
     notes.push_back({"localization.noise", "", 0, noise});
+  for (const auto& mismatch : pairs.topology_notes)
+    notes.push_back({"localization.topology_mismatch", "", 0, mismatch});
   verdict.nodes = fold(evidence, std::move(findings), nodes, verdict.required);
   verdict.fleet = fleet_summary(metrics);
 

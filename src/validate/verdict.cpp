@@ -17,6 +17,11 @@ Json optional_number(const std::optional<double>& value) {
 
 Json to_json(const LinkRef& link) {
   Json out = {{"type", link.type}};
+  if (link.type == "switch_path") {
+    out["path"] = link.device;
+    out["switches"] = link.hosts;
+    return out;
+  }
   if (!link.device.empty()) out["device"] = link.device;
   if (link.index >= 0) out[link.type == "nvlink" ? "link" : "port"] = link.index;
   if (!link.hosts.empty()) out["hosts"] = link.hosts;

@@ -1,3 +1,4 @@
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,8 @@ namespace {
 // partners is a suspect link, a warning on both nodes that blames neither; a node slow and not
 // yet re-tested (or with no known-good node to test it against) is inconclusive; groups fine
 // within and slow across, again when measured again, are a suspect switch path: a warning on
-// every node of every group that blames none (docs/localization.md).
+// every node of every group that blames none, naming the switch when a topology matches the
+// groups (docs/localization.md).
 class PairLocalizationRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.pair_localization"; }
@@ -70,11 +72,33 @@ class PairLocalizationRule final : public Rule {
           std::vector<std::string> sides;
           for (const auto& group : verdict.groups) {
             std::vector<std::string> names;
+            names.reserve(group.size());
             for (const NodeId node : group)
               names.push_back(evidence.node_name(node));
             sides.push_back(fmt::format("{{{}}}", fmt::join(names, ", ")));
           }
-          f.fields.emplace_back("cut", fmt::format("{}", fmt::join(sides, " and ")));
+          const std::string cut = fmt::format("{}", fmt::join(sides, " and "));
+          f.fields.emplace_back("cut", cut);
+          // With a topology that matches the groups, the switch; else the groups by their nodes.
+          std::string path = "between " + cut;
+          std::string pattern = "every pair across is slow, every pair within a group is fine";
+          std::string target = "the uplinks and spine ports between these groups' leaf switches";
+          std::vector<std::string> switches;
+          if (verdict.naming) {
+            path = verdict.naming->path;
+            pattern = verdict.naming->pattern;
+            target = verdict.naming->target;
+            std::set<std::string> named(verdict.naming->above.begin(), verdict.naming->above.end());
+            for (const auto& below : verdict.naming->below) {
+              named.insert(below.switches.begin(), below.switches.end());
+              named.insert(below.parents.begin(), below.parents.end());
+            }
+            switches.assign(named.begin(), named.end());
+          }
+          f.link = LinkRef{"switch_path", path, -1, std::move(switches)};
+          f.fields.emplace_back("path", std::move(path));
+          f.fields.emplace_back("pattern", std::move(pattern));
+          f.fields.emplace_back("target", std::move(target));
           for (const auto& group : verdict.groups) {
             for (const NodeId node : group) {
               Finding each = f;
