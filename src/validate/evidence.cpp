@@ -67,6 +67,8 @@ void Evidence::finish() {
     sort_unique(run.nodes);
   }
 
+  resolve_faults();
+
   file_nodes.assign(files.size(), {});
   const auto add = [this](const EvidenceRef& ref, NodeId node) {
     if (node != kNoString) file_nodes[ref.file].push_back(node);
@@ -122,6 +124,29 @@ void Evidence::finish() {
   }
   for (auto& nodes_in_file : file_nodes)
     sort_unique(nodes_in_file);
+}
+
+void Evidence::resolve_faults() {
+  for (auto& f : faults) {
+    const RunEvidence& run = runs.at(f.run);
+    std::vector<NodeId> members = f.named;
+    if (f.group != kNoString)
+      members.insert(members.end(), groups[f.group].begin(), groups[f.group].end());
+    if (f.whole_run) members.insert(members.end(), run.nodes.begin(), run.nodes.end());
+    if (run.has_rank_map) {
+      for (const int rank : f.ranks) {
+        if (static_cast<std::size_t>(rank) < run.rank_nodes.size())
+          members.push_back(run.rank_nodes[static_cast<std::size_t>(rank)]);
+      }
+    }
+    sort_unique(members);
+    std::vector<NodeId> culprits = f.culprits;
+    sort_unique(culprits);
+    const bool everyone =
+        f.blames_all_or_none && members.size() > 1 &&
+        std::includes(culprits.begin(), culprits.end(), members.begin(), members.end());
+    f.nodes = culprits.empty() || everyone ? std::move(members) : std::move(culprits);
+  }
 }
 
 }  // namespace commcert

@@ -254,6 +254,39 @@ struct NodeHealthEvidence {
   std::string reason;
 };
 
+// A record whose status is fail, error or timeout, of any kind (an unknown kind too): evidence
+// of a fault, which weighs on the nodes it names whatever else passed (docs/validator.md,
+// "Evidence of a fault"). The reader keeps whom it names; finish() resolves them into `nodes`.
+struct FaultRecord {
+  EvidenceRef ref;
+  std::uint32_t run = 0;
+  RecordStatus status = RecordStatus::kError;
+  StringId kind = kNoString;  // the record's kind, in Evidence::strings
+  // The check it is about (collective.allreduce, burn, health.gpu, links, ...); the record's
+  // kind where it names none (a collective error without `collective`, a health stage failure).
+  std::string check;
+  GpuKey gpu;
+  // Whom it names: these nodes (its host, a link's ends), its `group_nodes`, every node of its
+  // run, and global ranks through its run's rank map.
+  std::vector<NodeId> named;
+  std::uint32_t group = kNoString;  // an index in Evidence::groups
+  bool whole_run = false;
+  std::vector<int> ranks;
+  // The nodes it blames by name (`wrong_ranks`, `not_arrived`): the fault weighs on them alone,
+  // unless `blames_all_or_none` and they are every node it names (wrong data that spread
+  // through a reduction blames nobody).
+  std::vector<NodeId> culprits;
+  bool blames_all_or_none = false;
+  // Whether a rule of the record's own kind judges it and cites it, for every node it weighs on
+  // (wrong data, a rank that never arrived) or for its host (a failed burn, membw or health
+  // record, a lost GPU); rule.fault_evidence judges it for every other node.
+  enum class KindRule : std::uint8_t { kNone, kHost, kAll };
+  KindRule judged_by = KindRule::kNone;
+  NodeId host = kNoString;
+  std::string reason;
+  std::vector<NodeId> nodes;  // the nodes the fault weighs on, ascending (finish())
+};
+
 // Something about the input itself. Issues whose code is in the reason catalog
 // (input.unparsable, input.truncated, input.unsupported_schema) make the nodes they touch
 // inconclusive; the others are notes in the verdict.
@@ -277,6 +310,19 @@ struct InputFileSummary {
   // `partial_allowed` (certify --allow-partial).
   std::string unfinished{};
   bool partial_allowed = false;
+  // What the run's meta.json (else suite.json) says of itself: `status` of the latest command
+  // and of every earlier one ("ok", "fail", ...); empty when there is no such file or field.
+  std::string meta_path{};
+  std::vector<std::string> meta_statuses{};
+
+  // The run says nothing went wrong: every status its meta.json (or suite.json) gives is `ok`.
+  [[nodiscard]] bool says_it_went_well() const {
+    if (meta_statuses.empty()) return false;
+    for (const auto& status : meta_statuses) {
+      if (status != "ok") return false;
+    }
+    return true;
+  }
 };
 
 struct Evidence {
@@ -302,6 +348,8 @@ struct Evidence {
   std::vector<std::vector<NodeId>> groups;
   // Health records that name no component (a stage that timed out or failed before looking).
   std::vector<StageError> health_failures;
+  // Every record of a fault, of any kind, in reading order.
+  std::vector<FaultRecord> faults;
 
   // The run with this id, created on first use.
   std::uint32_t run_index(std::string_view run_id);
@@ -324,6 +372,9 @@ struct Evidence {
   void finish();
 
  private:
+  // Resolves whom each record of a fault names into the nodes it weighs on (FaultRecord::nodes).
+  void resolve_faults();
+
   std::unordered_map<StringId, std::uint32_t> run_by_id_;
   std::map<std::vector<NodeId>, std::uint32_t> group_by_nodes_;
 };

@@ -64,9 +64,28 @@ std::optional<std::string> string_field(const Json& json, const fs::path& file, 
   return it->get<std::string>();
 }
 
+// What a run says of itself: the `status` of its latest command and of every earlier one that
+// wrote to the same directory (`earlier`); fields of another type are left out.
+std::vector<std::string> statuses_of(const Json& json) {
+  std::vector<std::string> statuses;
+  const auto add = [&](const Json& object) {
+    if (!object.is_object()) return;
+    const auto it = object.find("status");
+    if (it != object.end() && it->is_string()) statuses.push_back(it->get<std::string>());
+  };
+  add(json);
+  if (const auto earlier = json.find("earlier"); earlier != json.end() && earlier->is_array()) {
+    for (const auto& e : *earlier)
+      add(e);
+  }
+  return statuses;
+}
+
 // meta.json (and suite.json of `commcert run`) tell whether the run finished and whether faults
-// were injected on purpose. Returns why the run is unfinished, empty when nothing says so.
-std::string read_meta(const fs::path& meta, std::vector<InputNote>& notes) {
+// were injected on purpose. Returns why the run is unfinished, empty when nothing says so;
+// `statuses` gets what the file says of the run (statuses_of).
+std::string read_meta(const fs::path& meta, std::vector<InputNote>& notes,
+                      std::vector<std::string>& statuses) {
   const Json json = Json::parse(read_bounded_file(meta, kMaxRunMetaBytes, meta.filename().string()),
                                 nullptr, false);
   if (json.is_discarded() || !json.is_object()) {
@@ -75,6 +94,7 @@ std::string read_meta(const fs::path& meta, std::vector<InputNote>& notes) {
     return {};
   }
   const std::string run = string_field(json, meta, "run_id").value_or("?");
+  statuses = statuses_of(json);
   std::string unfinished;
   if (string_field(json, meta, "status") == "running") {
     unfinished =
@@ -113,12 +133,23 @@ LoadedInputs load_inputs(const std::vector<std::string>& paths, const InputOptio
       if (loaded.first_directory.empty()) loaded.first_directory = run.records.parent_path();
       reader.read_file(run.records);
       std::string unfinished;
-      if (!run.meta.empty()) unfinished = read_meta(run.meta, loaded.notes);
+      std::vector<std::string> statuses;
+      std::string meta_path;
+      if (!run.meta.empty()) {
+        unfinished = read_meta(run.meta, loaded.notes, statuses);
+        meta_path = run.meta.string();
+      }
       if (unfinished.empty() && !run.suite.empty() && !options.own_run) {
-        unfinished = read_meta(run.suite, loaded.notes);
+        // Both files speak for the run: it went well only if neither says otherwise.
+        std::vector<std::string> suite_statuses;
+        unfinished = read_meta(run.suite, loaded.notes, suite_statuses);
+        statuses.insert(statuses.end(), suite_statuses.begin(), suite_statuses.end());
+        if (meta_path.empty()) meta_path = run.suite.string();
       }
       auto& summary = loaded.evidence.files.back();
       summary.unfinished = std::move(unfinished);
+      summary.meta_path = std::move(meta_path);
+      summary.meta_statuses = std::move(statuses);
       summary.partial_allowed = options.allow_partial;
     }
   }

@@ -32,6 +32,11 @@ inline constexpr ReasonSpec kRows[] = {
      "rerun with the sizes and scope the baseline bounds (see its min_bytes and busbw scopes)"},
     {"evidence.no_figure", kInconclusive, kUnknown, "{where}{check}: no {metric} figure{detail}",
      "rerun the stage; its record lacks a figure the baseline bounds"},
+    // Evidence of a fault that names several nodes and blames none of them.
+    {"evidence.fail_unattributed", kInconclusive, kUnknown,
+     "{check}: a failure shared by {nodes} nodes, none of them named as its cause{detail}",
+     "rerun the stage; with other partners (links) or on each node alone it tells the node at "
+     "fault from the others"},
     // Input that could not be read: its evidence is lost, never assumed good.
     {"input.unparsable", kInconclusive, kUnknown,
      "{file}:{line}: unreadable record ({detail}); its evidence is lost",
@@ -46,6 +51,10 @@ inline constexpr ReasonSpec kRows[] = {
      "{file}: {detail}; its evidence certifies no node",
      "let the run finish or rerun it, then certify again (certify --allow-partial judges what it "
      "holds)"},
+    {"input.meta_disagrees", kInconclusive, kUnknown,
+     "{file} says the run went well, but {detail}; the run's account of itself cannot be "
+     "trusted",
+     "read the run's log for the fault its status missed, rerun the stage, then certify again"},
     {"input.run_partial", kWarn, kMonitor,
      "{file}: {detail}; judged anyway (--allow-partial): missing evidence is judged as missing",
      "rerun the suite to completion when the node can be spared"},

@@ -1,7 +1,10 @@
 #include "validate/validator.hpp"
 
+#include <algorithm>
+#include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -69,6 +72,47 @@ void drop_explained_shortfalls(const Evidence& evidence,
   }
 }
 
+// A record of a fault that another reason of its node already cites (the gap it explains, the
+// quarantine it caused) is not given a second reason by rule.fault_evidence.
+void drop_repeated_faults(std::vector<Finding>& findings) {
+  const auto of_faults = [](const Finding& f) { return f.rule == "rule.fault_evidence"; };
+  if (std::none_of(findings.begin(), findings.end(), of_faults)) return;
+  std::set<std::tuple<NodeId, std::uint32_t, std::uint32_t>> cited;  // (node, file, line)
+  for (const auto& f : findings) {
+    if (of_faults(f) || reason_spec(f.code).effect == Effect::kWarn) continue;
+    for (const auto& ref : f.evidence)
+      cited.emplace(f.node, ref.file, ref.line);
+  }
+  std::erase_if(findings, [&](const Finding& f) {
+    if (!of_faults(f) || f.code == "input.meta_disagrees") return false;
+    return std::all_of(f.evidence.begin(), f.evidence.end(), [&](const EvidenceRef& ref) {
+      return cited.count({f.node, ref.file, ref.line}) > 0;
+    });
+  });
+}
+
+// A run that says it went well while records of a fault are inside: a note per run (the nodes
+// those records weigh on carry input.meta_disagrees).
+void meta_disagreements(const Evidence& evidence, std::vector<InputNote>& notes) {
+  std::map<std::uint32_t, std::pair<const FaultRecord*, std::size_t>> by_file;
+  for (const auto& f : evidence.faults) {
+    if (!evidence.files[f.ref.file].says_it_went_well()) continue;
+    auto& [first, count] = by_file[f.ref.file];
+    if (!first) first = &f;
+    ++count;
+  }
+  for (const auto& [file, value] : by_file) {
+    const auto& [first, count] = value;
+    const InputFileSummary& summary = evidence.files[file];
+    notes.push_back(
+        {"input.meta_disagrees", summary.meta_path, 0,
+         fmt::format("run {} says status ok, but {} record(s) of a fault are in {} "
+                     "(the first at line {}: a {} record with status {})",
+                     evidence.text(evidence.runs[first->run].run_id), count, summary.path,
+                     first->ref.line, evidence.text(first->kind), to_string(first->status))});
+  }
+}
+
 }  // namespace
 
 FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Suite* suite,
@@ -91,6 +135,7 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
   std::vector<Finding> findings;
   for (const auto& rule : make_rules())
     rule->judge(context, findings);
+  drop_repeated_faults(findings);
   drop_explained_shortfalls(evidence, pairs.explained, "the pairwise rounds", findings, notes);
   const BisectLocalization bisection = localize_bisection(evidence, baseline);
   drop_explained_shortfalls(evidence, bisection.explained, "the bisection rounds", findings, notes);
@@ -129,6 +174,7 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
                                  "speak only for the nodes they name",
                                  evidence.text(evidence.runs[i].run_id))});
   }
+  meta_disagreements(evidence, notes);
   verdict.notes = std::move(notes);
   return verdict;
 }

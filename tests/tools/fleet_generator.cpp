@@ -14,18 +14,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// One run directory. Its meta.json says how the run ended as commcert's stages do: `ok`, or
+// the worst status among its records (timeout, then error, then fail), so a planted fault is
+// one the run owns up to.
 class Writer {
  public:
   Writer(const fs::path& root, std::string run) : run_(std::move(run)) {
     dir_ = root / run_;
     fs::create_directories(dir_);
     out_.open(dir_ / "records.jsonl", std::ios::trunc);
-    std::ofstream meta(dir_ / "meta.json");
-    meta << Json({{"schema", 1}, {"run_id", run_}, {"status", "ok"}, {"fault_injection", nullptr}})
-                .dump()
-         << "\n";
   }
-  void write(const Json& record) { out_ << record.dump() << '\n'; }
+  ~Writer() {
+    std::ofstream meta(dir_ / "meta.json");
+    const Json status = {
+        {"schema", 1}, {"run_id", run_}, {"status", status_}, {"fault_injection", nullptr}};
+    meta << status.dump() << "\n";
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  void write(const Json& record) {
+    out_ << record.dump() << '\n';
+    ended(record);
+  }
   // The last line cut in half and no newline: what a crash mid-write leaves.
   void write_truncated(const Json& record) {
     const std::string line = record.dump();
@@ -35,9 +45,20 @@ class Writer {
   [[nodiscard]] const fs::path& dir() const { return dir_; }
 
  private:
+  void ended(const Json& record) {
+    static const std::vector<std::string> kWorstFirst = {"timeout", "error", "fail"};
+    const std::string status = record.value("status", "ok");
+    const auto rank = [&](const std::string& s) {
+      const auto it = std::find(kWorstFirst.begin(), kWorstFirst.end(), s);
+      return it == kWorstFirst.end() ? kWorstFirst.size() : std::size_t(it - kWorstFirst.begin());
+    };
+    if (rank(status) < rank(status_)) status_ = status;
+  }
+
   std::string run_;
   fs::path dir_;
   std::ofstream out_;
+  std::string status_ = "ok";
 };
 
 class Generator {

@@ -56,6 +56,12 @@ void parse_burn(ParseState& state, od::object& object, EvidenceRef ref) {
     }
   });
   state.fill_gpu_record(record, c, ref);
+  if (is_fault(record.status)) {
+    // A failed burn is rule.burn_correctness's (miscompares, a peer mismatch, stage.fail).
+    state.add_fault(c, ref, BurnRecord::kKind, "burn").judged_by =
+        record.status == RecordStatus::kFail ? FaultRecord::KindRule::kHost
+                                             : FaultRecord::KindRule::kNone;
+  }
   state.evidence.burns.push_back(std::move(record));
 }
 

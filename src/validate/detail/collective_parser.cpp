@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "records/collective.hpp"
+#include "validate/checks.hpp"
 #include "validate/detail/record_common.hpp"
 
 namespace commcert::detail {
@@ -176,7 +177,26 @@ struct CollectiveFields {
   }
 };
 
+// The check a collective's fault is about: collective.<name> for a collective the validator
+// knows, else "collective".
+std::string check_of(std::string_view collective) {
+  std::string check = "collective." + std::string(collective);
+  return find_check(check) ? check : std::string("collective");
+}
+
 void store_timeout(ParseState& state, CollectiveFields& f, const CommonFields& c, EvidenceRef ref) {
+  // rule.collective_timeout judges it: the ranks that never arrived when peers could say so,
+  // else every node of the run and of its rank states.
+  FaultRecord& fault = state.add_fault(
+      c, ref, R::kKind, check_of(f.timeout.operation.substr(0, f.timeout.operation.find(' '))));
+  fault.judged_by = FaultRecord::KindRule::kAll;
+  fault.named = f.timeout.members;
+  fault.ranks.clear();
+  fault.whole_run = true;
+  if (f.timeout.attributed) {
+    for (const auto& [rank, node] : f.timeout.not_arrived)
+      fault.culprits.push_back(node);
+  }
   TimeoutEvidence& timeout = f.timeout;
   timeout.ref = ref;
   timeout.run = state.evidence.run_index(*c.run_id);
@@ -207,6 +227,10 @@ void parse_collective(ParseState& state, od::object& object, EvidenceRef ref) {
   if (*c.status == RecordStatus::kError) {
     evidence.collective_errors.push_back(
         {ref, run, writer, std::string(c.reason), RecordStatus::kError});
+    // An error names the node that saw it (its host and rank) and the group it ran in.
+    FaultRecord& fault =
+        state.add_fault(c, ref, R::kKind, f.collective ? check_of(*f.collective) : "collective");
+    if (f.has_group) fault.group = evidence.group_index(state.group_nodes);
     return;
   }
   if (!f.collective) record_error(R::kCollective, "missing");
@@ -262,6 +286,25 @@ void parse_collective(ParseState& state, od::object& object, EvidenceRef ref) {
     record.group = state.last_group;
   }
   if (!c.reason.empty()) record.reason = evidence.strings.intern(c.reason);
+  if (is_fault(record.status)) {
+    // rule.collective_wrong_data judges it: the nodes of its wrong ranks, or every node of its
+    // communicator when it names none or all of them. Its writer is not its subject.
+    FaultRecord& fault = state.add_fault(c, ref, R::kKind, check_of(*f.collective));
+    fault.status = record.status;
+    fault.judged_by = FaultRecord::KindRule::kAll;
+    fault.named.clear();
+    fault.ranks.clear();
+    fault.group = record.group;
+    if (record.group == kNoString && record.scope == CollectiveScope::kNode) {
+      fault.named.push_back(writer);
+    } else if (record.group == kNoString) {
+      fault.whole_run = true;
+    }
+    for (const auto& w : state.wrong)
+      fault.culprits.push_back(w.node);
+    fault.blames_all_or_none = true;
+    if (record.reason != kNoString) fault.reason = evidence.text(record.reason);
+  }
   evidence.collectives.push_back(record);
 }
 

@@ -170,25 +170,37 @@ void parse_health(ParseState& state, od::object& object, EvidenceRef ref) {
   const CommonFields c = state.read(
       object, [&](std::string_view key, od::value& value) { f.field(evidence, key, value); });
   const NodeId host = evidence.nodes.intern(*c.host);
+  // A failed component is rule.health_stage_fail's (stage.fail), a lost GPU rule.gpu_lost's.
+  const auto fault = [&](std::string check, bool judged) {
+    if (is_fault(*c.status)) {
+      state.add_fault(c, ref, HealthRecord::kKind, std::move(check)).judged_by =
+          judged ? FaultRecord::KindRule::kHost : FaultRecord::KindRule::kNone;
+    }
+  };
+  const bool failed = *c.status == RecordStatus::kFail;
   if (f.component == HealthRecord::kComponentGpu) {
     state.fill_gpu_record(f.gpu, c, ref);
+    fault("health.gpu", failed || f.gpu.lost);
     evidence.gpu_health.push_back(std::move(f.gpu));
   } else if (f.component == HealthRecord::kComponentIbPort) {
     f.port.ref = ref;
     f.port.node = host;
     f.port.status = *c.status;
     f.port.reason = c.reason;
+    fault("health.ib", failed);
     evidence.ib_ports.push_back(std::move(f.port));
   } else if (f.component == HealthRecord::kComponentNode) {
     f.node.ref = ref;
     f.node.node = host;
     f.node.status = *c.status;
     f.node.reason = c.reason;
+    fault("health.node", failed);
     evidence.node_health.push_back(std::move(f.node));
   } else if (f.component.empty() && *c.status != RecordStatus::kOk) {
     // A health stage that timed out or failed before it looked at any component.
     evidence.health_failures.push_back(
         {ref, evidence.run_index(*c.run_id), host, std::string(c.reason), *c.status});
+    fault("health", false);
   } else {
     record_error(HealthRecord::kComponent, fmt::format("unknown component '{}'", f.component));
   }

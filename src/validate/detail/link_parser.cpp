@@ -58,6 +58,7 @@ void parse_link(ParseState& state, od::object& object, EvidenceRef ref) {
   Evidence& evidence = state.evidence;
   LinkEvidence record;
   std::vector<NodeId> nodes;
+  std::vector<int> ranks;
   bool has_bytes = false;
   const CommonFields c = state.read(object, [&](std::string_view key, od::value& value) {
     if (key == R::kTransport) {
@@ -73,6 +74,8 @@ void parse_link(ParseState& state, od::object& object, EvidenceRef ref) {
       for_each_element(array(value, key), key, [&](od::value& element) {
         nodes.push_back(evidence.nodes.intern(string(element, {R::kNodes, "", true})));
       });
+    } else if (key == R::kRanks) {
+      lenient_ranks(value, ranks);
     } else if (key == M::kBytes) {
       const std::int64_t bytes = integer(value, key);
       if (bytes <= 0) record_error(key, "must be positive");
@@ -111,6 +114,12 @@ void parse_link(ParseState& state, od::object& object, EvidenceRef ref) {
     if (!latency && !record.bytes_per_s) {
       record_error(M::kBytesPerS, "missing for a bandwidth test");
     }
+  }
+  if (is_fault(record.status)) {
+    // A link's fault names its ends, by node and by rank, and its writer.
+    FaultRecord& fault = state.add_fault(c, ref, R::kKind, "links");
+    fault.named.insert(fault.named.end(), nodes.begin(), nodes.end());
+    fault.ranks.insert(fault.ranks.end(), ranks.begin(), ranks.end());
   }
   evidence.links.push_back(std::move(record));
 }

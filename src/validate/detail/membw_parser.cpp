@@ -81,6 +81,12 @@ void parse_membw(ParseState& state, od::object& object, EvidenceRef ref) {
     }
   });
   state.fill_gpu_record(record, c, ref);
+  if (is_fault(record.status)) {
+    // A failed memory test is rule.membw_integrity's (integrity errors, stage.fail).
+    state.add_fault(c, ref, MembwRecord::kKind, "membw").judged_by =
+        record.status == RecordStatus::kFail ? FaultRecord::KindRule::kHost
+                                             : FaultRecord::KindRule::kNone;
+  }
   state.evidence.membws.push_back(std::move(record));
 }
 

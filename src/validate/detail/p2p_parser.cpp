@@ -96,6 +96,7 @@ void parse_p2p(ParseState& state, od::object& object, EvidenceRef ref) {
       if (!src || src != dst) record_error(R::kDstGpu, "device_local names one GPU as both ends");
     }
   }
+  if (is_fault(record.status)) state.add_fault(c, ref, P2pRecord::kKind, "p2p");
   evidence.p2p.push_back(std::move(record));
 }
 

@@ -22,6 +22,28 @@ void CommonFields::read_gpu(od::value& value) {
       });
 }
 
+std::optional<int> lenient_rank(od::value& value) {
+  od::json_type type{};
+  std::int64_t number = 0;
+  if (value.type().get(type) || type != od::json_type::number) return std::nullopt;
+  if (value.get_int64().get(number) || number < 0 || number > 1'000'000'000) return std::nullopt;
+  return static_cast<int>(number);
+}
+
+void lenient_ranks(od::value& value, std::vector<int>& out) {
+  od::array ranks;
+  if (value.get_array().get(ranks)) return;
+  for (auto element : ranks) {
+    od::value rank;
+    if (std::move(element).get(rank)) return;
+    if (const auto number = lenient_rank(rank)) out.push_back(*number);
+  }
+}
+
+void CommonFields::read_rank(od::value& value) {
+  rank = lenient_rank(value);
+}
+
 void CommonFields::require() const {
   using F = RecordFields;
   if (!schema) record_error(F::kSchema, "missing");

@@ -44,6 +44,7 @@ struct CommonFields {
   int gpu_index = -1;
   std::string_view gpu_uuid;
   std::string_view reason;
+  std::optional<int> rank;  // the writing rank; nullopt when absent or not a rank
 
   // Returns false for a field that is not common.
   bool field(std::string_view key, od::value& value) {
@@ -79,7 +80,9 @@ struct CommonFields {
       case key_id(F::kTime):
         return key == F::kTime;
       case key_id(F::kRank):
-        return key == F::kRank;
+        if (key != F::kRank) return false;
+        read_rank(value);
+        return true;
       case key_id(F::kLocalRank):
         return key == F::kLocalRank;
       default:
@@ -93,7 +96,21 @@ struct CommonFields {
  private:
   static RecordStatus parse_status(std::string_view text);
   void read_gpu(od::value& value);
+  // Read only to name the node of a fault through the run's rank map: a value that is no rank
+  // leaves the record as readable as before (its host still names the node).
+  void read_rank(od::value& value);
 };
+
+[[nodiscard]] inline bool is_fault(RecordStatus status) {
+  return status == RecordStatus::kFail || status == RecordStatus::kError ||
+         status == RecordStatus::kTimeout;
+}
+
+// A global rank, read only to name the node of a fault through its run's rank map: nullopt for
+// anything that is not one (the record stays as readable as it was without this field).
+[[nodiscard]] std::optional<int> lenient_rank(od::value& value);
+// The ranks among an array's elements (nothing when it is no array).
+void lenient_ranks(od::value& value, std::vector<int>& out);
 
 // A GPU's Xid events (health `xid_events`, burn `telemetry.xid_events`); empty for null.
 [[nodiscard]] std::vector<XidEvidence> read_xids(od::value& value, const Where& where,
@@ -130,6 +147,26 @@ struct ParseState {
     if (!c.gpu_uuid.empty()) record.gpu.uuid = evidence.strings.intern(c.gpu_uuid);
     record.status = *c.status;
     record.reason = c.reason;
+  }
+
+  // Keeps a record of a fault (is_fault(status)), named by its host and rank; the caller adds
+  // whom else it names. Called once the record has been read whole: a record refused after
+  // this would be lost input, not a fault.
+  FaultRecord& add_fault(const CommonFields& c, EvidenceRef ref, std::string_view kind,
+                         std::string check) {
+    FaultRecord& f = evidence.faults.emplace_back();
+    f.ref = ref;
+    f.run = evidence.run_index(*c.run_id);
+    f.status = *c.status;
+    f.kind = evidence.strings.intern(kind);
+    f.check = std::move(check);
+    f.gpu.index = c.gpu_index;
+    if (!c.gpu_uuid.empty()) f.gpu.uuid = evidence.strings.intern(c.gpu_uuid);
+    f.host = evidence.nodes.intern(*c.host);
+    f.named.push_back(f.host);
+    if (c.rank) f.ranks.push_back(*c.rank);
+    f.reason = c.reason;
+    return f;
   }
 };
 

@@ -37,6 +37,22 @@ struct RecordParser::Impl : ParseState {
   using ParseState::ParseState;
 };
 
+namespace {
+
+// A record of a kind this validator does not judge is still evidence of a fault when its
+// status says so: it weighs on its host (and rank). A record whose common fields cannot be
+// read stays a kind that is only counted.
+void unknown_kind_fault(ParseState& state, od::object& object, EvidenceRef ref,
+                        const std::string& kind) {
+  try {
+    const CommonFields c = state.read(object, [](std::string_view, od::value&) {});
+    if (is_fault(*c.status)) state.add_fault(c, ref, kind, kind);
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): counted as its kind only
+  }
+}
+
+}  // namespace
+
 RecordParser::RecordParser(Evidence& evidence) : impl_(std::make_unique<Impl>(evidence)) {}
 RecordParser::~RecordParser() = default;
 
@@ -75,6 +91,7 @@ LineOutcome RecordParser::parse(const char* line, std::size_t length, std::size_
     } else if (kind_text == RunRecord::kKind) {
       parse_run(*impl_, object, ref);
     } else {
+      unknown_kind_fault(*impl_, object, ref, kind_text);
       return LineOutcome::kUnknownKind;
     }
   } catch (const RecordError& error) {

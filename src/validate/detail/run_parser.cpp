@@ -47,6 +47,8 @@ void parse_run(ParseState& state, od::object& object, EvidenceRef ref) {
   run.rank_nodes.assign(ranks.size(), kNoString);
   for (const auto& [rank, node] : ranks)
     run.rank_nodes[static_cast<std::size_t>(rank)] = evidence.nodes.intern(node);
+  // A run record of a fault names every node of its rank map.
+  if (is_fault(*c.status)) state.add_fault(c, ref, RunRecord::kKind, "run").whole_run = true;
 }
 
 }  // namespace commcert::detail

@@ -6,6 +6,7 @@ namespace commcert::rules {
 // Fail closed.
 std::unique_ptr<Rule> make_required_evidence_rule();
 std::unique_ptr<Rule> make_input_integrity_rule();
+std::unique_ptr<Rule> make_fault_evidence_rule();
 // Correctness and liveness.
 std::unique_ptr<Rule> make_collective_wrong_data_rule();
 std::unique_ptr<Rule> make_collective_timeout_rule();
@@ -80,6 +81,8 @@ std::vector<std::unique_ptr<Rule>> make_rules() {
       &rules::make_link_counter_rule,
       &rules::make_p2p_pair_rule,
       &rules::make_p2p_host_rule,
+      // Last: of equal reasons, those of the rule of a record's own kind come first.
+      &rules::make_fault_evidence_rule,
   };
   std::vector<std::unique_ptr<Rule>> rules;
   for (const Factory factory : kRules)
