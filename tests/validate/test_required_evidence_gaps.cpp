@@ -872,5 +872,44 @@ TEST(RequiredEvidenceRule, ANodeRecordsOwnErrorComesBeforeAStageFailure) {
               ElementsAre("health.node: the stage could not measure: DMI read failed"));
 }
 
+// A verbs record without a rail (-1 or null) counts for no rail: as a node's only evidence, or
+// beside a measured rail, the rails it could have been stay untested, and the reason names it.
+// At the limit: rails 0 and N-1 of N count; rail N (no such port) counts for none either.
+TEST(RequiredEvidenceRule, AVerbsRecordWithoutARailCountsForNoRail) {
+  const std::string two_ports = "required: [links]\nnode: {ib_ports: 2}\n";
+  for (const Json& rail : {Json(-1), Json(nullptr)}) {
+    SCOPED_TRACE(rail.dump());
+    Json railless = verbs_link(0);
+    railless["rail"] = rail;
+    const FleetVerdict alone = certify({run_record({"n0", "n1"}), railless}, two_ports);
+    for (const std::string node : {"n0", "n1"}) {
+      EXPECT_EQ(fixtures::node(alone, node).state, NodeState::kInconclusive);
+      EXPECT_THAT(gaps(alone, node, "links"),
+                  ElementsAre(::testing::MatchesRegex(
+                      "links: no evidence over verbs for rail 0, 1 \\(of 2\\): a verbs record "
+                      "without a rail \\(.*records.jsonl:2\\) counts for none; run one process "
+                      "per NIC \\(one per GPU\\)")));
+      const Reason& r = fixtures::reason(fixtures::node(alone, node), "evidence.missing");
+      ASSERT_EQ(r.evidence.size(), 1u);
+      EXPECT_EQ(r.evidence[0].line, 2u);
+    }
+    const FleetVerdict beside =
+        certify({run_record({"n0", "n1"}), verbs_link(0), railless}, two_ports);
+    EXPECT_EQ(beside.count(NodeState::kCertified), 0u);
+    EXPECT_THAT(gaps(beside, "n1", "links"),
+                ElementsAre(::testing::MatchesRegex(
+                    "links: no evidence over verbs for rail 1 \\(of 2\\): a verbs record "
+                    "without a rail \\(.*records.jsonl:3\\) counts for none; .*")));
+  }
+  EXPECT_EQ(certify({run_record({"n0", "n1"}), verbs_link(0), verbs_link(1)}, two_ports)
+                .count(NodeState::kCertified),
+            2u);
+  const FleetVerdict beyond =
+      certify({run_record({"n0", "n1"}), verbs_link(0), verbs_link(2)}, two_ports);
+  EXPECT_THAT(gaps(beyond, "n0", "links"),
+              ElementsAre("links: no evidence over verbs for rail 1 (of 2): run one process per "
+                          "NIC (one per GPU)"));
+}
+
 }  // namespace
 }  // namespace commcert

@@ -442,19 +442,24 @@ class RequiredEvidenceRule final : public Rule {
   // Without one, the first record that names the node and measured nothing says why. Over
   // verbs every NIC is a rail of its own: a node tested over verbs needs a measurement on each
   // of the RDMA ports its baseline says it has, or its untested NICs would pass unseen (a job
-  // of one process per node drives one NIC).
+  // of one process per node drives one NIC). A verbs record without a rail counts for no rail.
   void links(const JudgeContext& context, std::vector<Finding>& out) const {
     const Evidence& evidence = context.evidence;
     std::unordered_set<NodeId> measured_nodes;
-    std::unordered_map<NodeId, std::set<int>> verbs_rails;
+    std::unordered_map<NodeId, std::set<int>> verbs_rails;  // every node measured over verbs
+    std::unordered_map<NodeId, EvidenceRef> railless;       // its first verbs record without rail
     std::unordered_map<NodeId, Cause> causes;
     for (const auto& r : evidence.links) {
       if (r.measured()) {
-        measured_nodes.insert(r.from);
-        measured_nodes.insert(r.to);
-        if (evidence.text(r.transport) == "verbs" && r.rail >= 0) {
-          verbs_rails[r.from].insert(r.rail);
-          verbs_rails[r.to].insert(r.rail);
+        for (const NodeId node : {r.from, r.to}) {
+          measured_nodes.insert(node);
+          if (evidence.text(r.transport) != "verbs") continue;
+          auto& rails = verbs_rails[node];
+          if (r.rail >= 0) {
+            rails.insert(r.rail);
+          } else {
+            railless.try_emplace(node, r.ref);
+          }
         }
         continue;
       }
@@ -476,9 +481,14 @@ class RequiredEvidenceRule final : public Rule {
       }
       if (untested.empty()) continue;
       Cause cause = causes.count(node) ? causes[node] : Cause{};
+      std::string why = "run one process per NIC (one per GPU)";
+      if (const auto it = railless.find(node); it != railless.end()) {
+        why = fmt::format("a verbs record without a rail ({}:{}) counts for none; {}",
+                          evidence.files.at(it->second.file).path, it->second.line, why);
+        if (!cause.ref) cause.ref = it->second;
+      }
       cause.detail =
-          fmt::format(" over verbs for rail {} (of {}): run one process per NIC (one per GPU)",
-                      index_list(untested), ports) +
+          fmt::format(" over verbs for rail {} (of {}): {}", index_list(untested), ports, why) +
           (cause.code == "evidence.missing" ? std::string() : cause.detail);
       out.push_back(gap(node, "links", cause));
     }
