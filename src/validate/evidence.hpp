@@ -157,6 +157,9 @@ struct GpuHealthEvidence {
   std::optional<std::int64_t> retired_single_bit, retired_double_bit;
   std::optional<bool> retired_pending;
   std::optional<int> pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+  // A current generation or width the record gives as 0 or less: no reading (pcie_gen and
+  // pcie_width are then nullopt), which certifies nothing whatever the link is held to.
+  std::optional<int> pcie_gen_not_read, pcie_width_not_read;
   std::optional<std::int64_t> pcie_replays;
   std::optional<std::vector<NvlinkEvidence>> nvlinks;  // nullopt: the record had no NVLink data
   std::optional<double> temperature_c;

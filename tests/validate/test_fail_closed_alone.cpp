@@ -139,7 +139,8 @@ TEST(FailClosedAlone, AGpuWhosePcieLinkWasNotReadIsNotCertifiedOnIt) {
   // The baseline asks for gen5 x16; the node's one health record could not read the current
   // generation or width (null, or 0 / -1, which the reader treats as unread). Nothing else can
   // certify the GPU, and nothing shows a degraded link: inconclusive, never certified or
-  // quarantined. Where the baseline asks nothing of the link, the same record certifies.
+  // quarantined. Where the baseline asks nothing of the link, a figure not given (null)
+  // certifies; one given as 0 or -1 is no reading whatever it is held to: inconclusive.
   const std::string asks =
       "required: [health.gpu]\nnode: {gpus: 1}\n"
       "checks:\n  health.gpu: {pcie_at_max: false, pcie_min_gen: 5, pcie_min_width: 16}\n";
@@ -152,7 +153,8 @@ TEST(FailClosedAlone, AGpuWhosePcieLinkWasNotReadIsNotCertifiedOnIt) {
       Json r = fixtures::gpu_health("n0", 0);
       r["pcie"][field] = unread;
       EXPECT_EQ(judged_alone(r, asks), NodeState::kInconclusive);
-      EXPECT_EQ(judged_alone(r, asks_nothing), NodeState::kCertified);
+      EXPECT_EQ(judged_alone(r, asks_nothing),
+                unread.is_null() ? NodeState::kCertified : NodeState::kInconclusive);
     }
   }
 }

@@ -166,11 +166,13 @@ TEST(ReasonFigures, AnUnreadPcieFigureTheLinkIsHeldToIsInconclusiveNotDegraded) 
       {"gen_current", nullptr,
        "gpu 0 (GPU-n0-0): health.gpu: no PCIe link generation figure (gen5 expected)"},
       {"gen_current", 0,
-       "gpu 0 (GPU-n0-0): health.gpu: no PCIe link generation figure (gen5 expected)"},
+       "gpu 0 (GPU-n0-0): health.gpu: no PCIe link generation figure (read as 0, which is no "
+       "reading; gen5 expected)"},
       {"width_current", nullptr,
        "gpu 0 (GPU-n0-0): health.gpu: no PCIe link width figure (x16 expected)"},
       {"width_current", -1,
-       "gpu 0 (GPU-n0-0): health.gpu: no PCIe link width figure (x16 expected)"},
+       "gpu 0 (GPU-n0-0): health.gpu: no PCIe link width figure (read as -1, which is no "
+       "reading; x16 expected)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.field) + " " + c.value.dump());

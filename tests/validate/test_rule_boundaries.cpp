@@ -243,7 +243,8 @@ Expected inconclusive(std::string code) {
 // rule.pcie_link reads a PCIe generation or width of 0 or less as no reading (the record reader
 // drops it). Held to a figure (pcie_min_gen/pcie_min_width 1 here, the lowest a baseline can
 // ask), an unread current figure is inconclusive, never certified, never a degraded link; held
-// to nothing (pcie_at_max off, no minimum), it changes nothing.
+// to nothing (pcie_at_max off, no minimum), it is inconclusive too: the record gave a value
+// that is no reading. 1, the least reading, passes.
 TEST(RuleBoundaries, PcieFigureOfZeroOrLessIsUnread) {
   struct Table {
     std::string limits;
@@ -259,7 +260,10 @@ TEST(RuleBoundaries, PcieFigureOfZeroOrLessIsUnread) {
         {1, quarantines("health.pcie_degraded")},
         {2, kPasses},
         {3, kPasses}}},
-      {"{pcie_at_max: false}", {{-1, kPasses}, {0, kPasses}, {1, kPasses}}},
+      {"{pcie_at_max: false}",
+       {{-1, inconclusive("evidence.no_figure")},
+        {0, inconclusive("evidence.no_figure")},
+        {1, kPasses}}},
   };
   for (const Table& table : tables) {
     const Baseline b = fixtures::baseline_of(
@@ -279,8 +283,9 @@ TEST(RuleBoundaries, PcieFigureOfZeroOrLessIsUnread) {
 }
 
 // pcie_at_max (the default) holds the current figure to the GPU's maximum when NVML read one: a
-// maximum of 0 or less is unread, so it asks nothing, and an unread current figure is then not
-// compared with anything; a maximum that was read makes the unread current figure inconclusive.
+// maximum of 0 or less is unread, so it asks nothing, and a current figure not given (null) is
+// then not compared with anything; one given as 0 or less is no reading, inconclusive whatever
+// it is held to; a maximum that was read makes the unread current figure inconclusive.
 TEST(RuleBoundaries, PcieMaximumOfZeroOrLessAsksNothing) {
   const Baseline b = fixtures::baseline_of("required: [health.gpu]\nnode: {gpus: 1}\n");
   struct Case {
@@ -294,14 +299,16 @@ TEST(RuleBoundaries, PcieMaximumOfZeroOrLessAsksNothing) {
       {"gen_max", "gen_current", 0, 4, kPasses},
       {"gen_max", "gen_current", -1, 4, kPasses},
       {"gen_max", "gen_current", 0, nullptr, kPasses},
-      {"gen_max", "gen_current", -1, 0, kPasses},
+      {"gen_max", "gen_current", -1, 0, inconclusive("evidence.no_figure")},
+      {"gen_max", "gen_current", 0, -1, inconclusive("evidence.no_figure")},
       {"gen_max", "gen_current", 1, nullptr, inconclusive("evidence.no_figure")},
       {"gen_max", "gen_current", 1, 1, kPasses},
       {"gen_max", "gen_current", 2, 1, quarantines("health.pcie_degraded")},
       {"width_max", "width_current", 0, 8, kPasses},
       {"width_max", "width_current", -1, 8, kPasses},
       {"width_max", "width_current", 0, nullptr, kPasses},
-      {"width_max", "width_current", -1, 0, kPasses},
+      {"width_max", "width_current", -1, 0, inconclusive("evidence.no_figure")},
+      {"width_max", "width_current", 0, -1, inconclusive("evidence.no_figure")},
       {"width_max", "width_current", 1, nullptr, inconclusive("evidence.no_figure")},
       {"width_max", "width_current", 1, 1, kPasses},
       {"width_max", "width_current", 2, 1, quarantines("health.pcie_degraded")},

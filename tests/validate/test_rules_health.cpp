@@ -1,5 +1,6 @@
 #include <functional>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -629,6 +630,76 @@ TEST(GpuLostRule, EveryLostGpuOfANodeIsNamed) {
     if (r.code == "health.gpu_lost") named.push_back(r.gpu_index);
   }
   EXPECT_THAT(named, UnorderedElementsAre(0, 1));
+}
+
+// A current PCIe generation or width given as 0 or -1 is no reading: the GPU is inconclusive on
+// it even where nothing asks for a figure (no minimum, the GPU's maximum unknown), never
+// certified or quarantined; 1, the least reading there is, certifies; null (not given) asks
+// nothing either. Beside another GPU's good record, and as the GPU's only record.
+TEST(PcieLinkRule, AFigureReadAsZeroOrLessIsInconclusiveWhateverItIsHeldTo) {
+  for (const char* field : {"gen_current", "width_current"}) {
+    for (const Json& value : {Json(-1), Json(0), Json(1), Json(nullptr)}) {
+      for (const bool beside_good : {false, true}) {
+        SCOPED_TRACE(std::string(field) + " " + value.dump() + (beside_good ? " beside" : ""));
+        const Baseline b = fixtures::baseline_of(
+            fmt::format("required: [health.gpu]\nnode: {{gpus: {}}}\n", beside_good ? 2 : 1));
+        Json r = gpu_health("n0", 0);
+        r["pcie"]["gen_max"] = nullptr;
+        r["pcie"]["width_max"] = nullptr;
+        r["pcie"][field] = value;
+        std::vector<Json> records = {r};
+        if (beside_good) records.push_back(gpu_health("n0", 1));
+        const NodeVerdict n0 =
+            fixtures::node(fixtures::certify(fixtures::evidence_of(records), b), "n0");
+        const bool not_a_reading = value.is_number() && value.get<int>() <= 0;
+        EXPECT_EQ(n0.state, not_a_reading ? NodeState::kInconclusive : NodeState::kCertified);
+        if (!not_a_reading) continue;
+        EXPECT_THAT(fixtures::codes(n0), ElementsAre("evidence.no_figure"));
+        const Reason& reason = *n0.first_reason();
+        EXPECT_EQ(reason.gpu_index, 0);
+        EXPECT_THAT(reason.message,
+                    HasSubstr(fmt::format("(read as {}, which is no reading)", value.get<int>())));
+      }
+    }
+  }
+}
+
+// A node health record's GPU or port count that is no count (negative, or not an integer)
+// refuses the record: its node is inconclusive (input.unparsable), never judged as having that
+// many, nor as having none. 0 is a count: fewer GPUs than the baseline's quarantines; 1 passes
+// a baseline of 1. As the node's only health record and beside a good one.
+TEST(NodeInventoryRule, ACountThatIsNoCountIsLostInputNotIgnored) {
+  const Baseline b =
+      fixtures::baseline_of("required: [health.node]\nnode: {gpus: 1, ib_ports: 1}\n");
+  const Baseline unbounded = fixtures::baseline_of("required: [health.node]\n");
+  for (const char* field : {"gpu_count", "ib_port_count"}) {
+    for (const Json& value : {Json(-1), Json("8"), Json(2.5), Json(0), Json(1)}) {
+      for (const bool beside_good : {false, true}) {
+        SCOPED_TRACE(std::string(field) + " " + value.dump() + (beside_good ? " beside" : ""));
+        Json node = fixtures::record("health", "n0");
+        node["component"] = "node";
+        node["gpu_count"] = 1;
+        node["ib_port_count"] = 1;
+        std::vector<Json> records;
+        if (beside_good) records.push_back(node);
+        node[field] = value;
+        records.push_back(node);
+        const bool count = value.is_number_integer() && value.get<int>() >= 0;
+        for (const Baseline* baseline : {&b, &unbounded}) {
+          const NodeVerdict n0 =
+              fixtures::node(fixtures::certify(fixtures::evidence_of(records), *baseline), "n0");
+          if (!count) {
+            EXPECT_EQ(n0.state, NodeState::kInconclusive);
+            EXPECT_THAT(fixtures::reason(n0, "input.unparsable").message, HasSubstr(field));
+          } else if (value.get<int>() == 0 && baseline == &b) {
+            EXPECT_EQ(n0.state, NodeState::kQuarantined);
+          } else {
+            EXPECT_EQ(n0.state, NodeState::kCertified);
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -55,9 +55,12 @@ void read_retired(od::value& value, GpuHealthEvidence& gpu) {
 }
 
 // A PCIe generation or width of 0 or less is no reading (no link has generation 0 or no lanes):
-// the record stays valid and the figure counts as unread, so no rule ever compares it.
-std::optional<int> pcie_link_figure(od::value& value, std::string_view field) {
+// the record stays valid and the figure counts as unread, so no rule ever compares it; what
+// was read instead goes to `not_read`.
+std::optional<int> pcie_link_figure(od::value& value, std::string_view field,
+                                    std::optional<int>* not_read = nullptr) {
   const std::optional<int> figure = optional_small_int(value, {G::kPcie, field});
+  if (figure && *figure <= 0 && not_read) *not_read = figure;
   return figure && *figure > 0 ? figure : std::nullopt;
 }
 
@@ -65,11 +68,11 @@ void read_pcie(od::value& value, GpuHealthEvidence& gpu) {
   if (is_null(value, G::kPcie)) return;
   for_each_field(object_of(value), G::kPcie, [&](std::string_view k, od::value& v) {
     if (k == GpuPcie::kGenCurrent) {
-      gpu.pcie_gen = pcie_link_figure(v, GpuPcie::kGenCurrent);
+      gpu.pcie_gen = pcie_link_figure(v, GpuPcie::kGenCurrent, &gpu.pcie_gen_not_read);
     } else if (k == GpuPcie::kGenMax) {
       gpu.pcie_gen_max = pcie_link_figure(v, GpuPcie::kGenMax);
     } else if (k == GpuPcie::kWidthCurrent) {
-      gpu.pcie_width = pcie_link_figure(v, GpuPcie::kWidthCurrent);
+      gpu.pcie_width = pcie_link_figure(v, GpuPcie::kWidthCurrent, &gpu.pcie_width_not_read);
     } else if (k == GpuPcie::kWidthMax) {
       gpu.pcie_width_max = pcie_link_figure(v, GpuPcie::kWidthMax);
     } else if (k == GpuPcie::kReplayCount) {
@@ -101,6 +104,16 @@ void read_nvlinks(od::value& value, GpuHealthEvidence& gpu) {
     });
     gpu.nvlinks->push_back(link);
   });
+}
+
+// A node's count of GPUs or ports: one that is not a count (a negative number, another type)
+// refuses the record, as every count does (docs/records.md), never read as "none" or "fewer".
+std::optional<int> node_count(od::value& value, std::string_view field) {
+  const std::optional<std::int64_t> count = optional_count(value, field);
+  if (count && *count > 1'000'000'000)
+    record_error(field, fmt::format("out of range ({})", *count));
+  if (!count) return std::nullopt;
+  return static_cast<int>(*count);
 }
 
 // Fields of every component share one record shape: each key goes to the component that has it.
@@ -155,9 +168,9 @@ struct HealthFields {
         }
       });
     } else if (key == N::kGpuCount) {
-      node.gpu_count = optional_small_int(value, key);
+      node.gpu_count = node_count(value, key);
     } else if (key == N::kIbPortCount) {
-      node.ib_port_count = optional_small_int(value, key);
+      node.ib_port_count = node_count(value, key);
     }
   }
 };

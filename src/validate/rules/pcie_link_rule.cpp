@@ -2,6 +2,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "validate/rules/rules.hpp"
 #include "validate/rules/support.hpp"
 
@@ -49,11 +51,16 @@ class PcieLinkRule final : public Rule {
         out.push_back(std::move(f));
       }
       // Fail closed: a figure the link is held to that NVML did not read certifies nothing and
-      // blames nothing; the GPU is inconclusive on it.
-      if (!r.pcie_gen && gen_expected > 0)
-        out.push_back(unread(context, r, "PCIe link generation", expectation(gen_expected, 0)));
-      if (!r.pcie_width && width_expected > 0)
-        out.push_back(unread(context, r, "PCIe link width", expectation(0, width_expected)));
+      // blames nothing; the GPU is inconclusive on it. So is a figure read as 0 or less, held
+      // to anything or not: the record gave a value that is no reading.
+      if (!r.pcie_gen && (gen_expected > 0 || r.pcie_gen_not_read)) {
+        out.push_back(unread(context, r, "PCIe link generation", r.pcie_gen_not_read,
+                             expectation(gen_expected, 0)));
+      }
+      if (!r.pcie_width && (width_expected > 0 || r.pcie_width_not_read)) {
+        out.push_back(unread(context, r, "PCIe link width", r.pcie_width_not_read,
+                             expectation(0, width_expected)));
+      }
       if (limits.max_pcie_replays && r.pcie_replays && *r.pcie_replays > *limits.max_pcie_replays) {
         Finding f = gpu_finding(context.evidence, "health.pcie_replays", id(), "health.gpu", r.node,
                                 r.gpu, r.ref);
@@ -68,11 +75,14 @@ class PcieLinkRule final : public Rule {
 
  private:
   Finding unread(const JudgeContext& context, const GpuHealthEvidence& r, std::string metric,
-                 const std::string& expected) const {
+                 const std::optional<int>& read_as, const std::string& expected) const {
     Finding f = gpu_finding(context.evidence, "evidence.no_figure", id(), "health.gpu", r.node,
                             r.gpu, r.ref);
     f.fields.emplace_back("metric", std::move(metric));
-    f.fields.emplace_back("detail", " (" + expected + " expected)");
+    std::vector<std::string> parts;
+    if (read_as) parts.push_back(fmt::format("read as {}, which is no reading", *read_as));
+    if (!expected.empty()) parts.push_back(expected + " expected");
+    f.fields.emplace_back("detail", " (" + join(parts, "; ") + ")");
     return f;
   }
 };
