@@ -48,22 +48,30 @@ class Collector {
     const SubjectKey key{
         index,         sample.node, sample.gpu.index,
         sample.device, sample.port, per_ == SamplesPer::kSubjectAndRun ? sample_origin(sample) : 0};
-    const auto [it, inserted] = best_.emplace(key, s.samples.size());
+    keep_best(info, best_, key, s.samples, sample);
+    if (sample.attributable) keep_best(info, best_own_, key, s.own, sample);
+  }
+
+ private:
+  using Index = std::unordered_map<SubjectKey, std::size_t, SubjectHash>;
+
+  static void keep_best(const MetricInfo& info, Index& index, const SubjectKey& key,
+                        std::vector<MetricSample>& samples, const MetricSample& sample) {
+    const auto [it, inserted] = index.emplace(key, samples.size());
     if (inserted) {
-      s.samples.push_back(sample);
+      samples.push_back(sample);
       return;
     }
-    MetricSample& current = s.samples[it->second];
+    MetricSample& current = samples[it->second];
     const bool better = info.direction == Direction::kHigherIsBetter ? sample.value > current.value
                                                                      : sample.value < current.value;
     if (better) current = sample;
   }
 
- private:
   std::uint32_t series_index(const MetricInfo& info) {
     if (const auto it = by_id_.find(info.id); it != by_id_.end()) return it->second;
     const auto index = static_cast<std::uint32_t>(series_.size());
-    series_.push_back({info, {}});
+    series_.push_back({info, {}, {}});
     by_id_.emplace(info.id, index);
     return index;
   }
@@ -71,7 +79,8 @@ class Collector {
   std::vector<MetricSeries>& series_;
   SamplesPer per_;
   std::unordered_map<std::string, std::uint32_t> by_id_;
-  std::unordered_map<SubjectKey, std::size_t, SubjectHash> best_;
+  Index best_;
+  Index best_own_;
 };
 
 void collect_collectives(const Evidence& evidence, const Baseline& baseline, Collector& out) {

@@ -33,6 +33,9 @@ struct MetricSample {
 struct MetricSeries {
   MetricInfo info;
   std::vector<MetricSample> samples;  // one per subject (and run, with kSubjectAndRun)
+  // The best of each subject's own figures (attributable ones), for judging a node against its
+  // peers: a figure it shares with other nodes is neither its figure nor hides its own.
+  std::vector<MetricSample> own;
 };
 
 // Every metric the evidence holds a figure for, bounded or not (fleet statistics and baseline

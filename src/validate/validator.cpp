@@ -23,8 +23,8 @@ std::vector<FleetMetricSummary> fleet_summary(const MetricTable& metrics) {
   for (const auto& series : metrics.series()) {
     std::vector<double> values;
     std::set<NodeId> nodes;
-    for (const auto& s : series.samples) {
-      if (!s.attributable) continue;
+    // The figures the fleet rules judge: each node's own (MetricSeries::own).
+    for (const auto& s : series.own) {
       values.push_back(s.value);
       nodes.insert(s.node);
     }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support.hpp"
+#include "validate/fleet_stats.hpp"
 #include "validate/metrics.hpp"
 
 namespace commcert {
@@ -334,6 +335,47 @@ TEST(FleetOutlierRule, JudgesEachGpuAgainstAllGpusOfTheFleet) {
   const auto findings = fixtures::run_rule("rule.fleet_outlier", e, b);
   ASSERT_THAT(found(e, findings), ElementsAre("n3:perf.fleet_outlier"));
   EXPECT_EQ(findings[0].gpu.index, 5);
+}
+
+// Only a node's own figures are judged against its peers: a faster figure it shares with
+// another node (a two-node communicator) does not hide its own slow one, and a slow shared
+// figure is not pinned on it. At the limit (max_deficit_pct set to 470's shortfall from 500 as
+// the rule computes it, about 6 %) is an outlier, 0.1 % less is not, 0.1 % more is.
+TEST(FleetOutlierRule, OnlyANodesOwnFiguresAreJudgedAgainstItsPeers) {
+  const double limit = shortfall_pct(470e9 * 1e-9, 500e9 * 1e-9, true);
+  const Baseline b =
+      busbw_baseline(fmt::format("{{floor: 100, fleet: {{max_deficit_pct: {:.17g}}}}}", limit));
+  for (const auto& [own, flagged] :
+       std::vector<std::pair<double, bool>>{{470.5, false}, {470, true}, {469.5, true}}) {
+    SCOPED_TRACE(own);
+    std::vector<Json> records;
+    for (int n = 0; n < 10; ++n) {
+      records.push_back(fixtures::collective(std::uint64_t{1} << 30, n == 6 ? own : 500, "node",
+                                             fmt::format("n{}", n)));
+    }
+    Json shared = fixtures::collective(std::uint64_t{1} << 30, 520, "node", "n6");
+    shared["group_nodes"] = {"n6", "n7"};
+    records.push_back(shared);
+    const Evidence e = fixtures::evidence_of(records);
+    EXPECT_EQ(
+        found(e, fixtures::run_rule("rule.fleet_outlier", e, b)),
+        flagged ? std::vector<std::string>{"n6:perf.fleet_outlier"} : std::vector<std::string>{});
+    const FleetVerdict v = fixtures::certify(e, b);
+    EXPECT_EQ(fixtures::node(v, "n6").state,
+              flagged ? NodeState::kQuarantined : NodeState::kCertified);
+    EXPECT_EQ(fixtures::node(v, "n7").state, NodeState::kCertified);
+  }
+  // A slow shared figure as a node's only one: n7 has no figure of its own to judge.
+  std::vector<Json> records;
+  for (int n = 0; n < 9; ++n) {
+    records.push_back(
+        fixtures::collective(std::uint64_t{1} << 30, 500, "node", fmt::format("n{}", n)));
+  }
+  Json shared = fixtures::collective(std::uint64_t{1} << 30, 400, "node", "n8");
+  shared["group_nodes"] = {"n8", "n9"};
+  records.push_back(shared);
+  const Evidence e = fixtures::evidence_of(records);
+  EXPECT_TRUE(fixtures::run_rule("rule.fleet_outlier", e, b).empty());
 }
 
 }  // namespace

@@ -17,18 +17,18 @@ class FleetOutlierRule final : public Rule {
     for_each_bounded_series(context, [&](const MetricSeries& series, const Bound& bound) {
       const FleetSpec& fleet = bound.fleet;
       if (!fleet.enabled) return;
+      // Each node's own figures only (MetricSeries::own): a figure several nodes share says
+      // nothing about one of them, and a better shared figure does not hide a node's own.
       std::vector<double> values;
       std::set<NodeId> nodes;
-      for (const auto& sample : series.samples) {
-        if (!sample.attributable) continue;  // a shared figure says nothing about one node
+      for (const auto& sample : series.own) {
         values.push_back(sample.value);
         nodes.insert(sample.node);
       }
       if (values.empty() || nodes.size() < static_cast<std::size_t>(fleet.min_nodes)) return;
       const RobustStats stats = robust_stats(values);
       const bool higher = series.info.direction == Direction::kHigherIsBetter;
-      for (const auto& sample : series.samples) {
-        if (!sample.attributable) continue;
+      for (const auto& sample : series.own) {
         const double pct = shortfall_pct(sample.value, stats.median, higher);
         if (pct < fleet.max_deficit_pct) continue;
         const auto z = robust_z(sample.value, stats);
