@@ -186,14 +186,10 @@ void mark_verdict(const Evidence& evidence, const PairVerdict& verdict, PairMatr
       break;
     }
     case PairVerdictKind::kSuspectSwitch: {
-      std::map<std::string, std::size_t> side;
-      auto& cut = matrix.switch_cuts.emplace_back();
+      std::map<std::string, std::size_t> side;  // each node's group
       for (std::size_t g = 0; g < verdict.groups.size(); ++g) {
-        auto& names = cut.emplace_back();
-        for (const NodeId member : verdict.groups[g]) {
-          names.push_back(evidence.node_name(member));
-          side.emplace(names.back(), g);
-        }
+        for (const NodeId member : verdict.groups[g])
+          side.emplace(evidence.node_name(member), g);
       }
       for (auto& cell : matrix.cells) {
         const auto a = side.find(cell.a);

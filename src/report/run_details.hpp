@@ -79,8 +79,6 @@ struct PairMatrix {
   std::vector<PairCell> cells;
   std::vector<std::string> bad_nodes;         // quarantined by localization
   std::vector<std::string> unresolved_nodes;  // slow with some partners, not re-tested
-  // Suspect switch paths, each as its groups of nodes: fine within, slow across.
-  std::vector<std::vector<std::vector<std::string>>> switch_cuts;
 };
 
 struct MinMedianMax {
