@@ -35,6 +35,7 @@ void lenient_ranks(od::value& value, std::vector<int>& out) {
   if (value.get_array().get(ranks)) return;
   for (auto element : ranks) {
     od::value rank;
+    // NOLINTNEXTLINE(performance-move-const-arg): simdjson's get() accepts only an rvalue result.
     if (std::move(element).get(rank)) return;
     if (const auto number = lenient_rank(rank)) out.push_back(*number);
   }
