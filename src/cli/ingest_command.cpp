@@ -1,8 +1,10 @@
 #include "cli/ingest_command.hpp"
 
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/bounded_input.hpp"
 #include "core/errors.hpp"
@@ -42,6 +44,7 @@ Json dcgm_file_summary(const LogOutcome& outcome) {
           {"node", outcome.node},
           {"driver_version", outcome.dcgm_parsed.driver_version.value_or("")},
           {"dcgm_version", outcome.dcgm_parsed.dcgm_version.value_or("")},
+          {"dcgm_level", outcome.dcgm->level},
           {"gpus", outcome.dcgm->gpus},
           {"unreadable", outcome.dcgm_parsed.unreadable},
           {"not_judged", outcome.dcgm->not_judged}};
@@ -209,6 +212,7 @@ int IngestCommand::run(Invocation& invocation) {
   std::size_t measurements = 0;
   std::size_t errors = 0;
   std::size_t dcgm_gpus = 0;
+  std::set<int> dcgm_levels;
   bool cut_off = false;
   std::vector<std::string> nodes;
   for (const auto& outcome : outcomes) {
@@ -217,6 +221,7 @@ int IngestCommand::run(Invocation& invocation) {
     errors += outcome.ingested.error_records;
     if (outcome.dcgm) {
       dcgm_gpus += outcome.dcgm->records.size();
+      dcgm_levels.insert(outcome.dcgm->level);
       if (!outcome.dcgm->records.empty() &&
           std::find(nodes.begin(), nodes.end(), outcome.node) == nodes.end())
         nodes.push_back(outcome.node);
@@ -292,7 +297,11 @@ int IngestCommand::run(Invocation& invocation) {
   write_json_file_atomically(created / "meta.json", meta);
   fmt::print("ingested {} measurement(s) and {} error record(s) on {} node(s) into {}\n",
              measurements, errors, nodes.size(), created.string());
-  if (dcgm_gpus > 0) fmt::print("read {} GPU result(s) from DCGM diagnostics\n", dcgm_gpus);
+  if (dcgm_gpus > 0) {
+    fmt::print(
+        "read {} GPU result(s) from DCGM diagnostics (run level {}, from the tests they carry)\n",
+        dcgm_gpus, fmt::join(dcgm_levels, ", "));
+  }
   for (const auto& outcome : outcomes) {
     if (!outcome.dcgm && !outcome.node.empty() && outcome.ingested.tests > 0) {
       fmt::print("{}: the log names no host: its tests were read as run on --node {}\n",

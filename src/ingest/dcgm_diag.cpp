@@ -252,8 +252,34 @@ std::optional<std::string> dcgm_check_of(const DcgmResult& result) {
   return std::nullopt;
 }
 
+int dcgm_run_level(const DcgmDiag& diag) {
+  // Level 1 is the deployment (software) tests; each higher level adds the plugins below to the
+  // ones before it (DCGM's run-level table; EUD is optional at level 4, so it is not required).
+  static const std::vector<std::vector<std::string>> kAddedAtLevel = {
+      {"pcie", "memory"},
+      {"diagnostic", "targetedstress", "targetedpower", "memorybandwidth"},
+      {"memtest", "pulsetest"}};
+  std::set<std::string> present;
+  bool deployment = false;
+  for (const auto& result : diag.results) {
+    present.insert(test_key(result.test));
+    deployment = deployment || test_key(result.category) == "deployment" ||
+                 test_key(result.test) == "software";
+  }
+  if (!deployment) return 0;
+  int level = 1;
+  for (const auto& tests : kAddedAtLevel) {
+    const bool all = std::all_of(tests.begin(), tests.end(),
+                                 [&](const std::string& test) { return present.count(test) > 0; });
+    if (!all) break;
+    ++level;
+  }
+  return level;
+}
+
 DcgmRecords dcgm_diag_records(const DcgmDiag& diag, const DcgmRecordsOptions& options) {
   DcgmRecords out;
+  out.level = dcgm_run_level(diag);
   struct GpuState {
     std::vector<std::string> failed, doubtful, skipped;  // "TEST: message"
     Json tests = Json::object();
@@ -318,7 +344,8 @@ DcgmRecords dcgm_diag_records(const DcgmDiag& diag, const DcgmRecordsOptions& op
       record.fields = std::move(fields);
     }
     Json json = to_json(record);
-    json["source"] = "dcgm";
+    json[GpuHealthFields::kSource] = GpuHealthFields::kSourceDcgm;
+    json[GpuHealthFields::kDcgmLevel] = out.level;
     out.records.push_back(std::move(json));
     out.gpus[std::to_string(index)] = std::move(state.tests);
   }

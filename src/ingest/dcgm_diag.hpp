@@ -44,6 +44,12 @@ struct DcgmDiag {
 // Which commcert check a DCGM test is evidence for; nullopt when it has none (not judged).
 [[nodiscard]] std::optional<std::string> dcgm_check_of(const DcgmResult& result);
 
+// The DCGM run level (`dcgmi diag -r 1..4`) a diagnostic amounts to, read from the tests it
+// carries, since DCGM's JSON does not state it: the highest level every one of whose tests is
+// present, with whatever status (docs/ingest.md "Which level ran"). 0 when not even level 1's
+// deployment tests are there (a selection of named tests).
+[[nodiscard]] int dcgm_run_level(const DcgmDiag& diag);
+
 struct DcgmRecordsOptions {
   std::string run_id;
   std::string node;  // the node the diagnostic ran on (DCGM's JSON does not name it)
@@ -54,12 +60,14 @@ struct DcgmRecords {
   std::vector<Json> records;            // one `health` gpu record per GPU a judged test named
   std::vector<std::string> not_judged;  // tests with no commcert check, or naming no GPU
   Json gpus = Json::object();           // per GPU id: the DCGM tests its record rests on
+  int level = 0;                        // dcgm_run_level of the diagnostic
 };
 
 // One `health` record (component gpu, `source: "dcgm"`) per GPU, its status from every judged
 // test that named the GPU (docs/ingest.md "DCGM diagnostics"): any Fail → fail, naming the tests
 // and DCGM's messages; else any unknown status or Warn → error; else any Skip → skipped; else ok.
-// What DCGM does not report (ECC counts, clocks, PCIe link) is null.
+// What DCGM does not report (ECC counts, clocks, PCIe link) is null. Each record carries the
+// diagnostic's `dcgm_level`, which baselines require a minimum of (checks.health.gpu).
 [[nodiscard]] DcgmRecords dcgm_diag_records(const DcgmDiag& diag,
                                             const DcgmRecordsOptions& options);
 

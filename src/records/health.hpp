@@ -133,6 +133,11 @@ struct GpuHealthFields {
   static constexpr const char* kQueryErrors = "query_errors";
   // Written (true) only for a GPU NVML reports as lost; absent otherwise.
   static constexpr const char* kLost = "lost";
+  // Records read in from DCGM (`commcert ingest`): `source: "dcgm"` and the run level its tests
+  // amount to; commcert's own health stage writes neither.
+  static constexpr const char* kSource = "source";
+  static constexpr const char* kSourceDcgm = "dcgm";
+  static constexpr const char* kDcgmLevel = "dcgm_level";
 
   std::optional<std::string> name;
   std::optional<std::string> uuid;

@@ -3,6 +3,8 @@
 // mapping (docs/ingest.md "DCGM diagnostics").
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -198,6 +200,62 @@ TEST(DcgmDiag, MapsHardwareAndDeploymentTestsToHealthGpuOnly) {
   r.category = "Deployment";
   r.test = "Some Future Deployment Check";
   EXPECT_EQ(dcgm_check_of(r), "health.gpu");
+}
+
+// A diagnostic made of these tests (category, name), each naming GPU 0.
+DcgmDiag diag_of(const std::vector<std::pair<std::string, std::string>>& tests) {
+  DcgmDiag diag;
+  for (const auto& [category, test] : tests) {
+    DcgmResult r;
+    r.category = category;
+    r.test = test;
+    r.gpus = {0};
+    r.status = "Pass";
+    r.outcome = DcgmOutcome::kPass;
+    diag.results.push_back(r);
+  }
+  return diag;
+}
+
+// The level is the highest one every test of which is present (DCGM's run-level table): each
+// level with one of its tests missing is the level below, whatever else ran.
+TEST(DcgmDiag, TheRunLevelIsTheHighestLevelAllOfWhoseTestsRan) {
+  const std::vector<std::pair<std::string, std::string>> level1 = {{"Deployment", "Denylist"}};
+  const auto with = [&](std::vector<std::pair<std::string, std::string>> more) {
+    auto tests = level1;
+    tests.insert(tests.end(), more.begin(), more.end());
+    return diag_of(tests);
+  };
+  EXPECT_EQ(dcgm_run_level(diag_of({{"Hardware", "Memory"}, {"Integration", "PCIe"}})), 0);
+  EXPECT_EQ(dcgm_run_level(diag_of({{"Custom", "Software"}})), 1);
+  EXPECT_EQ(dcgm_run_level(with({})), 1);
+  EXPECT_EQ(dcgm_run_level(with({{"Hardware", "Memory"}})), 1);
+  EXPECT_EQ(dcgm_run_level(with({{"Hardware", "Memory"}, {"Integration", "PCIe"}})), 2);
+  const std::vector<std::pair<std::string, std::string>> level3 = {
+      {"Hardware", "Memory"},        {"Integration", "PCIe"},      {"Hardware", "Diagnostic"},
+      {"Stress", "Targeted Stress"}, {"Stress", "Targeted Power"}, {"Stress", "Memory Bandwidth"}};
+  for (std::size_t left_out = 2; left_out < level3.size(); ++left_out) {
+    auto tests = level3;
+    tests.erase(tests.begin() + static_cast<std::ptrdiff_t>(left_out));
+    EXPECT_EQ(dcgm_run_level(with(tests)), 2) << level3[left_out].second;
+  }
+  EXPECT_EQ(dcgm_run_level(with(level3)), 3);
+  auto level4 = level3;
+  level4.emplace_back("Hardware", "Memtest");
+  EXPECT_EQ(dcgm_run_level(with(level4)), 3);
+  level4.emplace_back("Stress", "pulse_test");
+  EXPECT_EQ(dcgm_run_level(with(level4)), 4);
+}
+
+// Every record of a diagnostic says its level; the published r3 layouts are level 3.
+TEST(DcgmDiag, RecordsCarryTheDiagnosticsLevel) {
+  for (const char* name : {"diag_r3_all_pass.json", "diag_old_uppercase.json"}) {
+    const DcgmRecords out = records_of(name);
+    EXPECT_EQ(out.level, 3) << name;
+    for (const auto& r : out.records)
+      EXPECT_EQ(r["dcgm_level"], 3) << name;
+  }
+  EXPECT_EQ(records_of("diag_new_key_unjudged_test.json").level, 1);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // a node speaking for itself, and which record's reason a gap is explained by. Each case fails on
 // a plausible slip in required_evidence_rule.cpp that no other test sees.
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -909,6 +910,79 @@ TEST(RequiredEvidenceRule, AVerbsRecordWithoutARailCountsForNoRail) {
   EXPECT_THAT(gaps(beyond, "n0", "links"),
               ElementsAre("links: no evidence over verbs for rail 1 (of 2): run one process per "
                           "NIC (one per GPU)"));
+}
+
+// --- DCGM diagnostics and the run level a baseline requires ---------------------------------
+
+Json dcgm_gpu(const std::string& host, int gpu, const std::string& status,
+              std::optional<int> level) {
+  Json record = fixtures::gpu_health(host, gpu);
+  record["status"] = status;
+  if (status == "fail") record["reason"] = "DCGM Memory failed (Fail)";
+  record["source"] = "dcgm";
+  if (level) record["dcgm_level"] = *level;
+  return record;
+}
+
+std::string dcgm_baseline(int min_level) {
+  return fmt::format(
+      "required: [health.gpu]\nnode: {{gpus: 1}}\n"
+      "checks:\n  health.gpu: {{dcgm_min_level: {}}}\n",
+      min_level);
+}
+
+// A DCGM pass is the GPU's health evidence from the level the baseline requires up, and none
+// below it: at the limit and one step either side, each record the node's only evidence.
+TEST(RequiredEvidenceRule, ADcgmPassCountsFromTheRequiredLevelUp) {
+  for (const int min_level : {2, 3, 4}) {
+    SCOPED_TRACE(min_level);
+    const FleetVerdict below =
+        certify({dcgm_gpu("n0", 0, "ok", min_level - 1)}, dcgm_baseline(min_level));
+    EXPECT_EQ(fixtures::node(below, "n0").state, NodeState::kInconclusive);
+    EXPECT_THAT(codes(fixtures::node(below, "n0")), ElementsAre("evidence.dcgm_level"));
+    EXPECT_THAT(gaps(below, "n0", "health.gpu"),
+                ElementsAre(fmt::format(
+                    "health.gpu: a DCGM diagnostic below the level the baseline requires for all "
+                    "1 GPUs: DCGM passed it at level {}, the baseline requires level {} "
+                    "(checks.health.gpu.dcgm_min_level)",
+                    min_level - 1, min_level)));
+    for (const int level : {min_level, min_level + 1}) {
+      const FleetVerdict at = certify({dcgm_gpu("n0", 0, "ok", level)}, dcgm_baseline(min_level));
+      EXPECT_EQ(fixtures::node(at, "n0").state, NodeState::kCertified) << level;
+    }
+  }
+}
+
+// Without a baseline key the long run (level 3) is required; a record that does not state its
+// level is below every level but 0, which takes any DCGM pass.
+TEST(RequiredEvidenceRule, ADcgmPassWithoutItsLevelIsBelowEveryRequiredLevel) {
+  const std::string defaults = "required: [health.gpu]\nnode: {gpus: 1}\n";
+  EXPECT_EQ(fixtures::node(certify({dcgm_gpu("n0", 0, "ok", 2)}, defaults), "n0").state,
+            NodeState::kInconclusive);
+  EXPECT_EQ(fixtures::node(certify({dcgm_gpu("n0", 0, "ok", 3)}, defaults), "n0").state,
+            NodeState::kCertified);
+  const FleetVerdict unstated = certify({dcgm_gpu("n0", 0, "ok", std::nullopt)}, dcgm_baseline(1));
+  EXPECT_THAT(gaps(unstated, "n0", "health.gpu"),
+              ElementsAre(HasSubstr("DCGM passed it at no stated level, the baseline requires "
+                                    "level 1")));
+  EXPECT_EQ(fixtures::node(certify({dcgm_gpu("n0", 0, "ok", std::nullopt)}, dcgm_baseline(0)), "n0")
+                .state,
+            NodeState::kCertified);
+}
+
+// A DCGM failure is a failure at any level, and commcert's own health record (no `source`) is
+// not held to a DCGM level.
+TEST(RequiredEvidenceRule, ADcgmFailureCountsAtAnyLevelAndOwnRecordsNeedNone) {
+  const FleetVerdict failed = certify({dcgm_gpu("n0", 0, "fail", 1)}, dcgm_baseline(3));
+  EXPECT_EQ(fixtures::node(failed, "n0").state, NodeState::kQuarantined);
+  EXPECT_EQ(fixtures::node(certify({fixtures::gpu_health("n0", 0)}, dcgm_baseline(4)), "n0").state,
+            NodeState::kCertified);
+  // Beside a low-level DCGM pass, the node's own health record is the evidence.
+  EXPECT_EQ(fixtures::node(certify({dcgm_gpu("n0", 0, "ok", 1), fixtures::gpu_health("n0", 0)},
+                                   dcgm_baseline(3)),
+                           "n0")
+                .state,
+            NodeState::kCertified);
 }
 
 }  // namespace

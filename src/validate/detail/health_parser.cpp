@@ -156,6 +156,10 @@ struct HealthFields {
       port.phys_state = strings.intern(optional_string(value, key).value_or(""));
     } else if (key == G::kLost) {
       gpu.lost = optional_boolean(value, key).value_or(false);
+    } else if (key == G::kSource) {
+      gpu.from_dcgm = optional_string(value, key) == G::kSourceDcgm;
+    } else if (key == G::kDcgmLevel) {
+      gpu.dcgm_level = optional_small_int(value, key);
     } else if (key == P::kLinkLayer) {
       port.link_layer = strings.intern(optional_string(value, key).value_or(""));
     } else if (key == P::kRateGbps) {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -38,6 +39,33 @@ Cause cause_of(RecordStatus status, const std::string& reason, EvidenceRef ref) 
   }
 }
 
+// A DCGM diagnostic certifies a GPU's health only from the run level the baseline requires up:
+// a quick deployment check (level 1) says nothing of the GPU's memory or compute. A record that
+// does not say its level is below every level. Only a passing record is refused here; a failure
+// at any level stays a failure (rule.health_stage_fail).
+constexpr GpuCountLimit kDcgmMinLevel{"dcgm_min_level", 3};
+constexpr GpuCountLimit kEvidenceLimits[] = {kDcgmMinLevel};
+
+template <typename Record>
+std::optional<Cause> below_required_level(const JudgeContext& context, const Record& r) {
+  if constexpr (std::is_same_v<Record, GpuHealthEvidence>) {
+    const std::int64_t required = context.baseline.gpu_health.count(kDcgmMinLevel);
+    if (!r.from_dcgm || r.status != RecordStatus::kOk || r.dcgm_level.value_or(0) >= required)
+      return std::nullopt;
+    const std::string ran =
+        r.dcgm_level ? fmt::format("level {}", *r.dcgm_level) : std::string("no stated level");
+    return Cause{"evidence.dcgm_level",
+                 fmt::format(": DCGM passed it at {}, the baseline requires level {} "
+                             "(checks.health.gpu.{})",
+                             ran, required, kDcgmMinLevel.key),
+                 r.ref};
+  } else {
+    (void)context;
+    (void)r;
+    return std::nullopt;
+  }
+}
+
 std::string index_list(const std::vector<int>& indices) {
   std::vector<std::string> parts;
   parts.reserve(indices.size());
@@ -59,6 +87,7 @@ std::string index_list(const std::vector<int>& indices) {
 class RequiredEvidenceRule final : public Rule {
  public:
   std::string_view id() const override { return "rule.required_evidence"; }
+  std::span<const GpuCountLimit> gpu_limits() const override { return kEvidenceLimits; }
 
   void judge(const JudgeContext& context, std::vector<Finding>& out) const override {
     unfinished_runs(context, out);
@@ -376,7 +405,9 @@ class RequiredEvidenceRule final : public Rule {
     std::unordered_map<NodeId, NodeState> nodes;
     for (const auto& r : records) {
       NodeState& n = nodes[r.node];
-      if (positive(r.status) && r.gpu.index >= 0) {
+      if (const auto refused = below_required_level(context, r)) {
+        n.causes.try_emplace(r.gpu.index, *refused);
+      } else if (positive(r.status) && r.gpu.index >= 0) {
         n.good.insert(r.gpu.index);
       } else if (!positive(r.status)) {
         n.causes.try_emplace(r.gpu.index, cause_of(r.status, r.reason, r.ref));
