@@ -332,7 +332,8 @@ void parse_p2p(const YamlInput& in, const YAML::Node& node, const std::string& p
                Baseline& out) {
   in.allow_keys(node, path,
                 {"pair_floor_gb_per_s", "pair_latency_ceiling_us", "max_deficit_pct",
-                 "max_asymmetry_pct", "min_pairs", "host_min_pcie_pct", "host_floor_gb_per_s"});
+                 "max_asymmetry_pct", "min_pairs", "host_min_pcie_pct", "host_floor_gb_per_s",
+                 "host_remote_floor_gb_per_s", "device_local_floor_gb_per_s"});
   auto& p = out.p2p;
   const auto positive = [&](const char* key, std::optional<double>& into) {
     if (!node[key]) return;
@@ -342,6 +343,8 @@ void parse_p2p(const YamlInput& in, const YAML::Node& node, const std::string& p
   positive("pair_floor_gb_per_s", p.pair_floor_gb_per_s);
   positive("pair_latency_ceiling_us", p.pair_latency_ceiling_us);
   positive("host_floor_gb_per_s", p.host_floor_gb_per_s);
+  positive("host_remote_floor_gb_per_s", p.host_remote_floor_gb_per_s);
+  positive("device_local_floor_gb_per_s", p.device_local_floor_gb_per_s);
   const auto pct = [&](const char* key, double& into) {
     if (node[key]) into = percentage(in, node[key], join_path(path, key));
   };

@@ -163,6 +163,13 @@ struct P2pSpec {
   // Judges host<->GPU when no health record gives the GPU's PCIe link; without it such a figure
   // is not judged and the node is inconclusive.
   std::optional<double> host_floor_gb_per_s;
+  // Host memory on the other socket crosses the CPUs' link, so PCIe's rate does not hold it:
+  // each GPU's figure is judged against the node's other GPUs' (max_deficit_pct below their upper
+  // quartile, with min_pairs of them) and against this floor where set.
+  std::optional<double> host_remote_floor_gb_per_s;
+  // Copies within one GPU's memory: each GPU against the node's other GPUs of the same method
+  // (as above; pointer-chase latency above the lower quartile / (1 - pct)) and this floor.
+  std::optional<double> device_local_floor_gb_per_s;
 
   [[nodiscard]] bool operator==(const P2pSpec&) const = default;
 };

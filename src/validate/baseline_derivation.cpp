@@ -15,18 +15,11 @@
 #include "validate/finding.hpp"
 #include "validate/fleet_stats.hpp"
 #include "validate/metrics.hpp"
+#include "validate/p2p_derivation.hpp"
 #include "validate/validator.hpp"
 
 namespace commcert {
 namespace {
-
-// Four significant digits: a baseline states expectations, not measurement noise.
-double round_figure(double value) {
-  if (value == 0) return 0;
-  const double digits = 4 - std::ceil(std::log10(std::abs(value)));
-  const double scale = std::pow(10.0, digits);
-  return std::round(value * scale) / scale;
-}
 
 std::string subject_name(const Evidence& evidence, const MetricSample& s) {
   std::string name = evidence.node_name(s.node);
@@ -214,7 +207,9 @@ Derivation derive_baseline(const Evidence& evidence, const Baseline& template_ba
     comments[fmt::format("checks.{}.{}.expected", series.info.check, series.info.yaml_path)] = note;
     out.metrics.push_back(std::move(derived));
   }
-  if (out.metrics.empty()) {
+  if (derive_p2p_limits(evidence, broken, options.floor_margin_pct, b.p2p, comments))
+    checks_with_figures.insert("p2p");
+  if (out.metrics.empty() && !checks_with_figures.count("p2p")) {
     throw UsageError(
         "no figure to derive a baseline from: the results hold no measurement with "
         "a size the baseline judges (see --min-bytes)");

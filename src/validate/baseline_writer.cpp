@@ -151,6 +151,8 @@ void p2p(Writer& w, const P2pSpec& p) {
   w.out << YAML::Key << "min_pairs" << YAML::Value << p.min_pairs;
   w.out << YAML::Key << "host_min_pcie_pct" << YAML::Value << number(p.host_min_pcie_pct);
   optional("host_floor_gb_per_s", p.host_floor_gb_per_s);
+  optional("host_remote_floor_gb_per_s", p.host_remote_floor_gb_per_s);
+  optional("device_local_floor_gb_per_s", p.device_local_floor_gb_per_s);
 }
 
 }  // namespace

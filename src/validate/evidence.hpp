@@ -166,6 +166,10 @@ struct GpuHealthEvidence {
   std::vector<StringId> clock_events;
   std::vector<XidEvidence> xids;
   bool lost = false;  // NVML: the GPU fell off the bus
+  // A DCGM diagnostic's verdict (`source: "dcgm"`) and the run level that produced it (nullopt:
+  // the record does not say); a baseline requires a level of it (docs/validator.md).
+  bool from_dcgm = false;
+  std::optional<int> dcgm_level;
   std::string reason;
 };
 
@@ -317,6 +321,10 @@ struct InputFileSummary {
   // and of every earlier one ("ok", "fail", ...); empty when there is no such file or field.
   std::string meta_path{};
   std::vector<std::string> meta_statuses{};
+  // The first fault status (fail, error, timeout) the run's own meta.json gives, which the
+  // stages set from what they recorded; empty when none. (suite.json's status is the verdict's,
+  // which may be `fail` with every record ok, so it does not count here.)
+  std::string meta_fault_status{};
 
   // The run says nothing went wrong: every status its meta.json (or suite.json) gives is `ok`.
   [[nodiscard]] bool says_it_went_well() const {

@@ -7,6 +7,13 @@
 
 namespace commcert {
 
+double round_figure(double value) {
+  if (value == 0) return 0;
+  const double digits = 4 - std::ceil(std::log10(std::abs(value)));
+  const double scale = std::pow(10.0, digits);
+  return std::round(value * scale) / scale;
+}
+
 std::string format_figure(double value) {
   const double magnitude = std::abs(value);
   // Unit scaling leaves 480 as 480.00000000000006: print what the number means.

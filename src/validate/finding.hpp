@@ -39,6 +39,9 @@ struct Finding {
 // Numbers as a technician reads them: 463.2, 0.2059, 12.
 [[nodiscard]] std::string format_figure(double value);
 
+// Four significant digits: a baseline states expectations, not measurement noise.
+[[nodiscard]] double round_figure(double value);
+
 // "gpu 3 (GPU-8c1f...): " for a GPU, empty otherwise: the {where} of catalog messages.
 [[nodiscard]] std::string gpu_where(const Evidence& evidence, const GpuKey& gpu);
 

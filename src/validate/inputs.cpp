@@ -139,6 +139,10 @@ LoadedInputs load_inputs(const std::vector<std::string>& paths, const InputOptio
         unfinished = read_meta(run.meta, loaded.notes, statuses);
         meta_path = run.meta.string();
       }
+      const auto fault_status = std::find_if(statuses.begin(), statuses.end(), [](const auto& s) {
+        return s == "fail" || s == "error" || s == "timeout";
+      });
+      std::string meta_fault_status = fault_status == statuses.end() ? "" : *fault_status;
       if (unfinished.empty() && !run.suite.empty() && !options.own_run) {
         // Both files speak for the run: it went well only if neither says otherwise.
         std::vector<std::string> suite_statuses;
@@ -150,6 +154,7 @@ LoadedInputs load_inputs(const std::vector<std::string>& paths, const InputOptio
       summary.unfinished = std::move(unfinished);
       summary.meta_path = std::move(meta_path);
       summary.meta_statuses = std::move(statuses);
+      summary.meta_fault_status = std::move(meta_fault_status);
       summary.partial_allowed = options.allow_partial;
     }
   }

@@ -342,8 +342,7 @@ BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round,
           }
         }
       } else {
-        const auto failing = std::find(ok.begin(), ok.end(), false);
-        if (failing == ok.end()) {
+        if (std::all_of(ok.begin(), ok.end(), [](bool p) { return p; })) {
           if (search.across_phase == 0) {
             Search again = search;
             again.across_phase = 1;
@@ -351,17 +350,20 @@ BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round,
           }
           continue;  // both phases passed: the fault did not reproduce
         }
-        // The failing group is one quarter pair: its left part came from `left`.
-        const Nodes& group = request.members[static_cast<std::size_t>(failing - ok.begin())];
+        // Each failing group is one quarter pair, its left part from `left`, and each is chased:
+        // two links across the same halves are searched side by side (the pairs are disjoint).
         const std::set<int> left_set(search.left.begin(), search.left.end());
-        Nodes l;
-        Nodes r;
-        for (const int node : group)
-          (left_set.contains(node) ? l : r).push_back(node);
-        if (l.size() == 1 && r.size() == 1) {
-          result.bad_links.emplace_back(std::min(l[0], r[0]), std::max(l[0], r[0]));
-        } else {
-          next.push_back({Search::Kind::kAcross, {}, l, r, 0, {}});
+        for (std::size_t g = 0; g < ok.size(); ++g) {
+          if (ok[g]) continue;
+          Nodes l;
+          Nodes r;
+          for (const int node : request.members[g])
+            (left_set.contains(node) ? l : r).push_back(node);
+          if (l.size() == 1 && r.size() == 1) {
+            result.bad_links.emplace_back(std::min(l[0], r[0]), std::max(l[0], r[0]));
+          } else {
+            next.push_back({Search::Kind::kAcross, {}, l, r, 0, {}});
+          }
         }
       }
     }

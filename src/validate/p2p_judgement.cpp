@@ -1,6 +1,7 @@
 #include "validate/p2p_judgement.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -93,7 +94,79 @@ std::optional<std::pair<int, int>> pcie_link(const Evidence& evidence, NodeId no
   return std::nullopt;
 }
 
+// The series a figure of one GPU belongs to: run, node, kind, method, direction (host->GPU?).
+using PeerKey = std::tuple<std::uint32_t, NodeId, P2pPeerKind, StringId, bool>;
+
+struct PeerFigure {
+  std::size_t record = 0;
+  double figure = 0;
+};
+
+std::optional<std::pair<PeerKey, double>> peer_figure(const Evidence& evidence,
+                                                      const P2pEvidence& r) {
+  if (!r.measured() || r.bidirectional) return std::nullopt;
+  const std::string_view path = evidence.text(r.path);
+  if (path == "host_gpu" && r.host_numa_local == false && r.bytes_per_s) {
+    return std::pair{PeerKey{r.run, r.node, P2pPeerKind::kHostRemote, r.method, r.src_gpu < 0},
+                     *r.bytes_per_s / 1e9};
+  }
+  if (path != "device_local") return std::nullopt;
+  const bool latency = evidence.text(r.method) == "pointer_chase";
+  if (latency ? !r.latency_s : !r.bytes_per_s) return std::nullopt;
+  return std::pair{PeerKey{r.run, r.node, P2pPeerKind::kDeviceLocal, r.method, false},
+                   latency ? *r.latency_s * 1e6 : *r.bytes_per_s / 1e9};
+}
+
+void judge_peer_series(const PeerKey& key, const std::map<int, PeerFigure>& gpus, bool latency,
+                       const P2pSpec& spec, std::vector<P2pPeerVerdict>& out) {
+  const P2pPeerKind kind = std::get<2>(key);
+  const std::optional<double> floor = latency ? std::nullopt
+                                      : kind == P2pPeerKind::kHostRemote
+                                          ? spec.host_remote_floor_gb_per_s
+                                          : spec.device_local_floor_gb_per_s;
+  std::vector<double> figures;
+  for (const auto& [gpu, f] : gpus)
+    figures.push_back(f.figure);
+  std::sort(figures.begin(), figures.end());
+  const bool relative = static_cast<int>(figures.size()) >= spec.min_pairs;
+  if (!relative && !floor) return;
+  const double keep = 1 - spec.max_deficit_pct / 100;
+  double reference = 0;
+  double limit = latency ? std::numeric_limits<double>::infinity() : floor.value_or(0);
+  if (relative) {
+    reference = percentile_sorted(figures, latency ? 25 : 75);
+    limit = latency ? (keep > 0 ? reference / keep : std::numeric_limits<double>::infinity())
+                    : std::max(limit, reference * keep);
+  }
+  for (const auto& [gpu, f] : gpus) {
+    if (latency ? f.figure <= limit : f.figure >= limit) continue;
+    out.push_back({kind, f.record, latency, f.figure, limit, reference});
+  }
+}
+
 }  // namespace
+
+std::vector<P2pPeerVerdict> judge_p2p_peer_figures(const Evidence& evidence, const P2pSpec& spec) {
+  std::map<PeerKey, std::map<int, PeerFigure>> grouped;
+  std::map<PeerKey, bool> latency;
+  for (std::size_t i = 0; i < evidence.p2p.size(); ++i) {
+    const P2pEvidence& r = evidence.p2p[i];
+    const auto found = peer_figure(evidence, r);
+    if (!found) continue;
+    const auto& [key, figure] = *found;
+    const bool is_latency = evidence.text(r.method) == "pointer_chase";
+    latency[key] = is_latency;
+    const int gpu = r.src_gpu >= 0 ? r.src_gpu : r.dst_gpu >= 0 ? r.dst_gpu : r.gpu.index;
+    // A GPU measured twice in a run is judged by its worse figure.
+    auto [it, inserted] = grouped[key].try_emplace(gpu, PeerFigure{i, figure});
+    const bool worse = is_latency ? figure > it->second.figure : figure < it->second.figure;
+    if (!inserted && worse) it->second = {i, figure};
+  }
+  std::vector<P2pPeerVerdict> out;
+  for (const auto& [key, gpus] : grouped)
+    judge_peer_series(key, gpus, latency[key], spec, out);
+  return out;
+}
 
 std::optional<double> pcie_bytes_per_s(int generation, int width) {
   if (width <= 0) return std::nullopt;
@@ -209,7 +282,8 @@ std::vector<P2pHostVerdict> judge_p2p_host(const Evidence& evidence, const P2pSp
   std::vector<P2pHostVerdict> out;
   for (std::size_t i = 0; i < evidence.p2p.size(); ++i) {
     const P2pEvidence& r = evidence.p2p[i];
-    // Host memory on another socket crosses the CPUs' link: recorded, not held to PCIe's rate.
+    // Host memory on another socket crosses the CPUs' link: not held to PCIe's rate, but to the
+    // node's other GPUs (judge_p2p_peer_figures).
     if (!r.measured() || evidence.text(r.path) != "host_gpu" || !r.bytes_per_s ||
         r.host_numa_local == false) {
       continue;

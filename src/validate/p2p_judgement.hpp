@@ -91,4 +91,22 @@ struct P2pHostVerdict {
 [[nodiscard]] std::vector<P2pHostVerdict> judge_p2p_host(const Evidence& evidence,
                                                          const P2pSpec& spec);
 
+// Figures of one GPU each that a node's GPUs are compared on: host<->GPU from the other socket
+// (per direction) and copies within a GPU's memory (per method). Each GPU's worst figure of a
+// run against the node's others (max_deficit_pct from their upper quartile, or for latency above
+// the lower quartile / (1 - pct), with min_pairs GPUs) and the floor; at the limit passes. A
+// series with too few GPUs and no floor is not judged: these figures add to a GPU's own-socket
+// and pair figures, which the required evidence asks for, and stand in for none of them.
+enum class P2pPeerKind { kHostRemote, kDeviceLocal };
+struct P2pPeerVerdict {
+  P2pPeerKind kind = P2pPeerKind::kDeviceLocal;
+  std::size_t record = 0;  // index into evidence.p2p
+  bool latency = false;    // pointer chase: µs, lower is better
+  double measured = 0;     // GB/s or µs
+  double limit = 0;
+  double reference = 0;  // the peers' quartile; 0 when only the floor judged
+};
+[[nodiscard]] std::vector<P2pPeerVerdict> judge_p2p_peer_figures(const Evidence& evidence,
+                                                                 const P2pSpec& spec);
+
 }  // namespace commcert

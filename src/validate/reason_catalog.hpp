@@ -30,6 +30,10 @@ inline constexpr ReasonSpec kRows[] = {
     {"evidence.not_judgeable", kInconclusive, kUnknown,
      "{check}: no measurement the baseline can judge{detail}",
      "rerun with the sizes and scope the baseline bounds (see its min_bytes and busbw scopes)"},
+    {"evidence.dcgm_level", kInconclusive, kUnknown,
+     "{check}: a DCGM diagnostic below the level the baseline requires{detail}",
+     "run dcgmi diag at the baseline's dcgm_min_level (-r 3 is the long run), ingest it, then "
+     "certify again"},
     {"evidence.no_figure", kInconclusive, kUnknown, "{where}{check}: no {metric} figure{detail}",
      "rerun the stage; its record lacks a figure the baseline bounds"},
     // Evidence of a fault that names several nodes and blames none of them.
@@ -55,6 +59,10 @@ inline constexpr ReasonSpec kRows[] = {
      "{file} says the run went well, but {detail}; the run's account of itself cannot be "
      "trusted",
      "read the run's log for the fault its status missed, rerun the stage, then certify again"},
+    {"input.meta_fault_unrecorded", kInconclusive, kUnknown,
+     "{file} says a stage ended with status {status}, but no record in {records} is of a fault: "
+     "what went wrong left no record, so the records are not the whole account",
+     "read the run's log (stderr of the failed stage), rerun the suite, then certify again"},
     {"input.run_partial", kWarn, kMonitor,
      "{file}: {detail}; judged anyway (--allow-partial): missing evidence is judged as missing",
      "rerun the suite to completion when the node can be spared"},
@@ -235,6 +243,14 @@ inline constexpr ReasonSpec kRows[] = {
      "{where}{direction} {measured} GB/s from {numa}, below {basis} ({limit} GB/s)",
      "drain; check the GPU's PCIe link (width, generation, riser, switch) and the host's "
      "memory configuration, then rerun p2p"},
+    {"p2p.host_remote_slow", kQuarantine, kTriage,
+     "{where}{test}: {measured} {unit}, limit {limit} {unit} from {basis}",
+     "drain; check this GPU's PCIe path and the CPUs' link (UPI/xGMI width, NUMA and BIOS "
+     "settings), then rerun p2p"},
+    {"p2p.device_local_slow", kQuarantine, kTriage,
+     "{where}{test}: {measured} {unit}, limit {limit} {unit} from {basis}",
+     "drain; the GPU's copy engines or memory: check its clocks and ECC (nvidia-smi -q), reset "
+     "the GPU, then rerun p2p and membw"},
     {"p2p.host_unjudged", kInconclusive, kUnknown,
      "{where}{direction} {measured} GB/s from {numa} not judged: no health record gives the "
      "GPU's PCIe link and the baseline sets no host floor",

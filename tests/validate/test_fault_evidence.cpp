@@ -385,5 +385,66 @@ TEST(FaultEvidence, ARunThatSaysItWentWellWithAFaultInsideIsAFinding) {
   }
 }
 
+// The other way round: meta.json says a stage failed, erred or timed out (now or in an earlier
+// command) while every record is ok. What went wrong left no record, so no node of the file is
+// certified on it; a run that says ok, or one whose fault is on record, is judged as it is.
+// suite.json's status is the verdict's and does not count.
+TEST(FaultEvidence, ARunThatOwnsUpToAFaultItDidNotRecordCertifiesNobody) {
+  const Json ok = {{"schema", 1}, {"run_id", "run1"}, {"status", "ok"}};
+  const auto with_status = [&](const std::string& status, bool earlier) {
+    Json meta = ok;
+    if (earlier) {
+      meta["earlier"] = Json::array({{{"run_id", "run1"}, {"status", status}}});
+    } else {
+      meta["status"] = status;
+    }
+    return meta;
+  };
+  struct Case {
+    Json meta;
+    bool unrecorded;
+  };
+  std::vector<Case> cases = {{ok, false}};
+  for (const char* status : {"fail", "error", "timeout"}) {
+    cases.push_back({with_status(status, false), true});
+    cases.push_back({with_status(status, true), true});
+  }
+  for (const auto& [meta, unrecorded] : cases) {
+    SCOPED_TRACE(meta.dump());
+    fixtures::TempDir dir;
+    std::string text;
+    for (const auto& r : passing_cluster())
+      text += r.dump() + "\n";
+    dir.write("run1/records.jsonl", text);
+    dir.write("run1/meta.json", meta.dump());
+    const FleetVerdict v = judge_dir(dir.path(), allreduce_baseline());
+    for (const char* node : {"n0", "n1", "n2"}) {
+      const NodeVerdict& n = fixtures::node(v, node);
+      EXPECT_EQ(n.state, unrecorded ? NodeState::kInconclusive : NodeState::kCertified) << node;
+      EXPECT_EQ(fixtures::has_code(n, "input.meta_fault_unrecorded"), unrecorded) << node;
+    }
+    if (unrecorded) {
+      EXPECT_THAT(fixtures::reason(fixtures::node(v, "n0"), "input.meta_fault_unrecorded").message,
+                  HasSubstr("meta.json says a stage ended with status "));
+    }
+  }
+  // A fault on record answers for the status: that record's reason, not this one.
+  fixtures::TempDir dir;
+  std::string text;
+  for (const auto& r : passing_cluster())
+    text += r.dump() + "\n";
+  text += collective_error("n1", 1).dump() + "\n";
+  dir.write("run1/records.jsonl", text);
+  dir.write("run1/meta.json", with_status("error", false).dump());
+  const FleetVerdict recorded = judge_dir(dir.path(), allreduce_baseline());
+  EXPECT_FALSE(fixtures::has_code(fixtures::node(recorded, "n0"), "input.meta_fault_unrecorded"));
+  // suite.json alone saying fail (a verdict that quarantined someone) is not a stage's fault.
+  fixtures::TempDir suite_only;
+  suite_only.write("run1/records.jsonl", text.substr(0, text.rfind('{')));
+  suite_only.write("run1/suite.json", with_status("fail", false).dump());
+  const FleetVerdict by_verdict = judge_dir(suite_only.path(), allreduce_baseline());
+  EXPECT_FALSE(fixtures::has_code(fixtures::node(by_verdict, "n0"), "input.meta_fault_unrecorded"));
+}
+
 }  // namespace
 }  // namespace commcert

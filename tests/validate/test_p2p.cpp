@@ -10,6 +10,7 @@
 
 #include "core/errors.hpp"
 #include "support.hpp"
+#include "validate/baseline_derivation.hpp"
 #include "validate/p2p_judgement.hpp"
 
 namespace commcert {
@@ -342,14 +343,93 @@ TEST(P2p, AHostLinkThatTrainedDownIsHeldToWhatTheSlotSupports) {
   EXPECT_TRUE(fixtures::has_code(fixtures::node(verdict, "n0"), "p2p.host_slow"));
 }
 
-TEST(P2p, HostMemoryOnTheOtherSocketIsRecordedNotHeldToPcie) {
-  auto records = node_records("n0", 2, kHealthy);
-  Json remote = p2p("n0", "host_gpu", -1, 0, 14.0);
-  remote["host_numa_node"] = 1;
-  remote["host_numa_local"] = false;
-  records.push_back(remote);
-  const auto verdict = judge(records, p2p_baseline("", 2));
-  EXPECT_THAT(fixtures::nodes_in(verdict, NodeState::kCertified), ElementsAre("n0"));
+// Host memory on the other socket, one record per GPU at remote(gpu), host->GPU.
+std::vector<Json> with_remote_host(std::vector<Json> records, int gpus,
+                                   const std::function<double(int)>& remote) {
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    Json r = p2p("n0", "host_gpu", -1, gpu, remote(gpu));
+    r["host_numa_node"] = 1;
+    r["host_numa_local"] = false;
+    records.push_back(r);
+  }
+  return records;
+}
+
+// The other socket is not held to PCIe's rate (14 GB/s passes a gen5 x16 link) but to the node's
+// other GPUs: max_deficit_pct (25 %) below their upper quartile, at the limit and either side.
+TEST(P2p, HostMemoryOnTheOtherSocketIsHeldToTheNodesOtherGpus) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{30.01, false}, {30.0, false}, {29.99, true}}) {
+    SCOPED_TRACE(figure);
+    const auto verdict = judge(with_remote_host(node_records("n0", 4, kHealthy), 4,
+                                                [&](int gpu) { return gpu == 3 ? figure : 40.0; }));
+    const NodeVerdict& node = fixtures::node(verdict, "n0");
+    EXPECT_EQ(node.state, slow ? NodeState::kQuarantined : NodeState::kCertified);
+    if (!slow) continue;
+    const Reason& r = fixtures::reason(node, "p2p.host_remote_slow");
+    EXPECT_THAT(r.message, HasSubstr("gpu 3"));
+    EXPECT_THAT(r.message,
+                HasSubstr("host->GPU from the other socket (NUMA node 1): 29.99 GB/s, "
+                          "limit 30 GB/s from the node's GPUs (upper quartile 40 GB/s)"));
+  }
+  // One GPU far off at 14 GB/s with too few peers to compare and no floor is not judged.
+  const auto alone =
+      judge(with_remote_host(node_records("n0", 2, kHealthy), 1, [](int) { return 14.0; }),
+            p2p_baseline("", 2));
+  EXPECT_THAT(fixtures::nodes_in(alone, NodeState::kCertified), ElementsAre("n0"));
+}
+
+TEST(P2p, TheRemoteHostFloorJudgesAtItsLimitAndEitherSide) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{20.01, false}, {20.0, false}, {19.99, true}}) {
+    SCOPED_TRACE(figure);
+    const auto verdict =
+        judge(with_remote_host(node_records("n0", 2, kHealthy), 2, [&](int) { return figure; }),
+              p2p_baseline("    host_remote_floor_gb_per_s: 20\n", 2));
+    EXPECT_EQ(fixtures::node(verdict, "n0").state,
+              slow ? NodeState::kQuarantined : NodeState::kCertified);
+  }
+}
+
+// Copies within a GPU's memory: each GPU against the node's others (and the floor), per method.
+TEST(P2p, DeviceLocalCopiesAreHeldToTheNodesOtherGpusAtTheLimitAndEitherSide) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{1425.1, false}, {1425.0, false}, {1424.9, true}}) {
+    SCOPED_TRACE(figure);
+    auto records = node_records("n0", 4, kHealthy);
+    records.push_back(p2p("n0", "device_local", 1, 1, figure));  // the worse figure counts
+    const FleetVerdict verdict = judge(records);
+    const NodeVerdict& node = fixtures::node(verdict, "n0");
+    EXPECT_EQ(node.state, slow ? NodeState::kQuarantined : NodeState::kCertified);
+    if (slow) {
+      EXPECT_THAT(fixtures::reason(node, "p2p.device_local_slow").message, HasSubstr("gpu 1"));
+    }
+  }
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{1500.1, false}, {1500.0, false}, {1499.9, true}}) {
+    auto records = node_records("n0", 2, kHealthy);
+    records.push_back(p2p("n0", "device_local", 0, 0, figure));
+    EXPECT_EQ(fixtures::node(
+                  judge(records, p2p_baseline("    device_local_floor_gb_per_s: 1500\n", 2)), "n0")
+                  .state,
+              slow ? NodeState::kQuarantined : NodeState::kCertified)
+        << figure;
+  }
+}
+
+// Pointer-chase latency within a GPU: above the node's lower quartile / (1 - 25 %) is slow.
+TEST(P2p, DeviceLocalLatencyIsHeldToTheNodesOtherGpus) {
+  for (const auto& [figure, slow] :
+       std::vector<std::pair<double, bool>>{{0.666, false}, {0.6667, true}, {0.7, true}}) {
+    SCOPED_TRACE(figure);
+    auto records = node_records("n0", 4, kHealthy);
+    for (int gpu = 0; gpu < 4; ++gpu)
+      records.push_back(
+          p2p("n0", "device_local", gpu, gpu, gpu == 2 ? figure : 0.5, "pointer_chase"));
+    const FleetVerdict verdict = judge(records);
+    const NodeVerdict& node = fixtures::node(verdict, "n0");
+    EXPECT_EQ(node.state, slow ? NodeState::kQuarantined : NodeState::kCertified);
+  }
 }
 
 // Fail closed: a host figure with no PCIe record to judge it by is never a pass.
@@ -541,7 +621,8 @@ TEST(P2pBaseline, KeysAreReadWrittenBackAndAnUnknownKeyIsRefused) {
   const Baseline b = p2p_baseline(
       "    pair_floor_gb_per_s: 315\n    pair_latency_ceiling_us: 3\n    max_deficit_pct: 20\n"
       "    max_asymmetry_pct: 15\n    min_pairs: 4\n    host_min_pcie_pct: 80\n"
-      "    host_floor_gb_per_s: 40\n");
+      "    host_floor_gb_per_s: 40\n    host_remote_floor_gb_per_s: 20\n"
+      "    device_local_floor_gb_per_s: 1500\n");
   EXPECT_EQ(b.p2p.pair_floor_gb_per_s, 315.0);
   EXPECT_EQ(b.p2p.pair_latency_ceiling_us, 3.0);
   EXPECT_EQ(b.p2p.max_deficit_pct, 20.0);
@@ -549,9 +630,32 @@ TEST(P2pBaseline, KeysAreReadWrittenBackAndAnUnknownKeyIsRefused) {
   EXPECT_EQ(b.p2p.min_pairs, 4);
   EXPECT_EQ(b.p2p.host_min_pcie_pct, 80.0);
   EXPECT_EQ(b.p2p.host_floor_gb_per_s, 40.0);
+  EXPECT_EQ(b.p2p.host_remote_floor_gb_per_s, 20.0);
+  EXPECT_EQ(b.p2p.device_local_floor_gb_per_s, 1500.0);
   EXPECT_EQ(parse_baseline(baseline_to_yaml(b), "written").p2p, b.p2p);
   EXPECT_THROW((void)p2p_baseline("    pair_floor: 315\n"), UsageError);
   EXPECT_THROW((void)p2p_baseline("    pair_floor_gb_per_s: 0\n"), UsageError);
+  EXPECT_THROW((void)p2p_baseline("    device_local_floor_gb_per_s: -1\n"), UsageError);
+}
+
+// `baseline derive` sets every p2p limit from a healthy node's figures (the median less the
+// floor margin, the latency ceiling the median plus it) and requires p2p; the limits it derives
+// pass the fleet they came from.
+TEST(P2pBaseline, DeriveSetsEachLimitFromTheFleetsFigures) {
+  auto records = with_remote_host(node_records("n0", 4, kHealthy), 4, [](int) { return 40.0; });
+  for (int gpu = 0; gpu < 4; ++gpu)
+    records.push_back(p2p("n0", "gpu_gpu", gpu, (gpu + 1) % 4, 2.0, "pointer_chase"));
+  const Evidence evidence = fixtures::evidence_of(records);
+  const Derivation d = derive_baseline(evidence, Baseline{}, DerivationOptions{});
+  EXPECT_EQ(d.baseline.p2p.pair_floor_gb_per_s, 351.0);    // 390 - 10 %
+  EXPECT_EQ(d.baseline.p2p.pair_latency_ceiling_us, 2.2);  // 2 + 10 %
+  EXPECT_EQ(d.baseline.p2p.host_floor_gb_per_s, 49.5);     // 55 - 10 %
+  EXPECT_EQ(d.baseline.p2p.host_remote_floor_gb_per_s, 36.0);
+  EXPECT_EQ(d.baseline.p2p.device_local_floor_gb_per_s, 1710.0);
+  EXPECT_THAT(d.baseline.required, ::testing::Contains("p2p"));
+  EXPECT_THAT(d.yaml, HasSubstr("pair_floor_gb_per_s: 351"));
+  const FleetVerdict again = fixtures::certify(evidence, parse_baseline(d.yaml, "derived"));
+  EXPECT_THAT(fixtures::nodes_in(again, NodeState::kCertified), ElementsAre("n0"));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -56,9 +57,35 @@ class FaultEvidenceRule final : public Rule {
       const auto& [file, node, check] = key;
       out.push_back(disagreement(evidence, file, node, group));
     }
+    unrecorded_faults(evidence, out);
   }
 
  private:
+  // The other way round: a run whose meta.json says a stage failed, erred or timed out, while no
+  // record of its file is of a fault. What went wrong left no record, so what the file holds is
+  // not the whole account: none of its nodes is certified on it.
+  void unrecorded_faults(const Evidence& evidence, std::vector<Finding>& out) const {
+    std::set<std::uint32_t> with_faults;
+    for (const auto& f : evidence.faults)
+      with_faults.insert(f.ref.file);
+    for (std::uint32_t file = 0; file < evidence.files.size(); ++file) {
+      const InputFileSummary& summary = evidence.files[file];
+      if (summary.meta_fault_status.empty() || with_faults.count(file)) continue;
+      for (const NodeId node : evidence.file_nodes[file]) {
+        Finding f;
+        f.code = "input.meta_fault_unrecorded";
+        f.node = node;
+        f.check = "input";
+        f.rule = std::string(id());
+        f.evidence.push_back({file, 0});
+        f.fields = {{"file", summary.meta_path},
+                    {"status", summary.meta_fault_status},
+                    {"records", summary.path}};
+        out.push_back(std::move(f));
+      }
+    }
+  }
+
   static bool judged_elsewhere(const FaultRecord& f, NodeId node) {
     using K = FaultRecord::KindRule;
     return f.judged_by == K::kAll || (f.judged_by == K::kHost && node == f.host);

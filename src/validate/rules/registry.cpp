@@ -42,6 +42,7 @@ std::unique_ptr<Rule> make_link_counter_rule();
 // Copies inside a node (p2p stage).
 std::unique_ptr<Rule> make_p2p_pair_rule();
 std::unique_ptr<Rule> make_p2p_host_rule();
+std::unique_ptr<Rule> make_p2p_gpu_figures_rule();
 
 }  // namespace commcert::rules
 
@@ -81,6 +82,7 @@ std::vector<std::unique_ptr<Rule>> make_rules() {
       &rules::make_link_counter_rule,
       &rules::make_p2p_pair_rule,
       &rules::make_p2p_host_rule,
+      &rules::make_p2p_gpu_figures_rule,
       // Last: of equal reasons, those of the rule of a record's own kind come first.
       &rules::make_fault_evidence_rule,
   };
