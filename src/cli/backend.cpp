@@ -40,7 +40,7 @@ BackendChoice choose_backend(std::string_view requested, const GpuRuntimeInfo& g
 std::vector<int> nccl_devices(int visible_devices, int local_index, int local_count,
                               int gpus_per_process) {
   DeviceAssignment assignment =
-      assign_devices(visible_devices, local_index, local_count, gpus_per_process);
+      assign_devices_in_pci_order(visible_devices, local_index, local_count, gpus_per_process);
   if (!assignment.error.empty()) throw UsageError(assignment.error);
   if (assignment.devices.empty()) throw UsageError("no GPU is visible to this process");
   return std::move(assignment.devices);

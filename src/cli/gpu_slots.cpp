@@ -23,7 +23,7 @@ GpuSlots plan_gpu_slots(const GpuRuntimeInfo& runtime, int local_index, int loca
   };
   if (runtime.device_count <= 0) return none(RecordStatus::kSkipped, runtime.unavailable_reason);
   const DeviceAssignment assignment =
-      assign_devices(runtime.device_count, local_index, local_count, per_process);
+      assign_devices_in_pci_order(runtime.device_count, local_index, local_count, per_process);
   if (!assignment.error.empty()) return none(RecordStatus::kError, assignment.error);
   try {
     plan.gpus = describe_gpus(assignment.devices);

@@ -26,7 +26,7 @@ OwnGpu own_gpu(StageSession& session) {
   OwnGpu own;
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   if (runtime.device_count <= 0) return own;
-  const DeviceAssignment assignment = assign_devices(
+  const DeviceAssignment assignment = assign_devices_in_pci_order(
       runtime.device_count, session.group().local_index(), session.group().local_count(), 1);
   if (!assignment.error.empty() || assignment.devices.empty()) return own;
   own.cuda_device = assignment.devices.front();

@@ -1,4 +1,5 @@
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -59,6 +60,35 @@ TEST(NcclDevices, MoreRanksOnANodeThanGpusIsAUsageErrorNotAWrapAround) {
   }
   EXPECT_THROW((void)nccl_devices(6, 1, 2, 4), UsageError);  // -g 4 twice on 6 GPUs
   EXPECT_THROW((void)nccl_devices(0, 0, 1, 1), UsageError);
+}
+
+// CUDA's own order (fastest first) need not be PCI order: with the visible devices' addresses
+// shuffled, local rank i still drives the i-th GPU by PCI address, each GPU exactly once.
+TEST(DeviceAssignment, EachLocalRankDrivesTheGpuAtItsPlaceInPciOrder) {
+  const std::vector<std::string> by_ordinal = {"0000:b3:00.0", "0000:1b:00.0", "0000:5e:00.0",
+                                               "0000:3b:00.0"};
+  std::vector<int> driven;
+  for (int rank = 0; rank < 4; ++rank) {
+    const DeviceAssignment a = in_pci_order(assign_devices(4, rank, 4, 1), by_ordinal);
+    ASSERT_EQ(a.devices.size(), 1u);
+    driven.push_back(a.devices.front());
+  }
+  EXPECT_EQ(driven, (std::vector<int>{1, 3, 2, 0}));  // 1b, 3b, 5e, b3
+  // -g 2: the slots of one process are consecutive in PCI order too.
+  EXPECT_EQ(in_pci_order(assign_devices(4, 1, 2, 2), by_ordinal).devices, (std::vector<int>{2, 0}));
+  // In PCI order already: nothing moves.
+  EXPECT_EQ(in_pci_order(assign_devices(4, 2, 4, 1),
+                         {"0000:1b:00.0", "0000:3b:00.0", "0000:5e:00.0", "0000:b3:00.0"})
+                .devices,
+            std::vector<int>{2});
+}
+
+// Without every visible device's address, CUDA's order is kept rather than guessed.
+TEST(DeviceAssignment, AnUnknownAddressKeepsCudasOrder) {
+  EXPECT_EQ(in_pci_order(assign_devices(3, 0, 3, 1), {"0000:b3:00.0", "", "0000:1b:00.0"}).devices,
+            std::vector<int>{0});
+  EXPECT_EQ(in_pci_order(assign_devices(4, 3, 4, 1), {"0000:b3:00.0", "0000:1b:00.0"}).devices,
+            std::vector<int>{3});
 }
 
 }  // namespace

@@ -138,6 +138,20 @@ TEST(BisectionDecisions, ALinkIsHandedOnAsASpanWhenLinksAreNotChased) {
   EXPECT_FALSE(result.conclusive());
 }
 
+// Two links across the same halves, one in each quarter pair: both pairs fail in one round and
+// both are chased side by side, in the rounds one link takes.
+TEST(BisectionDecisions, EveryFailingQuarterPairIsChased) {
+  Cluster cluster{{}, {{1, 5}, {2, 7}}, {}, {}, {}};
+  const auto result = bisect_faults(8, cluster.runner());
+  EXPECT_TRUE(result.bad_nodes.empty());
+  EXPECT_EQ(result.bad_links, (std::vector<std::pair<int, int>>{{1, 5}, {2, 7}}));
+  EXPECT_LE(result.rounds, 2 * ceil_log2(8));
+  // The round after the halves: both quarter pairs failed, and the next holds both searches.
+  ASSERT_GE(cluster.rounds.size(), 3u);
+  EXPECT_EQ(cluster.rounds[1], (std::vector<Nodes>{{0, 1, 4, 5}, {2, 3, 6, 7}}));
+  EXPECT_EQ(cluster.rounds[2].size(), 4u);
+}
+
 TEST(BisectionDecisions, ALinkIsFoundWhenLinksAreChased) {
   Cluster cluster{{}, {{1, 6}}, {}, {}, {}};
   const auto result = bisect_faults(8, cluster.runner());
