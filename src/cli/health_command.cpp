@@ -45,7 +45,11 @@ HealthCommand::Resolved HealthCommand::resolve_options() const {
 
 int HealthCommand::run(Invocation& invocation) {
   validate_stage_options(stage_);
-  const auto [options, timeout_s] = resolve_options();
+  // Named references, not a structured binding: lambdas below capture them, which clang 14
+  // (what clang-tidy runs) refuses for bindings.
+  const Resolved resolved = resolve_options();
+  const HealthOptions& options = resolved.options;
+  const double timeout_s = resolved.timeout_s;
 
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   // Waiting for Xids is part of the stage: peers wait at most the watch time plus the timeout.

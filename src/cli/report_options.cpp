@@ -31,7 +31,7 @@ bool write_reports(const Report& report, const std::vector<VerdictOutput>& outpu
 std::vector<VerdictOutputFailure> write_reports_listing_failures(
     const Report& report, const std::vector<VerdictOutput>& outputs, std::string_view prefix) {
   std::fflush(stderr);
-  const auto failures = write_verdict_outputs(report, outputs, stdout);
+  auto failures = write_verdict_outputs(report, outputs, stdout);
   for (const auto& output : outputs) {
     if (!output.file) continue;
     const bool failed = std::any_of(failures.begin(), failures.end(), [&](const auto& failure) {
