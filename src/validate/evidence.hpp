@@ -77,6 +77,18 @@ struct CollectiveEvidence {
   }
 };
 
+// A measured collective whose `--target-ci` was not reached (its `adaptive` block): the interval
+// asked for and the one reached (nullopt: too few samples for one), and what stopped it.
+struct CiMiss {
+  EvidenceRef ref;
+  std::uint32_t run = 0;
+  StringId collective = kNoString;
+  std::uint64_t bytes = 0;
+  double target_pct = 0;
+  std::optional<double> achieved_pct;
+  StringId stopped_by = kNoString;
+};
+
 // kind `collective`, status `timeout`.
 struct TimeoutEvidence {
   EvidenceRef ref;
@@ -343,6 +355,7 @@ struct Evidence {
   std::vector<RunEvidence> runs;
   std::vector<CollectiveEvidence> collectives;
   std::vector<WrongRank> wrong_ranks;
+  std::vector<CiMiss> ci_misses;  // few: only measurements that missed their target CI
   std::vector<TimeoutEvidence> timeouts;
   std::vector<StageError> collective_errors;
   std::vector<BurnEvidence> burns;

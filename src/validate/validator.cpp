@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/units.hpp"
 #include "validate/bisect_localization.hpp"
 #include "validate/fleet_stats.hpp"
 #include "validate/fold.hpp"
@@ -113,6 +114,33 @@ void meta_disagreements(const Evidence& evidence, std::vector<InputNote>& notes)
   }
 }
 
+// Measurements that stopped before the confidence interval `sweep --target-ci` asked for: a note
+// per run and collective, so whoever asked sees they did not get it (the figures are judged as
+// they are; an interval is about precision, not about the node).
+void ci_misses(const Evidence& evidence, std::vector<InputNote>& notes) {
+  std::map<std::pair<std::uint32_t, StringId>, std::vector<const CiMiss*>> grouped;
+  for (const auto& miss : evidence.ci_misses)
+    grouped[{miss.run, miss.collective}].push_back(&miss);
+  for (const auto& [key, misses] : grouped) {
+    // The widest interval reached (one with too few samples for an interval counts as widest).
+    const CiMiss* worst = misses.front();
+    for (const CiMiss* m : misses) {
+      if (!m->achieved_pct || (worst->achieved_pct && *m->achieved_pct > *worst->achieved_pct))
+        worst = m;
+    }
+    const std::string reached = worst->achieved_pct
+                                    ? fmt::format("±{}%", format_figure(*worst->achieved_pct))
+                                    : std::string("no interval (too few samples)");
+    notes.push_back(
+        {"measurement.target_ci_missed", evidence.files[worst->ref.file].path, worst->ref.line,
+         fmt::format("run {}: {} did not reach its target CI of ±{}% in {} measurement(s); the "
+                     "widest: {} at {} (stopped by {})",
+                     evidence.text(evidence.runs[key.first].run_id), evidence.text(key.second),
+                     format_figure(worst->target_pct), misses.size(), reached,
+                     format_bytes(worst->bytes), evidence.text(worst->stopped_by))});
+  }
+}
+
 }  // namespace
 
 FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Suite* suite,
@@ -175,6 +203,7 @@ FleetVerdict judge(const Evidence& evidence, const Baseline& baseline, const Sui
                                  evidence.text(evidence.runs[i].run_id))});
   }
   meta_disagreements(evidence, notes);
+  ci_misses(evidence, notes);
   verdict.notes = std::move(notes);
   return verdict;
 }

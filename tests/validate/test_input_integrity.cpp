@@ -2,6 +2,8 @@
 // truncated, too new: never a note such as an unknown kind), whose nodes they hold back, and the
 // reason's file, line and count of further lines.
 
+#include <optional>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -82,6 +84,45 @@ TEST(InputIntegrityRule, ATooNewRecordIsLostAnUnknownKindIsANote) {
   Json unknown = fixtures::record("frobnicate", "n0");
   const FleetVerdict noted = certify_lines({fixtures::burn("n0", 0, 700).dump(), unknown.dump()});
   EXPECT_EQ(fixtures::node(noted, "n0").state, NodeState::kCertified);
+}
+
+// `sweep --target-ci`: a measurement that stopped before the interval asked for is a note per
+// run and collective naming the widest interval reached; at the target or inside it, none. The
+// note changes no verdict: an interval is about precision, not about the node.
+TEST(TargetCi, AMeasurementThatMissedItsTargetIsANoteAndChangesNoVerdict) {
+  const auto with_ci = [](std::uint64_t bytes, std::optional<double> achieved) {
+    Json r = fixtures::collective(bytes, 480);
+    r["adaptive"] = {{"target_ci_pct", 1.0},
+                     {"achieved_ci_pct", achieved ? Json(*achieved) : Json(nullptr)},
+                     {"stopped_by", achieved && *achieved <= 1.0 ? "ci" : "budget"}};
+    return r;
+  };
+  const auto notes_of = [](const std::vector<Json>& records) {
+    const FleetVerdict v =
+        fixtures::certify(fixtures::evidence_of(records),
+                          fixtures::baseline_of("required: [collective.allreduce]\n"));
+    std::vector<std::string> out;
+    for (const auto& note : v.notes) {
+      if (note.code == "measurement.target_ci_missed") out.push_back(note.message);
+    }
+    return out;
+  };
+  EXPECT_THAT(notes_of({fixtures::run_record({"n0"}), with_ci(1 << 20, 0.99)}), ElementsAre());
+  EXPECT_THAT(notes_of({fixtures::run_record({"n0"}), with_ci(1 << 20, 1.0)}), ElementsAre());
+  EXPECT_THAT(notes_of({fixtures::run_record({"n0"}), with_ci(1 << 20, 1.01)}),
+              ElementsAre("run run1: allreduce did not reach its target CI of ±1% in 1 "
+                          "measurement(s); the widest: ±1.01% at 1 MiB (stopped by budget)"));
+  EXPECT_THAT(notes_of({fixtures::run_record({"n0"}), with_ci(1 << 20, 1.5),
+                        with_ci(4 << 20, std::nullopt), with_ci(8 << 20, 0.5)}),
+              ElementsAre(HasSubstr("in 2 measurement(s); the widest: no interval (too few "
+                                    "samples) at 4 MiB")));
+  const FleetVerdict missed = fixtures::certify(
+      fixtures::evidence_of({fixtures::run_record({"n0"}), with_ci(1 << 20, 3.0)}),
+      fixtures::baseline_of("required: [collective.allreduce]\n"));
+  const FleetVerdict met = fixtures::certify(
+      fixtures::evidence_of({fixtures::run_record({"n0"}), with_ci(1 << 20, 0.5)}),
+      fixtures::baseline_of("required: [collective.allreduce]\n"));
+  EXPECT_EQ(fixtures::node(missed, "n0").state, fixtures::node(met, "n0").state);
 }
 
 }  // namespace

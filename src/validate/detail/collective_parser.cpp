@@ -77,6 +77,23 @@ struct CollectiveFields {
   bool has_scope = false;
   bool has_wrong_elements = false;
   std::optional<std::int64_t> wrong_elements;
+  std::optional<double> target_ci_pct;  // `adaptive`: what the user asked for, and what came
+  std::optional<double> achieved_ci_pct;
+  std::string_view stopped_by;
+
+  void read_adaptive(od::value& value) {
+    using A = AdaptiveStop;
+    if (is_null(value, M::kAdaptive)) return;
+    for_each_field(object_of(value), M::kAdaptive, [&](std::string_view k, od::value& v) {
+      if (k == A::kTargetCiPct) {
+        target_ci_pct = number(v, {M::kAdaptive, A::kTargetCiPct});
+      } else if (k == A::kAchievedCiPct) {
+        achieved_ci_pct = optional_number(v, {M::kAdaptive, A::kAchievedCiPct});
+      } else if (k == A::kStoppedBy) {
+        stopped_by = string(v, {M::kAdaptive, A::kStoppedBy});
+      }
+    });
+  }
 
   void field(ParseState& state, std::string_view key, od::value& value) {
     Evidence& evidence = state.evidence;
@@ -134,6 +151,9 @@ struct CollectiveFields {
         break;
       case key_id(M::kWrongRanks):
         if (key == M::kWrongRanks) read_wrong_ranks(state, value);
+        break;
+      case key_id(M::kAdaptive):
+        if (key == M::kAdaptive) read_adaptive(value);
         break;
       case key_id(M::kWrongElements):
         if (key != M::kWrongElements) break;
@@ -276,6 +296,11 @@ void parse_collective(ParseState& state, od::object& object, EvidenceRef ref) {
     record.wrong_begin = static_cast<std::uint32_t>(evidence.wrong_ranks.size());
     record.wrong_count = static_cast<std::uint32_t>(state.wrong.size());
     evidence.wrong_ranks.insert(evidence.wrong_ranks.end(), state.wrong.begin(), state.wrong.end());
+    if (f.target_ci_pct && !(f.achieved_ci_pct && *f.achieved_ci_pct <= *f.target_ci_pct)) {
+      evidence.ci_misses.push_back({ref, record.run, record.collective, record.bytes,
+                                    *f.target_ci_pct, f.achieved_ci_pct,
+                                    evidence.strings.intern(f.stopped_by)});
+    }
   }
   if (f.has_group) {
     // The records of one group follow each other: skip the lookup while it repeats.
