@@ -9,6 +9,7 @@
 #include "cli/history_options.hpp"
 #include "cli/topology_option.hpp"
 #include "core/errors.hpp"
+#include "core/printable.hpp"
 #include "core/records_file.hpp"
 #include "pool/slurm_actions.hpp"
 #include "pool/slurm_client.hpp"
@@ -162,7 +163,8 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
   if (outputs_read_run(outputs)) details = collect_run_details(inputs.evidence, baseline, verdict);
   const bool reported =
       write_reports(Report(shown, details ? &*details : nullptr), outputs, "commcert certify");
-  fmt::print(stderr, "commcert certify: verdict written to {}\n", verdict_path.string());
+  // The path is the run directory's, named by whoever made it: escaped to stay one line.
+  fmt::print(stderr, "commcert certify: verdict written to {}\n", printable(verdict_path.string()));
   // A report that could not be written is an I/O error, as a pool that could not be acted on.
   int status =
       reported ? shown.exit_status() : std::max(shown.exit_status(), to_int(ExitCode::kError));

@@ -429,7 +429,7 @@ class SuiteRunner {
       }
       const auto failures = write_reports_listing_failures(
           Report(verdict, details ? &*details : nullptr), reports_, "commcert run");
-      fmt::print(stderr, "commcert run: verdict written to {} after {}\n", path.string(),
+      fmt::print(stderr, "commcert run: verdict written to {} after {}\n", printable(path.string()),
                  format_duration(elapsed_s()));
       // The verdict is on disk and is the run's outcome: a report file that could not be written
       // is said on stderr and in suite.json's `reports`, and changes neither.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/printable.hpp"
 
 namespace commcert {
 namespace {
@@ -56,20 +57,23 @@ std::string local_hostname() {
   return buffer.data();
 }
 
-void validate_node_name(std::string_view name, std::string_view origin) {
-  const auto invalid = [&](std::string_view why) {
-    return UsageError(fmt::format("invalid node name '{}' from {}: {}", name, origin, why));
-  };
-  if (name.empty()) throw invalid("empty");
-  if (name.size() > kMaxNodeNameLength) {
-    throw invalid(fmt::format("longer than {} characters", kMaxNodeNameLength));
-  }
-  if (name.front() == '-' || name.front() == '.') throw invalid("must not start with '-' or '.'");
+std::optional<std::string> node_name_problem(std::string_view name) {
+  if (name.empty()) return "empty";
+  if (name.size() > kMaxNodeNameLength)
+    return fmt::format("longer than {} characters", kMaxNodeNameLength);
+  if (name.front() == '-' || name.front() == '.') return "must not start with '-' or '.'";
   for (char c : name) {
     const bool allowed =
         std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-    if (!allowed) throw invalid("only letters, digits, '.', '_' and '-' are allowed");
+    if (!allowed) return "only letters, digits, '.', '_' and '-' are allowed";
   }
+  return std::nullopt;
+}
+
+void validate_node_name(std::string_view name, std::string_view origin) {
+  if (const auto why = node_name_problem(name))
+    throw UsageError(
+        fmt::format("invalid node name '{}' from {}: {}", printable(name), origin, *why));
 }
 
 NodeIdentity resolve_node_identity(const std::optional<std::string>& flag_value, int rank) {

@@ -24,6 +24,9 @@ struct NodeIdentity {
 // 1 to 64 characters, not starting with '-' or '.'. Throws UsageError naming `origin`.
 void validate_node_name(std::string_view name, std::string_view origin);
 
+// Why `name` is no valid node name (the rule above), or nullopt when it is one.
+[[nodiscard]] std::optional<std::string> node_name_problem(std::string_view name);
+
 [[nodiscard]] std::string local_hostname();
 
 }  // namespace commcert

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/node_identity.hpp"
 #include "validate/detail/line_set.hpp"
 #include "validate/detail/line_source.hpp"
 #include "validate/detail/record_parser.hpp"
@@ -71,7 +72,9 @@ struct RecordReader::Impl {
     const std::string host = detail::sniff_string_field(text, "host");
     const std::string run_id = detail::sniff_string_field(text, "run_id");
     // Collective records are written by rank 0 about every rank: their host is not the subject.
-    if (!host.empty() && (kind == "burn" || kind == "membw" || kind == "health")) {
+    // A host that is no valid node name names no node: the loss is the run's.
+    const bool named = !host.empty() && !node_name_problem(host);
+    if (named && (kind == "burn" || kind == "membw" || kind == "health")) {
       issue.node = evidence.nodes.intern(host);
     } else if (!run_id.empty()) {
       issue.run = evidence.run_index(run_id);

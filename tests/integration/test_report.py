@@ -3,8 +3,9 @@
 One `commcert run ci` under a real `mpirun -np 4` (each rank standing for a node) with node2
 delayed by 100 ms per operation, judged against the localization copy of the CI baseline, so the
 run holds node-scope and cluster-scope curves, a pairwise matrix and a quarantined node. Its
-`--report` outputs and `commcert report` on a copy whose node3 is renamed to a hostile string
-(plus the committed burn and membw records, which need a GPU to produce) are then checked by:
+`--report` outputs and `commcert report` on a copy where node3 has an error record whose reason is
+markup (plus the committed burn and membw records, which need a GPU to produce) are then checked
+by:
 headless Chromium (the DOM after the page's one script ran, and a screenshot), the JUnit schema
 in tests/fixtures/junit/junit.xsd through xmllint, and `promtool check metrics`. A tool that is
 missing skips its test and names the package (scripts/bootstrap installs all three)."""
@@ -95,14 +96,15 @@ class Reports(unittest.TestCase):
         cls.run_proc = run_command(command, env=env)
         cls.run_dir = os.path.join(cls.tmp, "results", "report-run")
 
-        # The same run with node3 renamed to markup, as a records file from anywhere may name it.
+        # The same run where node3 failed with markup as its reason, as an error string from any
+        # library may read (a node name cannot: records.md; test_hostile_text has the rest).
         cls.hostile_dir = os.path.join(cls.tmp, "hostile")
         shutil.copytree(cls.run_dir, cls.hostile_dir)
-        records = os.path.join(cls.hostile_dir, "records.jsonl")
-        with open(records) as f:
-            text = f.read()
-        with open(records, "w") as f:
-            f.write(text.replace('"node3"', json.dumps(HOSTILE)))
+        with open(os.path.join(cls.hostile_dir, "records.jsonl"), "a") as f:
+            f.write(json.dumps({"schema": 1, "run_id": "report-run", "kind": "burn",
+                                "status": "error", "time": "2026-11-21T10:00:00.000Z",
+                                "host": "node3", "rank": 3, "local_rank": 0, "gpu": None,
+                                "reason": HOSTILE, "kernel": "gemm_bf16"}) + "\n")
         os.remove(os.path.join(cls.hostile_dir, "verdict.json"))
         cls.reports = os.path.join(cls.tmp, "reports")
         os.makedirs(cls.reports)
@@ -133,7 +135,7 @@ class Reports(unittest.TestCase):
         verdict = json.loads(self.report_proc.stdout)
         states = {node["node"]: node["state"] for node in verdict["nodes"]}
         self.assertEqual(states["node2"], "quarantined")
-        self.assertIn(HOSTILE, states)
+        self.assertNotEqual(states["node3"], "certified")
         self.assertFalse(os.path.exists(os.path.join(self.hostile_dir, "verdict.json")))
 
     def chromium(self, *args, url):
@@ -164,11 +166,11 @@ class Reports(unittest.TestCase):
         rows = dom.find("tr", cls="node-row")
         names = [cell["text"] for cell in dom.find("td", cls="node")]
         # h200node: the committed H200 burn record, a node of its own in the report.
-        self.assertEqual(sorted(names), sorted(["node0", "node1", "node2", HOSTILE, "h200node"]))
+        self.assertEqual(sorted(names), sorted(["node0", "node1", "node2", "node3", "h200node"]))
         shown = {name for row, name in zip(rows, names) if "hidden" not in row["attrs"]}
         self.assertEqual(shown, quarantined)
-        # The hostile name is text in a cell, never an element; nothing could have run alert().
-        self.assertIn(HOSTILE, names)
+        # The hostile reason is text in a cell, never an element; nothing could have run alert().
+        self.assertTrue(any(HOSTILE in cell["text"] for cell in dom.find("td")))
         self.assertEqual(dom.find("img"), [])
         self.assertFalse([e for e in dom.elements if any(a.startswith("on") for a in e["attrs"])])
         # One plot per collective and scope the run measured, a curve per node of scope node,
@@ -180,7 +182,7 @@ class Reports(unittest.TestCase):
                           ("allreduce", "cluster"), ("allreduce", "node")])
         curves = {c["attrs"].get("data-node") for c in dom.find("polyline", cls="curve")}
         # (h200node has only burn evidence: its curves are the burn timeline's, checked below.)
-        self.assertEqual(curves - {None, "h200node"}, {"node0", "node1", "node2", HOSTILE})
+        self.assertEqual(curves - {None, "h200node"}, {"node0", "node1", "node2", "node3"})
         flagged = {c["attrs"].get("data-node") for c in dom.find("polyline", cls="flagged")}
         # None: a cluster curve. h200node's collective reason is missing evidence: no curve.
         self.assertEqual(flagged - {None}, flagged_nodes - {"h200node"})
@@ -255,8 +257,7 @@ class Reports(unittest.TestCase):
         self.assertIn("node2", failing)
         self.assertRegex(text, r'<failure message="[^"]*slow with \d of 3 partners[^"]*" '
                                r'type="localization.bad_node">')
-        self.assertIn('<testsuite name="&lt;img src=x onerror=alert(1)&gt;"',
-                      self.output(self.reports, "junit"))
+        self.assertIn('&lt;img src=x onerror=alert(1)&gt;', self.output(self.reports, "junit"))
 
     def test_prometheus_textfile_passes_promtool(self):
         if not PROMTOOL:
@@ -278,14 +279,16 @@ class Reports(unittest.TestCase):
                           'collective="allreduce",scope="cluster"} 1048576\n' % node, text)
         hostile = self.output(self.reports, "prom")
         self.assertIn('commcert_gpu_burn_flop_per_second{node="node0",gpu="0"', hostile)
-        self.assertIn('node="<img src=x onerror=alert(1)>"', hostile)
+        self.assertIn('commcert_node_state{node="node3",state="certified"} 0\n', hostile)
 
     def test_markdown_names_the_node_to_act_on(self):
         text = self.output(self.run_reports, "md")
         self.assertRegex(text, r"\| node2 \| quarantined \| \w+ \| localization\.bad\\_node: "
                                r"[^|]*slow with \d of 3 partners")
-        # The hostile node is certified there, so not listed; nothing of it may become markup.
-        self.assertNotIn("<img", self.output(self.reports, "md"))
+        # node3 is listed with its hostile reason; nothing of it may become markup.
+        hostile = self.output(self.reports, "md")
+        self.assertNotIn("<img", hostile)
+        self.assertIn("&lt;img src=x onerror=alert(1)&gt;", hostile)
 
     def test_a_results_root_stands_for_its_runs(self):
         # `run --out DIR` writes DIR/<run-id>/: naming DIR finds the run's own baseline.

@@ -92,6 +92,30 @@ TEST(FailClosedRegression, NodeNamedOnlyInGroupNodesIsNotCertified) {
             std::string::npos);
 }
 
+TEST(FailClosedRegression, ANameThatIsNoNodeNameIsNoEvidence) {
+  // Markup, a space, a line break or 65 characters where a record names a node (records.md): the
+  // record is refused, so no node is certified by it and none is named so in the verdict.
+  const std::vector<std::string> nodes{"n0", "n1", "n2", "n3"};
+  for (const std::string& bad : {std::string("<img src=x onerror=alert(1)>"), std::string("n 3"),
+                                 std::string("n3\n"), std::string(65, 'n')}) {
+    std::vector<std::string> named = nodes;
+    named.back() = bad;
+    Json straggler = cluster_allreduce(nodes);
+    straggler["straggler"] = {{"rank", 3}, {"host", bad}, {"time_s", 0.1}, {"lead_s", 0.0}};
+    for (const auto& records : {std::vector<Json>{run_record(named), cluster_allreduce(named)},
+                                std::vector<Json>{run_record(nodes), straggler}}) {
+      const FleetVerdict verdict = certify(records);
+      EXPECT_TRUE(fixtures::nodes_in(verdict, NodeState::kCertified).empty()) << bad;
+      for (const auto& judged : verdict.nodes)
+        EXPECT_NE(judged.node, bad);
+    }
+  }
+  // Control: the same records with valid names certify every node.
+  EXPECT_EQ(fixtures::nodes_in(certify({run_record(nodes), cluster_allreduce(nodes)}),
+                               NodeState::kCertified),
+            nodes);
+}
+
 TEST(FailClosedRegression, NodeOutsideTheRunsRankMapGetsNoEvidenceFromIt) {
   // The ghost wrote a record of its own elsewhere, but run1's rank map does not list it:
   // run1's measurements are not its evidence.

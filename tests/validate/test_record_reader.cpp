@@ -92,6 +92,33 @@ TEST(RecordReader, WrongFieldTypeLosesTheRecordLoudly) {
   ASSERT_NE(e.issues[0].run, kNoString);  // a collective: attributed to its run, not its writer
 }
 
+TEST(RecordReader, AHostThatIsNoNodeNameLosesTheRecordNamingFieldAndName) {
+  // A node name ends up in Slurm commands, file names and every report: a record that names a
+  // node by anything else is lost as unreadable, one line naming the field and the name.
+  TempDir dir;
+  Json markup = fixtures::collective(1 << 20, 2.5, "cluster", "<img src=x onerror=alert(1)>");
+  Json straggler = fixtures::collective(2 << 20, 2.5);
+  straggler["straggler"] = {{"rank", 1}, {"host", "n1\n\x1b[2J"}, {"time_s", 0.1}, {"lead_s", 0}};
+  const Evidence e = read_text(dir, markup.dump() + "\n" + straggler.dump() + "\n");
+  EXPECT_TRUE(e.collectives.empty());
+  ASSERT_EQ(issue_codes(e), (std::vector<std::string>{"input.unparsable", "input.unparsable"}));
+  EXPECT_THAT(e.issues[0].detail,
+              HasSubstr("host: invalid node name '<img src=x onerror=alert(1)>'"));
+  EXPECT_THAT(e.issues[1].detail, HasSubstr("invalid node name 'n1\\n\\x1b[2J'"));
+  for (const auto& issue : e.issues)
+    EXPECT_EQ(issue.detail.find('\n'), std::string::npos);
+  EXPECT_FALSE(e.nodes.find("<img src=x onerror=alert(1)>"));
+}
+
+TEST(RecordReader, ALongInvalidNodeNameIsShownCutAtACharacter) {
+  TempDir dir;
+  const std::string name = std::string(63, 'x') + "\u00e9" + std::string(65536, 'y');
+  const Evidence e =
+      read_text(dir, fixtures::collective(1 << 20, 2.5, "cluster", name).dump() + "\n");
+  ASSERT_EQ(issue_codes(e), std::vector<std::string>{"input.unparsable"});
+  EXPECT_THAT(e.issues[0].detail, HasSubstr("'" + std::string(63, 'x') + "...': longer than 64"));
+}
+
 TEST(RecordReader, ANegativeCountIsRefusedNamingItsFieldAndZeroIsRead) {
   // A count of errors, pages or miscompares below zero is no count: read as one it would pass
   // every "at most N" limit (and a negative time would hide the event it times). The record is

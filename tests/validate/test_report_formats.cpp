@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/printable.hpp"
 #include "report/markup.hpp"
 #include "report/verdict_reporter.hpp"
 #include "support.hpp"
@@ -151,6 +152,19 @@ TEST(Markup, EscapesEverythingThatCouldBecomeMarkup) {
   EXPECT_EQ(escape_markup("a&b\"c'd"), "a&amp;b&quot;c&#39;d");
   EXPECT_EQ(escape_markup("line\nnext\ttab\x01"), "line&#10;next&#9;tab\\x01");
   EXPECT_EQ(escape_markup("node7"), "node7");
+}
+
+TEST(Printable, OneLineFormatsEscapeLineBreaksTerminalSequencesAndBidiOverrides) {
+  // text, nhc and nodes lines: nothing may split them, rewrite a terminal, or reorder them.
+  EXPECT_EQ(printable("a\nb\rc\td\x01\x1b[2J\x7f"), "a\\nb\\rc\\td\\x01\\x1b[2J\\x7f");
+  EXPECT_EQ(printable("next\u0085csi\u009b"), "next\\u0085csi\\u009b");
+  EXPECT_EQ(printable("a\u2028b\u2029c"), "a\\u2028b\\u2029c");
+  EXPECT_EQ(printable("safe\u202etxt.exe \u2066x\u2069"), "safe\\u202etxt.exe \\u2066x\\u2069");
+  // Other text, combining marks and an invalid or cut sequence included, stays as it is.
+  EXPECT_EQ(printable("e\u0301 \u00e9 \u2014 \u2030 \u2060 C:\\n"),
+            "e\u0301 \u00e9 \u2014 \u2030 \u2060 C:\\n");
+  EXPECT_EQ(printable("\xe2\x80"), "\xe2\x80");
+  EXPECT_EQ(printable("\xc2"), "\xc2");
 }
 
 TEST(HtmlReport, EveryRecordStringIsText) {

@@ -27,7 +27,7 @@ void read_wrong_ranks(ParseState& state, od::value& value) {
       if (k == W::kRank) {
         w.rank = small_int(v, {M::kWrongRanks, W::kRank, true});
       } else if (k == W::kHost) {
-        w.node = state.evidence.nodes.intern(string(v, {M::kWrongRanks, W::kHost, true}));
+        w.node = state.evidence.nodes.intern(node_name(v, {M::kWrongRanks, W::kHost, true}));
       } else if (k == W::kWrongElements) {
         w.elements = integer(v, {M::kWrongRanks, W::kWrongElements, true});
       } else if (k == W::kWrongIterations) {
@@ -48,7 +48,7 @@ void read_not_arrived(ParseState& state, od::value& value, TimeoutEvidence& time
       if (k == N::kRank) {
         rank = small_int(v, {T::kNotArrived, N::kRank, true});
       } else if (k == N::kHost) {
-        node = state.evidence.nodes.intern(string(v, {T::kNotArrived, N::kHost, true}));
+        node = state.evidence.nodes.intern(node_name(v, {T::kNotArrived, N::kHost, true}));
       }
     });
     if (node == kNoString) record_error({T::kNotArrived, N::kHost, true}, "missing");
@@ -143,7 +143,7 @@ struct CollectiveFields {
           if (k == S::kRank) {
             straggler_rank = small_int(v, {M::kStraggler, S::kRank});
           } else if (k == S::kHost) {
-            straggler = evidence.nodes.intern(string(v, {M::kStraggler, S::kHost}));
+            straggler = evidence.nodes.intern(node_name(v, {M::kStraggler, S::kHost}));
           } else if (k == S::kLeadS) {
             lead_s = number(v, {M::kStraggler, S::kLeadS});
           }
@@ -178,7 +178,7 @@ struct CollectiveFields {
         has_group = true;
         for_each_element(array(value, key), key, [&](od::value& element) {
           state.group_nodes.push_back(
-              evidence.nodes.intern(string(element, {R::kGroupNodes, "", true})));
+              evidence.nodes.intern(node_name(element, {R::kGroupNodes, "", true})));
         });
         if (state.group_nodes.empty()) record_error(key, "empty");
         break;
@@ -187,7 +187,7 @@ struct CollectiveFields {
         for_each_element(array(value, key), key, [&](od::value& element) {
           for_each_field(object_of(element), key, [&](std::string_view k, od::value& v) {
             if (k == RankStateEntry::kHost)
-              timeout.members.push_back(evidence.nodes.intern(string(v, k)));
+              timeout.members.push_back(evidence.nodes.intern(node_name(v, k)));
           });
         });
         break;

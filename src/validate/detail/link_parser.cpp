@@ -19,7 +19,7 @@ void read_counter_end(od::value& element, LinkEvidence& record, Evidence& eviden
   std::vector<StringId> saturated;
   for_each_field(object_of(element), where, [&](std::string_view k, od::value& v) {
     if (k == C::kNode) {
-      node = evidence.nodes.intern(string(v, {R::kCounterDeltas, C::kNode, true}));
+      node = evidence.nodes.intern(node_name(v, {R::kCounterDeltas, C::kNode, true}));
     } else if (k == C::kDevice) {
       device = evidence.strings.intern(string(v, {R::kCounterDeltas, C::kDevice, true}));
     } else if (k == C::kPort) {
@@ -72,7 +72,7 @@ void parse_link(ParseState& state, od::object& object, EvidenceRef ref) {
       record.rail = optional_small_int(value, key).value_or(-1);
     } else if (key == R::kNodes) {
       for_each_element(array(value, key), key, [&](od::value& element) {
-        nodes.push_back(evidence.nodes.intern(string(element, {R::kNodes, "", true})));
+        nodes.push_back(evidence.nodes.intern(node_name(element, {R::kNodes, "", true})));
       });
     } else if (key == R::kRanks) {
       lenient_ranks(value, ranks);

@@ -1,6 +1,22 @@
 #include "validate/detail/record_common.hpp"
 
+#include "core/node_identity.hpp"
+#include "core/printable.hpp"
+
 namespace commcert::detail {
+
+void check_node_name(std::string_view name, const Where& field) {
+  const auto why = node_name_problem(name);
+  if (!why) return;
+  // Enough of the name to recognise it, cut at a character's first byte: a note stays short
+  // and valid UTF-8 however long the name was.
+  constexpr std::size_t kShown = 64;
+  std::size_t shown = std::min(name.size(), kShown);
+  while (shown < name.size() && (static_cast<unsigned char>(name[shown]) & 0xc0U) == 0x80)
+    --shown;
+  record_error(field, fmt::format("invalid node name '{}{}': {}", printable(name.substr(0, shown)),
+                                  shown < name.size() ? "..." : "", *why));
+}
 
 RecordStatus CommonFields::parse_status(std::string_view text) {
   for (const auto status : {RecordStatus::kOk, RecordStatus::kFail, RecordStatus::kError,
@@ -56,6 +72,7 @@ void CommonFields::require() const {
   if (!run_id || run_id->empty()) record_error(F::kRunId, "missing");
   if (!status) record_error(F::kStatus, "missing");
   if (!host || host->empty()) record_error(F::kHost, "missing");
+  check_node_name(*host, F::kHost);
 }
 
 std::vector<XidEvidence> read_xids(od::value& value, const Where& where, StringPool& strings) {

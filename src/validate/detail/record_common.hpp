@@ -35,6 +35,17 @@ inline od::object object_of(od::value& value) {
   return object(value, "element");
 }
 
+// A node name a record gives (its host, a straggler's or wrong rank's host, a group's or link's
+// nodes, the run's rank map). A name that is no valid node name (records.md: what Slurm and file
+// names take) refuses the record, naming the field and the name escaped to one line, so no
+// verdict, report or Slurm command carries it as a node.
+void check_node_name(std::string_view name, const Where& field);
+inline std::string_view node_name(od::value& value, const Where& field) {
+  const std::string_view name = string(value, field);
+  check_node_name(name, field);
+  return name;
+}
+
 // The fields every record carries (docs/records.md).
 struct CommonFields {
   std::optional<std::int64_t> schema;

@@ -28,6 +28,7 @@ void parse_run(ParseState& state, od::object& object, EvidenceRef ref) {
         }
       });
       if (rank < 0 || node.empty()) record_error({kRanks, "", true}, "entry without rank or node");
+      check_node_name(node, {kRanks, kNode, true});
       ranks.emplace_back(rank, node);
     });
   });
