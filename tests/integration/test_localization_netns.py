@@ -128,18 +128,24 @@ class LocalizationOnNamespaceHosts(unittest.TestCase):
 
 
 LEAF_NODES = [f"h{i}" for i in range(1, 7)]
+LEAVES = [[0, 1, 2], [3, 4, 5]]
+# The cluster's two leaf bridges and its spine, as Slurm's topology.conf (tree plugin) names them.
+TOPOLOGY = """SwitchName=leaf-a Nodes=h[1-3]
+SwitchName=leaf-b Nodes=h[4-6]
+SwitchName=spine Switches=leaf-a,leaf-b
+"""
 
 
 @unittest.skipIf(SKIP, SKIP)
 class SwitchPathOnNamespaceHosts(unittest.TestCase):
     """Six hosts under two leaf bridges joined by a spine bridge: a slow leaf uplink slows every
     path between the leaves and none inside one. What a user relies on: the path is named as a
-    switch path between the two groups, and no host under either leaf is quarantined."""
+    switch path between the two groups (by the switches' names where `--topology` gives them),
+    and no host under either leaf is quarantined or blamed."""
 
     @classmethod
     def setUpClass(cls):
-        cls.cluster = netns_cluster.NetnsCluster(len(LEAF_NODES), LEAF_NODES,
-                                                 leaves=[[0, 1, 2], [3, 4, 5]])
+        cls.cluster = netns_cluster.NetnsCluster(len(LEAF_NODES), LEAF_NODES, leaves=LEAVES)
         cls.cluster.start()
         cls.addClassCleanup(cls.cluster.close)
         cls.tmp = tempfile.mkdtemp(prefix="commcert-netns-switch-")
@@ -147,28 +153,56 @@ class SwitchPathOnNamespaceHosts(unittest.TestCase):
         cls.suite = os.path.join(cls.tmp, "suite.yaml")
         with open(cls.suite, "w") as f:
             f.write(SUITE)
+        cls.topology = os.path.join(cls.tmp, "topology.conf")
+        with open(cls.topology, "w") as f:
+            f.write(TOPOLOGY)
 
-    def test_a_slow_leaf_uplink_is_named_as_a_switch_path_and_nobody_is_quarantined(self):
+    def setUp(self):
+        self.cluster.clear_faults()
         self.cluster.slow_uplink(0, SLOW)
+
+    def run_suite(self, run_id, *options):
+        """`commcert run` of the suite with `options`: its output and verdict, every host judged,
+        none quarantined, every one carrying the suspect switch path and none blamed."""
         results = os.path.join(self.tmp, "results")
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         env.pop("COMMCERT_FAULT", None)
         proc = subprocess.run(
-            self.cluster.mpirun([BIN, "run", self.suite, "--out", results, "--run-id", "uplink"]),
+            self.cluster.mpirun([BIN, "run", self.suite, "--out", results, "--run-id", run_id,
+                                 *options]),
             env=env, capture_output=True, text=True, timeout=420)
         detail = proc.stdout[-3000:] + proc.stderr[-3000:]
         self.assertNotIn("did not complete within", proc.stderr, detail)
-        with open(os.path.join(results, "uplink", "verdict.json")) as f:
+        with open(os.path.join(results, run_id, "verdict.json")) as f:
             verdict = json.load(f)
         states = {n["node"]: n["state"] for n in verdict["nodes"]}
         self.assertEqual(sorted(states), LEAF_NODES)
         self.assertNotIn("quarantined", set(states.values()), detail)
-        self.assertIn("suspect switch path between {h1, h2, h3} and {h4, h5, h6}: ", proc.stdout,
-                      detail)
         for node in verdict["nodes"]:
             codes = [r["code"] for r in node["reasons"]]
             self.assertIn("localization.suspect_switch", codes, detail)
             self.assertNotIn("localization.bad_node", codes, detail)
+        return proc, verdict, detail
+
+    def test_a_slow_leaf_uplink_is_named_as_a_switch_path_and_nobody_is_quarantined(self):
+        proc, _, detail = self.run_suite("uplink")
+        self.assertIn("suspect switch path between {h1, h2, h3} and {h4, h5, h6}: ", proc.stdout,
+                      detail)
+
+    def test_with_a_topology_the_switch_path_is_named_by_its_switches(self):
+        proc, verdict, detail = self.run_suite("uplink-topology", "--topology", self.topology)
+        path = "leaf-a <-> spine <-> leaf-b (the level joining leaf-a and leaf-b)"
+        self.assertIn(f"suspect switch path {path}: the nodes under each of leaf-a (3), "
+                      "leaf-b (3) slow with every node under the others, fine with each other",
+                      proc.stdout, detail)
+        self.assertEqual(proc.stdout.count("suspect switch path"), 1, detail)
+        self.assertNotIn("between {h1", proc.stdout, detail)
+        self.assertNotIn("topology_mismatch", json.dumps(verdict), detail)
+        switch = next(r for n in verdict["nodes"] if n["node"] == "h4" for r in n["reasons"]
+                      if r["code"] == "localization.suspect_switch")
+        self.assertEqual(switch["link"]["type"], "switch_path")
+        self.assertEqual(switch["link"]["path"], path)
+        self.assertEqual(sorted(switch["link"]["switches"]), ["leaf-a", "leaf-b", "spine"])
 
 
 if __name__ == "__main__":
