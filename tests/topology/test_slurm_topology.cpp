@@ -121,6 +121,22 @@ TEST(SlurmTopologyTest, KeepsHostNamesExact) {
   EXPECT_EQ(topology.leaf_of("node1 "), std::nullopt);
 }
 
+// Suffixes, substrings and an FQDN beside its short name: each is its own host, on the leaf its
+// own line names (docs/topology.md: names are compared exactly).
+TEST(SlurmTopologyTest, KeepsLookalikeHostsOnTheirOwnLeaves) {
+  const Topology topology = parse(
+      "SwitchName=a Nodes=gpu-a1,xn1,node1.cluster.local\n"
+      "SwitchName=b Nodes=gpu-a[10],n1,node1\n");
+  EXPECT_EQ(topology.leaf_of("gpu-a1"), "a");
+  EXPECT_EQ(topology.leaf_of("gpu-a10"), "b");
+  EXPECT_EQ(topology.leaf_of("xn1"), "a");
+  EXPECT_EQ(topology.leaf_of("n1"), "b");
+  EXPECT_EQ(topology.leaf_of("node1.cluster.local"), "a");
+  EXPECT_EQ(topology.leaf_of("node1"), "b");
+  EXPECT_EQ(topology.leaf_of("node1.cluster"), std::nullopt);
+  EXPECT_EQ(topology.leaf_of("gpu-a"), std::nullopt);
+}
+
 TEST(SlurmTopologyTest, ReadsAFatTreeOf1024HostsUnder32LeavesAnd4Spines) {
   const topology_test::FatTree tree;
   const Topology topology = parse(topology_test::topology_conf(tree));
