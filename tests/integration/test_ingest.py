@@ -359,13 +359,14 @@ class IngestWithoutHosts(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         records = read_records(run_dir / "records.jsonl")
         validate_records(self, records)
-        errors = sorted((r["host"], r["reason"].split(": ", 1)[0]) for r in records
-                        if r["status"] == "error")
-        self.assertEqual(errors, [("gpu-a1", "c_all_reduce_perf.log:9"),
-                                  ("n1", "c_all_reduce_perf.log:8"),
-                                  ("node1.cluster.local", "d_all_reduce_perf.log:6"),
-                                  ("node10", "a_all_reduce_perf.log:7"),
-                                  ("node100", "b_all_reduce_perf.log:7")])
+        # Each error record quotes "nccl-tests, PATH:LINE: the line".
+        errors = sorted((r["host"], r["reason"].split(": ", 1)[0].rsplit("/", 1)[-1])
+                        for r in records if r["status"] == "error")
+        self.assertEqual(errors, [("gpu-a1", "c_all_reduce_perf.log:11"),
+                                  ("n1", "c_all_reduce_perf.log:10"),
+                                  ("node1.cluster.local", "d_all_reduce_perf.log:8"),
+                                  ("node10", "a_all_reduce_perf.log:9"),
+                                  ("node100", "b_all_reduce_perf.log:9")])
         meta = json.loads((run_dir / "meta.json").read_text())
         self.assertEqual(sorted(meta["nodes"]),
                          ["gpu-a1", "gpu-a10", "n1", "node1", "node1.cluster.local", "node10",
@@ -393,8 +394,8 @@ class IngestWithoutHosts(unittest.TestCase):
         proc, run_dir = self.ingest({"all_reduce_perf.json": json.dumps(root)}, run_id="json")
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 2, proc.stderr)
-        self.assertIn("all_reduce_perf.json: invalid node name 'gpu-b01\\nreboot' from "
-                      "config.devices[1]", proc.stderr)
+        self.assertIn("all_reduce_perf.json:1: invalid node name 'gpu-b01\\nreboot' from "
+                      "config.devices[1]: only letters", proc.stderr)
         self.assertFalse(run_dir.exists())
 
 

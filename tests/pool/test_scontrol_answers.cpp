@@ -179,8 +179,8 @@ TEST(ScontrolAnswers, LookalikeNodeNamesAreDifferentNodes) {
 // line, never a name changed into another that could be a different node's.
 TEST(ScontrolAnswers, ANodeNameThatIsNoValidNodeNameIsAnErrorNamingItsLine) {
   const std::string good = "NodeName=node1 State=IDLE\n";
-  for (const std::string bad :
-       {"node1;reboot", "-node1", ".node1", "node\x1b[2J", "n\tState=X", std::string(65, 'n')}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "node1;reboot", "-node1", ".node1", "node\x1b[2J", "n\tState=X", std::string(65, 'n')}) {
     try {
       (void)parse_scontrol_nodes(good + "\nNodeName=" + bad + " State=IDLE\n");
       ADD_FAILURE() << bad;
