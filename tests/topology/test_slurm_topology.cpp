@@ -262,6 +262,24 @@ TEST(SlurmTopologyTest, BoundsTheNamesOfAllHostlistsOfAFile) {
       "SwitchName=a Nodes=n[1-600000]\nSwitchName=b Nodes=m[1-600000]\nSwitchName=c Nodes=x\n";
   EXPECT_THAT(error_of(text), HasSubstr("topo.conf:2: the hostlists up to here expand to more "
                                         "than 1000000 names"));
+  // A smaller bound, as the fuzz target asks for: exactly it is read, one more is refused, and
+  // one hostlist over it is refused before its names are made.
+  EXPECT_EQ(parse_slurm_topology("SwitchName=a Nodes=n[1-3]\nSwitchName=b Nodes=m1\n", "t", 4)
+                .node_names()
+                .size(),
+            4u);
+  try {
+    (void)parse_slurm_topology("SwitchName=a Nodes=n[1-3]\nSwitchName=b Nodes=m[1-2]\n", "t", 4);
+    ADD_FAILURE() << "5 names under a bound of 4";
+  } catch (const UsageError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("t:2: the hostlists up to here expand to more than 4"));
+  }
+  try {
+    (void)parse_slurm_topology("SwitchName=a Nodes=n[1-999999999]\n", "t", 4);
+    ADD_FAILURE() << "a hostlist of 999999999 names under a bound of 4";
+  } catch (const UsageError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("expands to more than 4 names"));
+  }
 }
 
 // s0 over s1 over ... over the leaf s(n-1), each listing the leaf's host as scontrol would:
