@@ -502,6 +502,16 @@ class IngestDcgm(unittest.TestCase):
             self.assertIn(f"{name}{where} not whole JSON", proc.stderr)
             self.assertFalse(run_dir.exists())
 
+    def test_a_number_beyond_a_double_is_one_usage_line(self):
+        damaged = self.tmp / "diag_big_number.json"
+        damaged.write_text('{"DCGM GPU Diagnostic": {"version": 1e99999}}\n')
+        proc = subprocess.run([BIN, "ingest", str(damaged), "--node", "node1", "--out",
+                               str(self.tmp / "out")], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertIn("diag_big_number.json: not readable JSON", proc.stderr)
+        self.assertFalse((self.tmp / "out").exists())
+
     def test_dcgm_and_nccl_tests_make_one_run(self):
         proc, run_dir = self.ingest("diag_r3_gpu1_memory_fail.json", "diag_r3_all_pass.json",
                                     nodes=("gpu-a01", "gpu-a02"))
