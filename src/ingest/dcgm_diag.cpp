@@ -214,6 +214,11 @@ DcgmDiag parse_dcgm_diag(std::string_view text) {
     diag.error =
         fmt::format("not whole JSON at byte {} (a cut-off or damaged dcgmi diag -j file?)", e.byte);
     return diag;
+  } catch (const Json::out_of_range& e) {
+    // A number beyond a double (1e99999) is nlohmann's out_of_range, not a parse_error: it
+    // escaped as an unexpected error (found by the fuzzer). nlohmann names the number, not where.
+    diag.error = fmt::format("not readable JSON: {} (a damaged dcgmi diag -j file?)", e.what());
+    return diag;
   }
   const Json* body = nullptr;
   if (root.is_object()) {

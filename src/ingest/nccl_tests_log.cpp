@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cmath>
 #include <map>
-#include <regex>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -78,6 +77,188 @@ double half_unit(std::string_view token) {
 
 bool starts_with_digit(std::string_view text) {
   return !text.empty() && text[0] >= '0' && text[0] <= '9';
+}
+
+// What std::regex's \s and \d meant in the "C" locale, which the reader's patterns were
+// written with: the hand-written scanning below reads exactly the lines they matched.
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// A cursor over one line for the fixed shapes of nccl-tests' comment lines. Scanning by hand,
+// not std::regex: the regexes made every comment line cost tens of microseconds (45 inputs/s
+// under the fuzzer's sanitizers), for patterns that are all a fixed prefix, words and numbers.
+class Cursor {
+ public:
+  explicit Cursor(std::string_view text) : rest_(text) {}
+
+  // Skips white space, as "\s*".
+  void skip_spaces() { (void)take_while(is_space); }
+  // At least one white space character, as "\s+".
+  [[nodiscard]] bool spaces() { return !take_while(is_space).empty(); }
+  [[nodiscard]] bool literal(std::string_view word) {
+    if (!rest_.starts_with(word)) return false;
+    rest_.remove_prefix(word.size());
+    return true;
+  }
+  // The longest run of digits ("\d+"), empty when there is none.
+  [[nodiscard]] std::string_view digits() { return take_while(is_digit); }
+  // The longest run of non-space characters ("\S+"), empty when there is none.
+  [[nodiscard]] std::string_view word() {
+    return take_while([](char c) { return !is_space(c); });
+  }
+  // Everything before the next `end`, which is consumed too; nullopt when there is none.
+  [[nodiscard]] std::optional<std::string_view> up_to(char end) {
+    const auto at = rest_.find(end);
+    if (at == std::string_view::npos) return std::nullopt;
+    const std::string_view before = rest_.substr(0, at);
+    rest_.remove_prefix(at + 1);
+    return before;
+  }
+  // The rest of the line when "(.*)$" would match it: a regex's '.' takes no '\r' or '\n'.
+  [[nodiscard]] std::optional<std::string_view> to_end() const {
+    if (rest_.find_first_of("\r\n") != std::string_view::npos) return std::nullopt;
+    return rest_;
+  }
+
+ private:
+  template <typename Predicate>
+  std::string_view take_while(Predicate predicate) {
+    std::size_t n = 0;
+    while (n < rest_.size() && predicate(rest_[n]))
+      ++n;
+    const std::string_view taken = rest_.substr(0, n);
+    rest_.remove_prefix(n);
+    return taken;
+  }
+
+  std::string_view rest_;
+};
+
+// "#", any white space, then `words`: how every comment line nccl-tests prints starts. The
+// cursor stands after `words`; nullopt when the line does not start so.
+std::optional<Cursor> comment_starting(std::string_view text, std::string_view words) {
+  Cursor at(text);
+  if (!at.literal("#")) return std::nullopt;
+  at.skip_spaces();
+  if (!at.literal(words)) return std::nullopt;
+  return at;
+}
+
+// The non-empty word after `words` and white space (`spaced`) or directly after them.
+std::optional<std::string_view> word_after(std::string_view text, std::string_view words,
+                                           bool spaced) {
+  auto at = comment_starting(text, words);
+  if (!at) return std::nullopt;
+  if (spaced) at->skip_spaces();
+  const std::string_view word = at->word();
+  if (word.empty()) return std::nullopt;
+  return word;
+}
+
+// "# <words> : <digits or word>": the out-of-bounds and average footer lines.
+std::optional<std::string_view> footer_value(std::string_view text, std::string_view words,
+                                             bool digits) {
+  auto at = comment_starting(text, words);
+  if (!at) return std::nullopt;
+  at->skip_spaces();
+  if (!at->literal(":")) return std::nullopt;
+  at->skip_spaces();
+  const std::string_view value = digits ? at->digits() : at->word();
+  if (value.empty()) return std::nullopt;
+  return value;
+}
+
+bool is_parameter_line(std::string_view text) {
+  auto at = comment_starting(text, "nThread");
+  return at && at->spaces() && !at->digits().empty();
+}
+
+// "# error: TEXT" with TEXT not blank.
+bool is_error_line(std::string_view text) {
+  auto at = comment_starting(text, "error:");
+  if (!at) return false;
+  at->skip_spaces();
+  const auto rest = at->to_end();
+  return rest && !rest->empty();
+}
+
+bool is_failure_line(std::string_view text) {
+  for (const std::string_view failure :
+       {"Test NCCL failure", "Test CUDA failure", "Test timeout", "Test failure"}) {
+    if (text.find(failure) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// The fields of `#  Rank  R [Group  G] Pid  P on HOST device  D [PCI] NAME`, as printed.
+struct DeviceFields {
+  std::string_view rank, pid, host, device, pci, name;
+};
+
+// A number after white space, followed by white space: "\s+(\d+)\s+" after a word.
+std::optional<std::string_view> spaced_number(Cursor& at) {
+  if (!at.spaces()) return std::nullopt;
+  const std::string_view number = at.digits();
+  if (number.empty() || !at.spaces()) return std::nullopt;
+  return number;
+}
+
+std::optional<DeviceFields> device_fields(std::string_view text) {
+  auto at = comment_starting(text, "Rank");
+  if (!at) return std::nullopt;
+  DeviceFields f;
+  const auto rank = spaced_number(*at);
+  if (!rank) return std::nullopt;
+  f.rank = *rank;
+  if (at->literal("Group") && !spaced_number(*at)) return std::nullopt;
+  if (!at->literal("Pid")) return std::nullopt;
+  const auto pid = spaced_number(*at);
+  if (!pid || !at->literal("on") || !at->spaces()) return std::nullopt;
+  f.pid = *pid;
+  f.host = at->word();
+  if (f.host.empty() || !at->spaces() || !at->literal("device")) return std::nullopt;
+  const auto device = spaced_number(*at);
+  if (!device || !at->literal("[")) return std::nullopt;
+  f.device = *device;
+  const auto pci = at->up_to(']');
+  if (!pci) return std::nullopt;
+  f.pci = *pci;
+  at->skip_spaces();
+  const auto name = at->to_end();
+  if (!name) return std::nullopt;
+  f.name = *name;
+  return f;
+}
+
+// The count after the first `key` (then white space) that `accept` takes at its offset: a
+// regex search for "KEY\s*(\d+)".
+template <typename Accept>
+std::optional<std::string_view> number_after(std::string_view text, std::string_view key,
+                                             Accept accept) {
+  for (auto at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
+    if (!accept(at)) continue;
+    Cursor after(text.substr(at + key.size()));
+    after.skip_spaces();
+    const std::string_view digits = after.digits();
+    if (!digits.empty()) return digits;
+  }
+  return std::nullopt;
+}
+
+// The timed "iters:" of a parameter line: a word of its own (at the start or after white
+// space), and not the end of "warmup iters:" or "agg iters:".
+std::optional<std::string_view> timed_iterations(std::string_view text) {
+  return number_after(text, "iters:", [text](std::size_t at) {
+    if (at == 0) return true;
+    if (!is_space(text[at - 1])) return false;
+    const std::string_view before = text.substr(0, at - 1);
+    return text[at - 1] != ' ' || (!before.ends_with("warmup") && !before.ends_with("agg"));
+  });
 }
 
 // A line shaped like a table row (size, count, a type name, then at least five numbers or
@@ -243,8 +424,7 @@ class Parser {
       comment(text, number);
       return;
     }
-    static const std::regex kFailure(R"((Test (NCCL|CUDA) failure|Test timeout|Test failure))");
-    if (std::regex_search(text.begin(), text.end(), kFailure)) {
+    if (is_failure_line(text)) {
       current(number).errors.push_back({number, std::string(text)});
       return;
     }
@@ -276,57 +456,27 @@ class Parser {
   }
 
   void comment(std::string_view text, std::size_t number) {
-    static const std::regex kVersion(R"(^#\s*nccl-tests version (\S+))");
-    static const std::regex kStarting(R"(^#\s*Collective test starting:\s*(\S+))");
-    static const std::regex kConcluded(R"(^#\s*Collective test concluded)");
-    static const std::regex kParameters(R"(^#\s*nThread\s+\d+)");
-    static const std::regex kDevice(
-        R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)");
-    static const std::regex kOutOfBounds(R"(^#\s*Out of bounds values\s*:\s*(\d+))");
-    static const std::regex kAverage(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
-    static const std::regex kError(R"(^#\s*error:\s*(\S.*)$)");
-    std::match_results<std::string_view::const_iterator> m;
-    const auto search = [&](const std::regex& pattern) {
-      return std::regex_search(text.begin(), text.end(), m, pattern);
-    };
-    if (search(kVersion)) {
+    if (const auto version = word_after(text, "nccl-tests version ", false)) {
       new_run(number);
-      run_->version = m[1].str();
-    } else if (search(kStarting)) {
+      run_->version = std::string(*version);
+    } else if (const auto program = word_after(text, "Collective test starting:", true)) {
       // The version line, when there is one, opened this test already.
       if (!run_ || !run_->program.empty() || started_table()) new_run(number);
-      run_->program = m[1].str();
-    } else if (search(kParameters)) {
+      run_->program = std::string(*program);
+    } else if (is_parameter_line(text)) {
       if (!run_ || run_->iterations || started_table()) new_run(number);
       read_parameters(text, number);
-    } else if (search(kDevice)) {
-      const auto rank = parse_count(m[1].str());
-      const auto pid = parse_count(m[2].str());
-      const auto index = parse_count(m[4].str());
-      if (!rank || !pid || !index) {
-        log_.unreadable.push_back(
-            {number, "a device line whose rank, pid or device is out of range"});
-        ++current(number).unreadable_devices;
-        return;
-      }
-      NcclTestsDevice device;
-      device.rank = *rank;
-      device.pid = *pid;
-      device.host = m[3].str();
-      device.device = *index;
-      device.pci_bus_id = m[5].str();
-      device.name = std::string(trim(m[6].str()));
-      device.line = number;
-      current(number).devices.push_back(std::move(device));
-    } else if (search(kOutOfBounds)) {
-      const auto wrong = parse_integer(m[1].str());
+    } else if (const auto fields = device_fields(text)) {
+      device(*fields, number);
+    } else if (const auto digits = footer_value(text, "Out of bounds values", true)) {
+      const auto wrong = parse_integer(*digits);
       if (!wrong) {
         log_.unreadable.push_back({number, "the out-of-bounds count is out of range"});
       } else {
         current(number).out_of_bounds = *wrong;
       }
-    } else if (search(kAverage)) {
-      const auto value = parse_number(m[1].str());
+    } else if (const auto average = footer_value(text, "Avg bus bandwidth", false)) {
+      const auto value = parse_number(*average);
       if (!value) {
         log_.unreadable.push_back({number, "the average bus bandwidth is not a number"});
       } else {
@@ -334,9 +484,9 @@ class Parser {
         check_average(number);
       }
       current(number).concluded = true;
-    } else if (search(kConcluded)) {
+    } else if (comment_starting(text, "Collective test concluded")) {
       current(number).concluded = true;
-    } else if (search(kError)) {
+    } else if (is_error_line(text)) {
       current(number).errors.push_back({number, std::string(text)});
     } else {
       auto names = split(text.substr(1));
@@ -345,28 +495,38 @@ class Parser {
     }
   }
 
+  void device(const DeviceFields& fields, std::size_t number) {
+    const auto rank = parse_count(fields.rank);
+    const auto pid = parse_count(fields.pid);
+    const auto index = parse_count(fields.device);
+    if (!rank || !pid || !index) {
+      log_.unreadable.push_back(
+          {number, "a device line whose rank, pid or device is out of range"});
+      ++current(number).unreadable_devices;
+      return;
+    }
+    NcclTestsDevice device;
+    device.rank = *rank;
+    device.pid = *pid;
+    device.host = std::string(fields.host);
+    device.device = *index;
+    device.pci_bus_id = std::string(fields.pci);
+    device.name = std::string(trim(fields.name));
+    device.line = number;
+    current(number).devices.push_back(std::move(device));
+  }
+
   void read_parameters(std::string_view text, std::size_t number) {
-    static const std::regex kIters(R"((^|\s)iters:\s*(\d+))");
-    static const std::regex kWarmup(R"(warmup iters:\s*(\d+))");
-    static const std::regex kValidation(R"(validation:\s*(\d+))");
-    std::match_results<std::string_view::const_iterator> m;
-    const std::string copy(text);
-    // "warmup iters:" also ends in "iters:"; the timed count is the one not after "warmup".
-    std::string timed = std::regex_replace(copy, std::regex("warmup iters:"), "warmup_iters:");
-    timed = std::regex_replace(timed, std::regex("agg iters:"), "agg_iters:");
-    std::smatch sm;
-    const auto count = [&](std::optional<int>& field, const std::string& digits, const char* what) {
-      field = parse_count(digits);
+    const auto count = [&](std::optional<int>& field, std::optional<std::string_view> digits,
+                           const char* what) {
+      if (!digits) return;
+      field = parse_count(*digits);
       if (!field) log_.unreadable.push_back({number, fmt::format("{} is out of range", what)});
     };
-    if (std::regex_search(timed, sm, kIters)) count(run_->iterations, sm[2].str(), "iters");
-    if (std::regex_search(copy, sm, kWarmup)) {
-      count(run_->warmup_iterations, sm[1].str(), "warmup iters");
-    }
-    if (std::regex_search(copy, sm, kValidation)) {
-      count(run_->validation, sm[1].str(), "validation");
-    }
-    (void)m;
+    const auto anywhere = [](std::size_t) { return true; };
+    count(run_->iterations, timed_iterations(text), "iters");
+    count(run_->warmup_iterations, number_after(text, "warmup iters:", anywhere), "warmup iters");
+    count(run_->validation, number_after(text, "validation:", anywhere), "validation");
   }
 
   void header(const std::vector<std::string_view>& names, std::size_t number) {

@@ -5,9 +5,25 @@
 
 #include <fmt/format.h>
 
+#include "core/errors.hpp"
+#include "core/node_identity.hpp"
 #include "core/printable.hpp"
 
 namespace commcert {
+
+namespace {
+
+// Throws RuntimeFailure, one line naming `line` of scontrol's answer, when `name` is no valid
+// node name (the message quotes the name, which may hold any byte: printable keeps it one line).
+void check_slurm_node_name(std::string_view name, std::size_t line) {
+  try {
+    validate_node_name(name, fmt::format("scontrol show node, line {}", line));
+  } catch (const UsageError& error) {
+    throw RuntimeFailure(printable(error.what()));
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> show_nodes_command() {
   return {"scontrol", "-o", "show", "node"};
@@ -51,10 +67,13 @@ std::optional<std::string> show_nodes_failure(const ProcessResult& result, doubl
 std::map<std::string, SlurmNodeStatus> parse_scontrol_nodes(std::string_view output) {
   std::map<std::string, SlurmNodeStatus> nodes;
   std::size_t start = 0;
+  std::size_t number = 0;
   while (start < output.size()) {
     auto end = output.find('\n', start);
     if (end == std::string_view::npos) end = output.size();
+    ++number;
     if (auto parsed = parse_scontrol_node(output.substr(start, end - start))) {
+      check_slurm_node_name(parsed->first, number);
       nodes.emplace(std::move(parsed->first), std::move(parsed->second));
     }
     start = end + 1;

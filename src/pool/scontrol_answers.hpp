@@ -32,7 +32,10 @@ namespace commcert {
 [[nodiscard]] std::optional<std::string> show_nodes_failure(const ProcessResult& result,
                                                             double timeout_seconds);
 
-// Every node in the output of `scontrol -o show node`; lines without a NodeName are skipped.
+// Every node in the output of `scontrol -o show node`, by its exact NodeName; lines without a
+// NodeName are skipped. A NodeName that is no valid node name (validate_node_name, the check of
+// --node-name) throws RuntimeFailure naming its line: no verdict can name such a node, and a
+// name is never changed into another (which could be a different node's).
 [[nodiscard]] std::map<std::string, SlurmNodeStatus> parse_scontrol_nodes(std::string_view output);
 
 // What became of one drain or resume.

@@ -159,7 +159,8 @@ constexpr std::size_t kMaxCheckSteps = std::size_t{64} << 20;
 
 class SlurmTopologyReader {
  public:
-  explicit SlurmTopologyReader(std::string_view origin) : origin_(origin) {}
+  SlurmTopologyReader(std::string_view origin, std::size_t name_limit)
+      : origin_(origin), name_limit_(name_limit) {}
 
   void read(std::size_t number, std::string_view text) {
     const std::string_view without_comment = text.substr(0, text.find('#'));
@@ -217,11 +218,11 @@ class SlurmTopologyReader {
   // A hostlist, counted against the file's budget: a file of many lines each near the limit of
   // one hostlist must not add up to billions of names.
   std::vector<std::string> expand(std::string_view hostlist, const std::string& origin) {
-    std::vector<std::string> names = expand_hostlist(hostlist, origin);
+    std::vector<std::string> names = expand_hostlist(hostlist, origin, name_limit_);
     names_expanded_ += names.size();
-    if (names_expanded_ > kMaxHostlistNames) {
+    if (names_expanded_ > name_limit_) {
       throw UsageError(fmt::format("{}: the hostlists up to here expand to more than {} names",
-                                   origin, kMaxHostlistNames));
+                                   origin, name_limit_));
     }
     return names;
   }
@@ -333,13 +334,15 @@ class SlurmTopologyReader {
 
   std::string origin_;
   std::vector<SwitchLine> lines_;
+  std::size_t name_limit_;
   std::size_t names_expanded_ = 0;
 };
 
 }  // namespace
 
-Topology parse_slurm_topology(std::string_view text, std::string_view origin) {
-  SlurmTopologyReader reader(origin);
+Topology parse_slurm_topology(std::string_view text, std::string_view origin,
+                              std::size_t name_limit) {
+  SlurmTopologyReader reader(origin, name_limit);
   topology_detail::for_each_line(
       text, [&](std::size_t number, std::string_view line) { reader.read(number, line); });
   return reader.finish();

@@ -176,6 +176,16 @@ TEST(DcgmDiag, GarbageNamesTheLineItBreaksOn) {
   EXPECT_EQ(diag.error_column, 5u);
 }
 
+// A number beyond a double is an error of the file, as a parse error is (the fuzzer found it
+// escaping as nlohmann's out_of_range).
+TEST(DcgmDiag, ANumberBeyondADoubleIsAnErrorOfTheFile) {
+  const DcgmDiag diag = parse_dcgm_diag("{\"DCGM GPU Diagnostic\": {\"version\": 1e99999}}");
+  ASSERT_TRUE(diag.error);
+  EXPECT_NE(diag.error->find("not readable JSON"), std::string::npos) << *diag.error;
+  EXPECT_NE(diag.error->find("1e99999"), std::string::npos) << *diag.error;
+  EXPECT_TRUE(diag.results.empty());
+}
+
 TEST(DcgmDiag, IsToldApartFromNcclTestsJson) {
   EXPECT_TRUE(looks_like_dcgm_diag(fixture("diag_r3_all_pass.json")));
   EXPECT_TRUE(looks_like_dcgm_diag(fixture("diag_new_key_unjudged_test.json")));

@@ -602,6 +602,85 @@ TEST(NcclTestsRecordsTest, AFailureIsAttributedToTheHostItNamesByExactName) {
   EXPECT_TRUE(contains(other.refused[0].why, "'node100', which ran no rank"));
 }
 
+// One rank per host, in the order given, and `failure` after the table.
+std::string hosts_log(const std::vector<std::string>& hosts, const std::string& failure) {
+  std::string text = kParameters;
+  for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
+    text += "#  Rank " + std::to_string(rank) + " Group  0 Pid " + std::to_string(100 + rank) +
+            " on " + hosts[rank] + " device  0 [0000:18:00] NVIDIA H100\n";
+  }
+  return text + kHeader + row("100.00", "100.00") + failure + "\n";
+}
+
+// Sets of names that are prefixes, suffixes or substrings of each other, and an FQDN beside its
+// short name: each name is its own host (docs/ingest.md, "Host names").
+const std::vector<std::vector<std::string>> kLookalikeHosts = {{"node1", "node10", "node100"},
+                                                               {"node100", "node10", "node1"},
+                                                               {"gpu-a1", "gpu-a10"},
+                                                               {"xn1", "n1"},
+                                                               {"n1", "xn1"},
+                                                               {"node1", "node1.cluster.local"},
+                                                               {"node1.cluster.local", "node1"}};
+
+// A failure lands on exactly the host it names, never on one whose name contains it or is
+// contained in it, in whatever order the ranks list them; the rank map keeps each name as
+// written.
+TEST(NcclTestsRecordsTest, LookalikeHostNamesAreNeverConfused) {
+  using V = std::vector<std::string>;
+  for (const V& hosts : kLookalikeHosts) {
+    for (const std::string& failing : hosts) {
+      for (const std::string& failure :
+           {failing + ": Test NCCL failure common.cu:1 'remote process " + hosts.front() + "'",
+            " .. " + failing + " pid 7: Test failure common.cu:3 " + hosts.back()}) {
+        const IngestedLog log =
+            ingest(parse_nccl_tests_log(hosts_log(hosts, failure)), "all_reduce_perf.log");
+        EXPECT_TRUE(log.refused.empty()) << failure;
+        EXPECT_EQ(error_hosts(log), V{failing}) << failure;
+        EXPECT_EQ(log.nodes, hosts);
+        ASSERT_EQ(log.records.at(0)["kind"], "run");
+        for (std::size_t rank = 0; rank < hosts.size(); ++rank)
+          EXPECT_EQ(log.records[0]["ranks"][rank]["node"], hosts[rank]) << failure;
+      }
+    }
+  }
+}
+
+// The same through the JSON reader: config.devices[].hostname and errors[].
+TEST(NcclTestsJsonTest, LookalikeHostNamesAreNeverConfused) {
+  using V = std::vector<std::string>;
+  for (const V& hosts : kLookalikeHosts) {
+    for (const std::string& failing : hosts) {
+      Json root = Json::parse(fixture("allreduce_failed.json"));
+      Json& devices = root["config"]["devices"];
+      while (devices.size() > hosts.size())
+        devices.erase(devices.size() - 1);
+      for (std::size_t rank = 0; rank < hosts.size(); ++rank)
+        devices[rank]["hostname"] = hosts[rank];
+      root["errors"] = Json::array(
+          {failing + ": Test NCCL failure common.cu:1125 'peer " + hosts.back() + " exited'"});
+      const IngestedLog log = ingest(parse_nccl_tests_json(root.dump()), "all_reduce_perf.json");
+      EXPECT_TRUE(log.refused.empty()) << (log.refused.empty() ? "" : log.refused[0].why);
+      EXPECT_EQ(error_hosts(log), V{failing});
+      EXPECT_EQ(log.nodes, hosts);
+    }
+  }
+}
+
+// A JSON hostname that is no valid node name refuses the test, naming the element: JSON gives
+// the reader no line per device.
+TEST(NcclTestsJsonTest, AHostnameThatIsNoValidNodeNameIsRefusedNeverChanged) {
+  for (const std::string host : {"gpu;reboot", "node1 ", "node1\nnode10", ".node1", ""}) {
+    Json root = Json::parse(fixture("allreduce_failed.json"));
+    root["config"]["devices"][2]["hostname"] = host;
+    const IngestedLog log = ingest(parse_nccl_tests_json(root.dump()), "all_reduce_perf.json");
+    EXPECT_EQ(log.tests, 0u) << host;
+    ASSERT_EQ(log.refused.size(), 1u) << host;
+    EXPECT_TRUE(contains(log.refused[0].why, host.empty() ? "config.devices[2] names no host"
+                                                          : "from config.devices[2]"))
+        << log.refused[0].why;
+  }
+}
+
 // A host that is no valid node name (as --node-name checks it) refuses the test on its device
 // line, never changed into something that is: shell metacharacters, a leading '-', too long.
 TEST(NcclTestsRecordsTest, AHostThatIsNoValidNodeNameIsRefusedOnItsLine) {

@@ -337,6 +337,67 @@ class IngestWithoutHosts(unittest.TestCase):
         errors = [r for r in read_records(run_dir / "records.jsonl") if r["status"] == "error"]
         self.assertEqual([r["host"] for r in errors], ["node10"])
 
+    def test_lookalike_hosts_in_mixed_logs_are_each_blamed_for_their_own_failure(self):
+        # Names that are prefixes, suffixes or substrings of each other, and an FQDN beside its
+        # short name, each in a different rank order per log: every failure lands on exactly the
+        # host its line names (docs/ingest.md, "Host names").
+        logs = {
+            "a_all_reduce_perf.log": (PARAMETERS + device_lines("node1", "node10", "node100") +
+                                      HEADER + ROWS + "node10: Test NCCL failure common.cu:1125 "
+                                      "'remote process node1 exited'\n" + FOOTER),
+            "b_all_reduce_perf.log": (PARAMETERS + device_lines("node100", "node10", "node1") +
+                                      HEADER + ROWS + " .. node100 pid 100: Test failure "
+                                      "common.cu:401 node10\n" + FOOTER),
+            "c_all_reduce_perf.log": (PARAMETERS + device_lines("xn1", "n1", "gpu-a10", "gpu-a1") +
+                                      HEADER + ROWS + "n1: Test CUDA failure common.cu:9 'xn1'\n" +
+                                      "gpu-a1: Test timeout (300s) common.cu:518\n" + FOOTER),
+            "d_all_reduce_perf.log": (PARAMETERS + device_lines("node1.cluster.local", "node1") +
+                                      HEADER + ROWS + "node1.cluster.local: Test NCCL failure "
+                                      "common.cu:1 'node1'\n" + FOOTER),
+        }
+        proc, run_dir = self.ingest(logs)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        records = read_records(run_dir / "records.jsonl")
+        validate_records(self, records)
+        # Each error record quotes "nccl-tests, PATH:LINE: the line".
+        errors = sorted((r["host"], r["reason"].split(": ", 1)[0].rsplit("/", 1)[-1])
+                        for r in records if r["status"] == "error")
+        self.assertEqual(errors, [("gpu-a1", "c_all_reduce_perf.log:11"),
+                                  ("n1", "c_all_reduce_perf.log:10"),
+                                  ("node1.cluster.local", "d_all_reduce_perf.log:8"),
+                                  ("node10", "a_all_reduce_perf.log:9"),
+                                  ("node100", "b_all_reduce_perf.log:9")])
+        meta = json.loads((run_dir / "meta.json").read_text())
+        self.assertEqual(sorted(meta["nodes"]),
+                         ["gpu-a1", "gpu-a10", "n1", "node1", "node1.cluster.local", "node10",
+                          "node100", "xn1"])
+
+    def test_an_invalid_host_in_a_log_is_one_line_naming_file_and_line_never_changed(self):
+        # Beside a log that reads: the run is written without the refused test, exit status 1.
+        good = PARAMETERS + device_lines("node1", "node10") + HEADER + ROWS + FOOTER
+        for bad in ("node1;reboot", "node1\x1b[2J", "-node10", "n" * 65):
+            bad_log = PARAMETERS + device_lines("node1", bad) + HEADER + ROWS + FOOTER
+            proc, run_dir = self.ingest({"a_all_reduce_perf.log": good,
+                                         "b_all_reduce_perf.log": bad_log}, run_id="mixed")
+            self.assertEqual(proc.returncode, 1, (bad, proc.stderr))
+            lines = [line for line in proc.stderr.splitlines() if "invalid node name" in line]
+            self.assertEqual(len(lines), 1, proc.stderr)
+            self.assertIn("b_all_reduce_perf.log:3: invalid node name '", lines[0])
+            self.assertIn("from the device line (line 3)", lines[0])
+            self.assertNotIn("\x1b", proc.stderr)
+            hosts = {r["host"] for r in read_records(run_dir / "records.jsonl")}
+            self.assertEqual(hosts, {"node1"}, bad)
+            shutil.rmtree(run_dir)
+        # JSON: no line per device, so the element is named; a newline in the name stays escaped.
+        root = json.loads((FIXTURES / "allreduce_per_iteration.json").read_text())
+        root["config"]["devices"][1]["hostname"] = "gpu-b01\nreboot"
+        proc, run_dir = self.ingest({"all_reduce_perf.json": json.dumps(root)}, run_id="json")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 2, proc.stderr)
+        self.assertIn("all_reduce_perf.json:1: invalid node name 'gpu-b01\\nreboot' from "
+                      "config.devices[1]: only letters", proc.stderr)
+        self.assertFalse(run_dir.exists())
+
 
 class IngestDcgm(unittest.TestCase):
     def setUp(self):
@@ -441,6 +502,16 @@ class IngestDcgm(unittest.TestCase):
             self.assertIn(f"{name}{where} not whole JSON", proc.stderr)
             self.assertFalse(run_dir.exists())
 
+    def test_a_number_beyond_a_double_is_one_usage_line(self):
+        damaged = self.tmp / "diag_big_number.json"
+        damaged.write_text('{"DCGM GPU Diagnostic": {"version": 1e99999}}\n')
+        proc = subprocess.run([BIN, "ingest", str(damaged), "--node", "node1", "--out",
+                               str(self.tmp / "out")], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertIn("diag_big_number.json: not readable JSON", proc.stderr)
+        self.assertFalse((self.tmp / "out").exists())
+
     def test_dcgm_and_nccl_tests_make_one_run(self):
         proc, run_dir = self.ingest("diag_r3_gpu1_memory_fail.json", "diag_r3_all_pass.json",
                                     nodes=("gpu-a01", "gpu-a02"))
@@ -463,6 +534,19 @@ class IngestDcgm(unittest.TestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("--node given 2 time(s) for 1 file(s) that do not name their node",
                       proc.stderr)
+
+    def test_each_diagnostic_lands_on_exactly_its_node(self):
+        # --node names that contain each other: the failing diagnostic is node10's alone.
+        proc, run_dir = self.ingest("diag_r3_all_pass.json", "diag_r3_gpu1_memory_fail.json",
+                                    "diag_r3_all_pass.json", nodes=("node1", "node10", "node100"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        records = read_records(run_dir / "records.jsonl")
+        failed = {r["host"] for r in records if r["status"] == "fail"}
+        self.assertEqual(failed, {"node10"})
+        self.assertEqual({r["host"] for r in records}, {"node1", "node10", "node100"})
+        _, nodes = self.certify(run_dir)
+        self.assertEqual({n: v["state"] for n, v in nodes.items()},
+                         {"node1": "certified", "node10": "quarantined", "node100": "certified"})
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/errors.hpp"
 #include "pool/scontrol_answers.hpp"
 #include "temp_directory.hpp"
 
@@ -133,6 +134,62 @@ TEST(ScontrolAnswers, EachNodeLineIsReadAloneAndKeepsItsOwnStateAndReason) {
   EXPECT_EQ(nodes.at("node1").reason, "");
   EXPECT_FALSE(nodes.at("node1").drained_by_commcert());
   EXPECT_EQ(nodes.at("node2").reason, "commcert: slow");
+}
+
+// Names that are prefixes, suffixes or substrings of each other, and an FQDN beside its short
+// name, are different nodes: each keeps its own state, and a drain or resume names exactly the
+// node the verdict names (an FQDN in a verdict is not Slurm's short-named node: left alone).
+TEST(ScontrolAnswers, LookalikeNodeNamesAreDifferentNodes) {
+  const auto nodes = parse_scontrol_nodes(
+      "NodeName=node10 State=IDLE+DRAIN Reason=commcert: slow [root@t]\n"
+      "NodeName=node1 State=IDLE\n"
+      "NodeName=node100 State=IDLE+DRAIN Reason=hw: fan [root@t]\n"
+      "NodeName=gpu-a1 State=IDLE\n"
+      "NodeName=gpu-a10 State=IDLE+DRAIN Reason=commcert: x [root@t]\n"
+      "NodeName=xn1 State=IDLE\n"
+      "NodeName=n1 State=IDLE+DRAIN Reason=commcert: y [root@t]\n");
+  ASSERT_EQ(nodes.size(), 7u);
+  EXPECT_FALSE(nodes.at("node1").drained());
+  EXPECT_TRUE(nodes.at("node10").drained_by_commcert());
+  EXPECT_EQ(nodes.at("node100").reason, "hw: fan");
+  EXPECT_FALSE(nodes.at("gpu-a1").drained());
+  EXPECT_FALSE(nodes.at("xn1").drained());
+  EXPECT_TRUE(nodes.at("n1").drained_by_commcert());
+
+  const auto actions =
+      plan_slurm_actions({{"node10", NodeDecisionState::kQuarantined, "allreduce slow"},
+                          {"node1", NodeDecisionState::kCertified, ""},
+                          {"gpu-a10", NodeDecisionState::kCertified, ""},
+                          {"xn1", NodeDecisionState::kQuarantined, "bad"},
+                          {"node1.cluster.local", NodeDecisionState::kQuarantined, "bad"}},
+                         nodes);
+  ASSERT_EQ(actions.size(), 5u);
+  EXPECT_EQ(actions[0].kind, PoolActionKind::kDrain);
+  EXPECT_EQ(actions[0].command.at(2), "NodeName=node10");
+  EXPECT_EQ(actions[1].kind, PoolActionKind::kLeave);  // node1 in service, not node10's drain
+  EXPECT_EQ(actions[2].kind, PoolActionKind::kResume);
+  EXPECT_EQ(actions[2].command.at(2), "NodeName=gpu-a10");
+  EXPECT_EQ(actions[3].kind, PoolActionKind::kDrain);
+  EXPECT_EQ(actions[3].command.at(2), "NodeName=xn1");  // not n1, drained already
+  EXPECT_EQ(actions[4].kind, PoolActionKind::kLeave);
+  EXPECT_EQ(actions[4].why, "not a Slurm node here");
+}
+
+// A NodeName that is no valid node name (the check of --node-name) is one error naming its
+// line, never a name changed into another that could be a different node's.
+TEST(ScontrolAnswers, ANodeNameThatIsNoValidNodeNameIsAnErrorNamingItsLine) {
+  const std::string good = "NodeName=node1 State=IDLE\n";
+  for (const std::string& bad : std::vector<std::string>{
+           "node1;reboot", "-node1", ".node1", "node\x1b[2J", "n\tState=X", std::string(65, 'n')}) {
+    try {
+      (void)parse_scontrol_nodes(good + "\nNodeName=" + bad + " State=IDLE\n");
+      ADD_FAILURE() << bad;
+    } catch (const RuntimeFailure& error) {
+      const std::string what = error.what();
+      EXPECT_NE(what.find("from scontrol show node, line 3: "), std::string::npos) << what;
+      EXPECT_EQ(what.find_first_of("\n\x1b\t"), std::string::npos) << what;
+    }
+  }
 }
 
 }  // namespace

@@ -72,6 +72,8 @@ TEST(HostlistTest, KeepsNamesExactSoPrefixesStayDistinct) {
   const std::set<std::string> distinct(names.begin(), names.end());
   EXPECT_EQ(distinct.size(), 3u);
   EXPECT_THAT(expand("gpu.rack-1_a"), ElementsAre("gpu.rack-1_a"));
+  EXPECT_THAT(expand("gpu-a[1,10],xn1,n1,node1.cluster.local,node1"),
+              ElementsAre("gpu-a1", "gpu-a10", "xn1", "n1", "node1.cluster.local", "node1"));
 }
 
 TEST(HostlistTest, ExpandsExactlyTheLimitAndRefusesOneMore) {

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -140,6 +142,21 @@ TEST(IbnetdiscoverTest, NamesHostsByGuidWhereTheCallerSaysSo) {
   EXPECT_THAT(error_of(two_leaves(), options),
               HasSubstr("invalid node name 'bad name' from the host name given for GUID "
                         "0000000000000201"));
+}
+
+// A CA's host is the first word of its description, exactly: n1 and xn1, node1 and node10,
+// and an FQDN (rdma-ndd's "%h" is the hostname as the node has it) are distinct hosts.
+TEST(IbnetdiscoverTest, KeepsLookalikeHostNamesExact) {
+  for (const auto& [left, right] : std::vector<std::pair<std::string, std::string>>{
+           {"xn1", "n1"}, {"node10", "node1"}, {"node1", "node1.cluster.local"}}) {
+    std::string text = two_leaves();
+    text.replace(text.find("\"n1 mlx5_0\""), 11, "\"" + left + " mlx5_0\"");
+    text.replace(text.find("\"n2 mlx5_0\""), 11, "\"" + right + " mlx5_0\"");
+    const Topology topology = parse(text);
+    EXPECT_EQ(topology.leaf_of(left), "leaf-a") << left;
+    EXPECT_EQ(topology.leaf_of(right), "leaf-b") << right;
+    EXPECT_EQ(topology.node_names().size(), 2u);
+  }
 }
 
 TEST(IbnetdiscoverTest, NamesSwitchesByGuidWhereTheirDescriptionIsEmptyOrShared) {

@@ -121,6 +121,22 @@ TEST(SlurmTopologyTest, KeepsHostNamesExact) {
   EXPECT_EQ(topology.leaf_of("node1 "), std::nullopt);
 }
 
+// Suffixes, substrings and an FQDN beside its short name: each is its own host, on the leaf its
+// own line names (docs/topology.md: names are compared exactly).
+TEST(SlurmTopologyTest, KeepsLookalikeHostsOnTheirOwnLeaves) {
+  const Topology topology = parse(
+      "SwitchName=a Nodes=gpu-a1,xn1,node1.cluster.local\n"
+      "SwitchName=b Nodes=gpu-a[10],n1,node1\n");
+  EXPECT_EQ(topology.leaf_of("gpu-a1"), "a");
+  EXPECT_EQ(topology.leaf_of("gpu-a10"), "b");
+  EXPECT_EQ(topology.leaf_of("xn1"), "a");
+  EXPECT_EQ(topology.leaf_of("n1"), "b");
+  EXPECT_EQ(topology.leaf_of("node1.cluster.local"), "a");
+  EXPECT_EQ(topology.leaf_of("node1"), "b");
+  EXPECT_EQ(topology.leaf_of("node1.cluster"), std::nullopt);
+  EXPECT_EQ(topology.leaf_of("gpu-a"), std::nullopt);
+}
+
 TEST(SlurmTopologyTest, ReadsAFatTreeOf1024HostsUnder32LeavesAnd4Spines) {
   const topology_test::FatTree tree;
   const Topology topology = parse(topology_test::topology_conf(tree));
@@ -246,6 +262,24 @@ TEST(SlurmTopologyTest, BoundsTheNamesOfAllHostlistsOfAFile) {
       "SwitchName=a Nodes=n[1-600000]\nSwitchName=b Nodes=m[1-600000]\nSwitchName=c Nodes=x\n";
   EXPECT_THAT(error_of(text), HasSubstr("topo.conf:2: the hostlists up to here expand to more "
                                         "than 1000000 names"));
+  // A smaller bound, as the fuzz target asks for: exactly it is read, one more is refused, and
+  // one hostlist over it is refused before its names are made.
+  EXPECT_EQ(parse_slurm_topology("SwitchName=a Nodes=n[1-3]\nSwitchName=b Nodes=m1\n", "t", 4)
+                .node_names()
+                .size(),
+            4u);
+  try {
+    (void)parse_slurm_topology("SwitchName=a Nodes=n[1-3]\nSwitchName=b Nodes=m[1-2]\n", "t", 4);
+    ADD_FAILURE() << "5 names under a bound of 4";
+  } catch (const UsageError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("t:2: the hostlists up to here expand to more than 4"));
+  }
+  try {
+    (void)parse_slurm_topology("SwitchName=a Nodes=n[1-999999999]\n", "t", 4);
+    ADD_FAILURE() << "a hostlist of 999999999 names under a bound of 4";
+  } catch (const UsageError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("expands to more than 4 names"));
+  }
 }
 
 // s0 over s1 over ... over the leaf s(n-1), each listing the leaf's host as scontrol would:
