@@ -62,11 +62,27 @@ class MarkdownReporter final : public VerdictReporter {
     if (!switch_paths.empty()) out += "\n";
     for (const auto& path : switch_paths)
       out += fmt::format("- suspect switch path: {}\n", cell(path));
+    out += notes_section(v);
     if (report.run) out += run_sections(*report.run);
     return out;
   }
 
  private:
+  // What the input said beside the nodes' verdicts (a missed --target-ci, a run that owned up to
+  // a fault, injected faults): one list item each, as the HTML report's "Notes on the input".
+  static std::string notes_section(const FleetVerdict& v) {
+    if (v.notes.empty()) return {};
+    std::string out = "\n### Notes on the input\n\n";
+    for (const auto& note : v.notes) {
+      const std::string where = note.file.empty() ? std::string()
+                                : note.line == 0
+                                    ? cell(note.file) + ": "
+                                    : fmt::format("{}:{}: ", cell(note.file), note.line);
+      out += fmt::format("- `{}` {}{}\n", note.code, where, cell(note.message));
+    }
+    return out;
+  }
+
   static std::string run_sections(const RunDetails& run) {
     std::string out;
     if (!run.judged.empty()) {

@@ -258,6 +258,21 @@ TEST(PrometheusReport, LineFeedInALabelValueStaysOnOneLine) {
   EXPECT_THAT(prom, HasSubstr("node=\"node\\n0\""));
 }
 
+// The verdict's notes (a missed --target-ci among them) are list items of their own, escaped as
+// cells are; a verdict without notes has no such section.
+TEST(MarkdownReport, TheVerdictsNotesAreListedEscaped) {
+  EXPECT_THAT(render("md", nullptr), Not(HasSubstr("Notes on the input")));
+  FleetVerdict v = verdict();
+  v.notes.push_back({"measurement.target_ci_missed", "results/r1/records.jsonl", 7,
+                     "run r1: allreduce did not reach its target CI of ±1% | <b>"});
+  v.notes.push_back({"input.fault_injection", "results/r1/meta.json", 0, "planted"});
+  const std::string md = make_verdict_reporter("md")->render(Report(v));
+  EXPECT_THAT(md, HasSubstr("\n### Notes on the input\n\n- `measurement.target_ci_missed` "
+                            "results/r1/records.jsonl:7: run r1: allreduce did not reach its "
+                            "target CI of ±1% \\| &lt;b&gt;\n- `input.fault_injection` "
+                            "results/r1/meta.json: planted\n"));
+}
+
 TEST(MarkdownReport, NodesToActOnWithEscapedCells) {
   const RunDetails run = details();
   const std::string md = render("md", &run);
