@@ -77,6 +77,7 @@ RunSpread run_spread(const std::vector<const MetricSample*>& kept, double mean) 
   }
   if (per_run.size() < 2) return out;
   std::vector<double> means;
+  means.reserve(per_run.size());
   for (const auto& [run, total] : per_run)
     means.push_back(total.first / static_cast<double>(total.second));
   const double centre =

@@ -125,6 +125,7 @@ void judge_peer_series(const PeerKey& key, const std::map<int, PeerFigure>& gpus
                                           ? spec.host_remote_floor_gb_per_s
                                           : spec.device_local_floor_gb_per_s;
   std::vector<double> figures;
+  figures.reserve(gpus.size());
   for (const auto& [gpu, f] : gpus)
     figures.push_back(f.figure);
   std::sort(figures.begin(), figures.end());
