@@ -135,12 +135,8 @@ std::string verdict_section(const FleetVerdict& v) {
   if (!v.notes.empty()) {
     out += "<h3>Notes on the input</h3><ul>";
     for (const auto& note : v.notes) {
-      // A note about the fleet rather than a file names no place.
-      const std::string where = note.file.empty() ? std::string()
-                                : note.line == 0  ? e(note.file) + ": "
-                                                  : fmt::format("{}:{}: ", e(note.file), note.line);
-      out += fmt::format("<li><span class=\"code\">{}</span> {}{}</li>", e(note.code), where,
-                         e(note.message));
+      out += fmt::format("<li><span class=\"code\">{}</span> {}{}</li>", e(note.code),
+                         e(note.place()), e(note.message));
     }
     out += "</ul>\n";
   }

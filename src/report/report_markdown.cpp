@@ -74,11 +74,7 @@ class MarkdownReporter final : public VerdictReporter {
     if (v.notes.empty()) return {};
     std::string out = "\n### Notes on the input\n\n";
     for (const auto& note : v.notes) {
-      const std::string where = note.file.empty() ? std::string()
-                                : note.line == 0
-                                    ? cell(note.file) + ": "
-                                    : fmt::format("{}:{}: ", cell(note.file), note.line);
-      out += fmt::format("- `{}` {}{}\n", note.code, where, cell(note.message));
+      out += fmt::format("- `{}` {}{}\n", note.code, cell(note.place()), cell(note.message));
     }
     return out;
   }

@@ -71,10 +71,8 @@ class TextReporter final : public VerdictReporter {
         "input: {} file(s), {} record(s), {} duplicate line(s), {} unreadable line(s)\n",
         v.inputs.size(), records, duplicates, unreadable);
     for (const auto& note : v.notes) {
-      const std::string where = note.file.empty() ? std::string()
-                                : note.line > 0   ? fmt::format("{}:{}: ", note.file, note.line)
-                                                  : fmt::format("{}: ", note.file);
-      out += fmt::format("note: {}{} [{}]\n", printable(where), printable(note.message), note.code);
+      out += fmt::format("note: {}{} [{}]\n", printable(note.place()), printable(note.message),
+                         note.code);
     }
     return out;
   }

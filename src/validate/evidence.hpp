@@ -261,6 +261,10 @@ struct P2pEvidence {
     return (status == RecordStatus::kOk || status == RecordStatus::kFail) && path != kNoString &&
            (bytes_per_s || latency_s);
   }
+  // The one GPU a host<->GPU or device-local figure is of (the end that is not the host).
+  [[nodiscard]] int own_gpu() const {
+    return src_gpu >= 0 ? src_gpu : dst_gpu >= 0 ? dst_gpu : gpu.index;
+  }
 };
 
 // kind `health`, component `node`.

@@ -149,23 +149,23 @@ void judge_peer_series(const PeerKey& key, const std::map<int, PeerFigure>& gpus
 
 std::vector<P2pPeerVerdict> judge_p2p_peer_figures(const Evidence& evidence, const P2pSpec& spec) {
   std::map<PeerKey, std::map<int, PeerFigure>> grouped;
-  std::map<PeerKey, bool> latency;
+  const auto is_latency = [&](const PeerKey& key) {
+    return evidence.text(std::get<3>(key)) == "pointer_chase";
+  };
   for (std::size_t i = 0; i < evidence.p2p.size(); ++i) {
     const P2pEvidence& r = evidence.p2p[i];
     const auto found = peer_figure(evidence, r);
     if (!found) continue;
     const auto& [key, figure] = *found;
-    const bool is_latency = evidence.text(r.method) == "pointer_chase";
-    latency[key] = is_latency;
-    const int gpu = r.src_gpu >= 0 ? r.src_gpu : r.dst_gpu >= 0 ? r.dst_gpu : r.gpu.index;
+    const int gpu = r.own_gpu();
     // A GPU measured twice in a run is judged by its worse figure.
     auto [it, inserted] = grouped[key].try_emplace(gpu, PeerFigure{i, figure});
-    const bool worse = is_latency ? figure > it->second.figure : figure < it->second.figure;
+    const bool worse = is_latency(key) ? figure > it->second.figure : figure < it->second.figure;
     if (!inserted && worse) it->second = {i, figure};
   }
   std::vector<P2pPeerVerdict> out;
   for (const auto& [key, gpus] : grouped)
-    judge_peer_series(key, gpus, latency[key], spec, out);
+    judge_peer_series(key, gpus, is_latency(key), spec, out);
   return out;
 }
 

@@ -2,11 +2,18 @@
 
 #include <cctype>
 
+#include <fmt/format.h>
+
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
 #include "core/record.hpp"
 
 namespace commcert {
+
+std::string InputNote::place() const {
+  if (file.empty()) return {};
+  return line > 0 ? fmt::format("{}:{}: ", file, line) : fmt::format("{}: ", file);
+}
 namespace {
 
 constexpr int kVerdictSchema = 1;

@@ -70,6 +70,10 @@ struct InputNote {
   std::string file;
   std::uint32_t line = 0;
   std::string message;
+
+  // "FILE:LINE: ", "FILE: " (line 0: the file as a whole) or empty (a note about the fleet),
+  // unescaped: each output escapes it as it escapes the message.
+  [[nodiscard]] std::string place() const;
 };
 
 struct FleetVerdict {

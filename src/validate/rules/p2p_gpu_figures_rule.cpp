@@ -20,7 +20,7 @@ class P2pGpuFiguresRule final : public Rule {
     for (const auto& v : judge_p2p_peer_figures(evidence, context.baseline.p2p)) {
       const P2pEvidence& r = evidence.p2p[v.record];
       const bool remote = v.kind == P2pPeerKind::kHostRemote;
-      const int index = r.src_gpu >= 0 ? r.src_gpu : r.dst_gpu >= 0 ? r.dst_gpu : r.gpu.index;
+      const int index = r.own_gpu();
       const GpuKey gpu{index, r.gpu.index == index ? r.gpu.uuid : kNoString};
       Finding f = gpu_finding(
           evidence,
