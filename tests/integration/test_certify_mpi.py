@@ -98,6 +98,39 @@ class CertifyAfterMpiSweep(unittest.TestCase):
         node1 = next(n for n in verdict["nodes"] if n["node"] == "node1")
         self.assertEqual(node1["first_reason"]["code"], "collective.not_arrived")
 
+    def test_error_record_appended_to_a_clean_run_leaves_its_node_inconclusive(self):
+        # An error record of one node, written after the passing records of the same check (as a
+        # second process or a later tool might), weighs on that node alone and is cited by line.
+        run_dir, sweep_status = self.sweep("appended")
+        self.assertEqual(sweep_status, 0)
+        records = os.path.join(run_dir, "records.jsonl")
+        with open(records) as f:
+            original = f.read()
+        for case, fields in (("with collective", {"collective": "allreduce"}),
+                             ("without collective", {})):
+            with self.subTest(case):
+                first = json.loads(original.splitlines()[0])
+                appended = {"schema": first["schema"], "run_id": first["run_id"],
+                            "kind": "collective", "status": "error", "host": "node2",
+                            "reason": "MPI_ERR_TRUNCATE: message truncated", **fields}
+                with open(records, "w") as f:
+                    f.write(original + json.dumps(appended) + "\n")
+                appended_line = len(original.splitlines()) + 1
+                proc = self.certify(run_dir)
+                with open(records, "w") as f:
+                    f.write(original)
+                self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)  # inconclusive
+                verdict = self.verdict(run_dir)
+                self.assertEqual(self.states(verdict), {"node0": "certified", "node1": "certified",
+                                                        "node2": "inconclusive", "node3": "certified"})
+                node2 = next(n for n in verdict["nodes"] if n["node"] == "node2")
+                cited = [(r["code"], e["line"]) for r in node2["reasons"] for e in r.get("evidence", [])
+                         if e["file"].endswith("records.jsonl")]
+                self.assertIn(("evidence.error", appended_line), cited, node2)
+                self.assertTrue(any("MPI_ERR_TRUNCATE" in r["message"] for r in node2["reasons"]),
+                                node2)
+                notes = [n["code"] for n in verdict["notes"]]
+                self.assertIn("input.meta_disagrees", notes)
 
 if __name__ == "__main__":
     unittest.main()
