@@ -417,7 +417,8 @@ class FakeGpuTest(TemporaryDirectory):
         (prefix / "bin" / "commcert").write_text(FAKE_COMMCERT)
         (prefix / "bin" / "commcert").chmod(0o755)
         env = self.make_fakes(prefix / "libexec" / "commcert")
-        shutil.copy(WRITER, prefix / "libexec" / "commcert" / "selftest-report")
+        for path in [WRITER, *WRITER.parent.glob("selftest_*.py")]:  # as the bundle installs them
+            shutil.copy(path, prefix / "libexec" / "commcert" / path.name)
         completed, out, report, calls = self.run_script(prefix / "bin" / "commcert-selftest", env)
         self.assert_every_step_ran(completed, out, report, calls)
         self.assertIn("(bundle layout; commcert `" + str(prefix / "bin" / "commcert"), report)
