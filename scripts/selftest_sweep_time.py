@@ -52,8 +52,13 @@ def run_problem(who, round_, step):
     return None
 
 
+def ended_well(step):
+    return step is not None and step.rc == 0
+
+
 class Round:
-    """One round: our process and theirs, their wall seconds and out-of-place times per size."""
+    """One round: our process and theirs, their wall seconds and out-of-place times per size (only
+    from a process that ended with exit 0: a killed one's records are partial)."""
 
     def __init__(self, report, number, runs):
         self.number = number
@@ -64,24 +69,24 @@ class Round:
         records = read_records(report.out / "results" / f"{STEP}-{number}" / "records.jsonl", report.problems)
         collectives = [r for r in records if r.get("kind") == "collective"]
         self.our_times = {r.get("bytes"): r["time_s"] for r in collectives
-                          if r.get("status") == "ok" and r.get("collective") == "allreduce"
+                          if ended_well(self.ours) and r.get("status") == "ok" and r.get("collective") == "allreduce"
                           and not r.get("in_place") and r.get("cycle", 0) == 0 and r.get("time_s") is not None}
         for r in collectives:
             if r.get("status") in ("fail", "error", "timeout"):
                 self.problems.append(f"round {number}: ours {size_text(r.get('bytes') or 0)} {r.get('status')}")
         table = read_nccl_tests(report.out / "nccl-tests" / f"all_reduce_perf-{STEP}-{number}.txt")
         self.their_times = {t["bytes"]: t["time_us"] * 1e-6 for t in table
-                            if not t["in_place"] and t["time_us"] is not None}
+                            if ended_well(self.theirs) and not t["in_place"] and t["time_us"] is not None}
         for t in table:
             if t["wrong"]:
                 self.problems.append(f"round {number}: nccl-tests {size_text(t['bytes'])} {t['wrong']:g} wrong")
-        if self.theirs is not None and self.theirs.rc == 0 and not table:
+        if ended_well(self.theirs) and not table:
             self.problems.append(f"round {number}: all_reduce_perf printed no table")
 
     @property
     def timed(self):
         """Both processes ended by themselves with exit 0: their wall times compare."""
-        return all(s is not None and s.rc == 0 and s.seconds is not None for s in (self.ours, self.theirs))
+        return all(ended_well(s) and s.seconds is not None for s in (self.ours, self.theirs))
 
 
 def section(report):
@@ -100,13 +105,13 @@ def section(report):
     rounds = [Round(report, n, runs) for n in numbers]
     problems = [problem for r in rounds for problem in r.problems]
     largest = size_bytes(p.get("sweep_time_maxbytes"))
-    report.w(f"`commcert sweep allreduce --backend nccl -g {report.ngpus} -b 8 -e {p.get('sweep_time_maxbytes')} -f 2` "
-             f"against `all_reduce_perf -b 8 -e {p.get('sweep_time_maxbytes')} -f 2 -g {report.ngpus}`, each with "
-             f"its defaults otherwise, as whole processes timed by the self-test, in {len(rounds)} rounds of the "
-             f"two one after the other, each process bounded at {p.get('sweep_time_bound_s', '?')} s. Targets: "
-             f"the median of our wall times ≤ {WALL_TARGET} × the median of theirs; at each size below, our "
-             "relative spread across the rounds ((max − min) / median of the out-of-place time per operation) "
-             "no wider than theirs.")
+    largest_text, planned = p.get("sweep_time_maxbytes"), p.get("sweep_time_rounds") or len(rounds)
+    report.w(f"`commcert sweep allreduce --backend nccl -g {report.ngpus} -b 8 -e {largest_text} -f 2` against "
+             f"`all_reduce_perf -b 8 -e {largest_text} -f 2 -g {report.ngpus}`, each with its defaults otherwise, "
+             f"as whole processes timed by the self-test, in {planned} rounds of the two one after the other, "
+             f"each process bounded at {p.get('sweep_time_bound_s', '?')} s. Targets: the median of our wall "
+             f"times ≤ {WALL_TARGET} × the median of theirs; at each size below, our relative spread across the "
+             "rounds ((max − min) / median of the out-of-place time per operation) no wider than theirs.")
     report.w()
     wall_ratio = wall_table(report, rounds)
     if wall_ratio is None:

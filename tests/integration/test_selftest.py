@@ -261,6 +261,8 @@ class ReportWriterTest(TemporaryDirectory):
         self.assertIn("round 3: commcert killed at its bound of 600 s", report)
         self.assertIn("round 1: nccl-tests 8 B 3 wrong", report)
         self.assertIn("| median of 2 | 12.66 | 30.18 |", report)
+        # the killed process's records are partial: its sizes count in no spread
+        self.assertIn("| 8 B | 11.06 | 0.72% | 10.90 | 1.74% | PASS |", report)
         self.assertIn("| 3 | 600.00 | 30.13 | n/a | not timed: round 3: commcert killed at its bound of 600 s |", report)
 
     def test_one_rank_in_place_rows_are_shown_not_judged(self):
