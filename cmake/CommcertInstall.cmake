@@ -7,6 +7,8 @@ endif()
 install(PROGRAMS scripts/selftest DESTINATION bin RENAME commcert-selftest OPTIONAL)
 install(PROGRAMS scripts/selftest-report DESTINATION libexec/commcert RENAME selftest-report
         OPTIONAL)
+install(FILES scripts/selftest_common.py scripts/selftest_sweep_time.py
+        DESTINATION libexec/commcert OPTIONAL)  # the report writer's modules, imported from its directory
 # What the self-test runs beside commcert: the plain cuBLASLt GEMM and the GPU unit tests.
 foreach(helper commcert_plain_gemm commcert_gpu_tests commcert_gpu_stage_gpu_tests)
   if(TARGET ${helper})

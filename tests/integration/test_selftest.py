@@ -26,7 +26,7 @@ SCRIPT = SOURCE_DIR / "scripts" / "selftest"
 WRITER = SOURCE_DIR / "scripts" / "selftest-report"
 FIXTURES = SOURCE_DIR / "tests" / "fixtures" / "selftest"
 STEP_NAMES = ["version", "health", "commcert_gpu_tests", "commcert_gpu_stage_gpu_tests", "sweep", "sweep-graph",
-              "nccl-tests", "burn", "plain-gemm", "membw", "fault-corrupt", "fault-hang"]
+              "nccl-tests", "sweep-time", "burn", "plain-gemm", "membw", "fault-corrupt", "fault-hang"]
 GPU_STEPS = STEP_NAMES[2:]
 
 
@@ -87,6 +87,17 @@ class ReportWriterTest(TemporaryDirectory):
         self.assertIn("| allreduce | 1 MiB | out | 19.0 | 18.7 | 55.22 | 56.06 | 0.985 | shown |", report)
         self.assertIn("| allreduce | 4 MiB | out | 40.0 | 39.4 | 104.96 | 106.56 | 0.985 | PASS |", report)
         self.assertIn("| alltoall | 4 MiB | in |", report)
+        # a whole sweep's wall time beside nccl-tests', round by round, and the spreads
+        self.assertIn("`commcert sweep allreduce --backend nccl -g 2 -b 8 -e 8G -f 2` against "
+                      "`all_reduce_perf -b 8 -e 8G -f 2 -g 2`", report)
+        self.assertIn("| 2 | 12.91 | 30.51 | 0.423 |", report)
+        self.assertIn("| median of 3 | 12.63 | 30.13 | 0.419 | PASS |", report)
+        self.assertIn("| 8 B | 11.05 | 0.72% | 10.90 | 1.74% | PASS |", report)
+        self.assertIn("| 1 MiB | 19.01 | 0.68% | 18.83 | 1.81% | PASS |", report)
+        self.assertIn("| 64 MiB |", report)
+        self.assertIn("| 8 GiB | 23880.20 | 0.13% | 23897.30 | 0.52% | PASS |", report)
+        self.assertIn("| 8 | sweep-time |", report)
+        self.assertRegex(report, r"\| sweep-time \|[^\n]*\| PASS \| 0,0,0,0,0,0 \| 128\.4 \| 3600 \| wall 0\.419×")
         # burn against the plain GEMM (joined on the PCI bus id, spelled two ways), membw against memcpy
         self.assertIn("| 0 | NVIDIA H100 80GB HBM3 | 741.9 | 758.2 | 0.979 | PASS | 75.0% | 0 | false |", report)
         self.assertIn("| 1 | NVIDIA H100 80GB HBM3 | 736.4 | 754.0 | 0.977 | PASS |", report)
@@ -128,6 +139,9 @@ class ReportWriterTest(TemporaryDirectory):
         completed, report = self.write_report(self.scenario("no-nccl-tests"))
         self.assertEqual(completed.returncode, 0, completed.stdout)
         self.assertEqual(step_rows(report)["nccl-tests"], "NOT AVAILABLE")
+        self.assertEqual(step_rows(report)["sweep-time"], "NOT RUN")
+        self.assertIn("Not timed: nccl-tests not available (no all_reduce_perf to time our sweep against).", report)
+        self.assertIn("Not run: `sweep-time`.", report)
         self.assertIn("Not compared: nccl-tests not available (no all_reduce_perf on PATH or in $NCCL_TESTS_DIR).",
                       report)
         self.assertNotIn("nccl-tests GB/s", report)
@@ -178,6 +192,79 @@ class ReportWriterTest(TemporaryDirectory):
                 self.assertRegex(report, r"\| allreduce \| 1 MiB \| out \|[^\n]*\| 0\.895 \| "
                                  + ("BELOW TARGET" if judged else "shown") + r" \|")
 
+    @staticmethod
+    def edit_sweep_time_seconds(out, seconds):
+        """Sets the wall seconds of sweep-time's processes: seconds[("commcert", 2)] = 15.0."""
+        steps = out / "steps.tsv"
+        lines = []
+        for line in steps.read_text().splitlines():
+            fields = line.split("\t")
+            who, _, round_ = fields[0].removeprefix("sweep-time/").rpartition("-")
+            if fields[0].startswith("sweep-time/") and (who, int(round_)) in seconds:
+                fields[2] = str(seconds[(who, int(round_))])
+            lines.append("\t".join(fields))
+        steps.write_text("\n".join(lines) + "\n")
+
+    def test_sweep_time_is_judged_at_half_of_nccl_tests_wall_time(self):
+        for ours, passes in ((15.0, True), (15.01, False), (29.0, False)):
+            with self.subTest(ours=ours):
+                shutil.rmtree(self.tmp / "out", ignore_errors=True)
+                out = self.scenario()
+                seconds = {("all_reduce_perf", k): 30.0 + k - 2 for k in (1, 2, 3)}
+                seconds.update({("commcert", k): ours + (k - 2) / 10 for k in (1, 2, 3)})
+                self.edit_sweep_time_seconds(out, seconds)
+                completed, report = self.write_report(out)
+                rows = step_rows(report)
+                self.assertEqual(completed.returncode, 0 if passes else 1, completed.stdout)
+                self.assertEqual([name for name, result in rows.items() if result != "PASS"],
+                                 [] if passes else ["sweep-time"])
+                ratio = ours / 30.0
+                self.assertIn(f"| median of 3 | {ours:.2f} | 30.00 | {ratio:.3f} | "
+                              + ("PASS |" if passes else "ABOVE TARGET |"), report)
+                self.assertEqual(f"wall time {ratio:.2f}× nccl-tests' (target ≤ 0.5)" in report, not passes)
+
+    def test_a_wider_spread_than_nccl_tests_fails_sweep_time(self):
+        # 64 MiB takes ours 192.4, 193.1, 192.7 µs (0.36 %) and theirs 191.6-193.9 µs (1.19 %):
+        # ours at 195.0 µs in round 2 spreads 1.35 %.
+        out = self.scenario()
+        records = out / "results" / "sweep-time-2" / "records.jsonl"
+        lines = []
+        for line in records.read_text().splitlines():
+            record = json.loads(line)
+            if record.get("bytes") == 64 << 20 and not record.get("in_place"):
+                record["time_s"] = 195.0e-6
+            lines.append(json.dumps(record))
+        records.write_text("\n".join(lines) + "\n")
+        completed, report = self.write_report(out)
+        self.assertEqual(completed.returncode, 1, completed.stdout)
+        rows = step_rows(report)
+        self.assertEqual([name for name, result in rows.items() if result != "PASS"], ["sweep-time"])
+        self.assertIn("| 64 MiB | 192.70 | 1.35% | 192.50 | 1.19% | WIDER THAN THEIRS |", report)
+        self.assertIn("64 MiB: our spread 1.35% wider than nccl-tests' 1.19%", report)
+        self.assertIn("| median of 3 | 12.63 | 30.13 | 0.419 | PASS |", report)
+
+    def test_a_sweep_time_round_killed_or_wrong_fails_and_is_left_out_of_the_median(self):
+        out = self.scenario()
+        steps = out / "steps.tsv"
+        steps.write_text(steps.read_text().replace("sweep-time/commcert-3\t0\t12.633\t",
+                                                   "sweep-time/commcert-3\t124\t600.0\t"))
+        table = out / "nccl-tests" / "all_reduce_perf-sweep-time-1.txt"
+        lines = table.read_text().splitlines()
+        eight_bytes = next(i for i, line in enumerate(lines) if line.split()[:1] == ["8"])
+        fields = lines[eight_bytes].split()
+        fields[8] = "3"  # out-of-place #wrong
+        lines[eight_bytes] = " ".join(fields)
+        table.write_text("\n".join(lines) + "\n")
+        completed, report = self.write_report(out)
+        self.assertEqual(completed.returncode, 1, completed.stdout)
+        self.assertEqual(step_rows(report)["sweep-time"], "FAIL")
+        self.assertIn("round 3: commcert killed at its bound of 600 s", report)
+        self.assertIn("round 1: nccl-tests 8 B 3 wrong", report)
+        self.assertIn("| median of 2 | 12.66 | 30.18 |", report)
+        # the killed process's records are partial: its sizes count in no spread
+        self.assertIn("| 8 B | 11.06 | 0.72% | 10.90 | 1.74% | PASS |", report)
+        self.assertIn("| 3 | 600.00 | 30.13 | n/a | not timed: round 3: commcert killed at its bound of 600 s |", report)
+
     def test_one_rank_in_place_rows_are_shown_not_judged(self):
         # One GPU: an in-place collective moves no data, and nccl-tests times only NCCL's host call
         # (seen on an H200: 0.4 µs against our 0.5 µs). Out of place the one rank still copies.
@@ -215,6 +302,9 @@ class ReportWriterTest(TemporaryDirectory):
         self.assertEqual(completed.returncode, 1, completed.stdout)
         rows = step_rows(report)
         self.assertEqual(rows.pop("membw"), "FAIL")
+        # That self-test had no sweep-time step yet: a missing step is never a pass.
+        self.assertEqual(rows.pop("sweep-time"), "FAIL")
+        self.assertIn("not attempted", report)
         self.assertEqual(set(rows.values()), {"PASS"}, rows)
         self.assertIn("GPU 0 copy at 0.945× cudaMemcpy (target 0.95)", report)
         self.assertIn("NVIDIA H200", report)
@@ -282,7 +372,7 @@ class NoGpuTest(TemporaryDirectory):
         gpu = [r for r in health if r.get("component") == "gpu"]
         self.assertTrue(gpu and all(r["status"] == "skipped" for r in gpu), gpu)
         self.assertEqual(sorted(p.name for p in (out / "results").iterdir()), ["health"])
-        self.assertIn("[12/12 ", completed.stdout)
+        self.assertIn("[13/13 ", completed.stdout)
 
     def test_a_driver_that_does_not_answer(self):
         smi = self.tmp / "nvidia-smi"
@@ -300,16 +390,39 @@ class NoGpuTest(TemporaryDirectory):
         self.assert_no_gpu_run(completed, report, "CUDA_VISIBLE_DEVICES='' hides every GPU")
 
 
+# What both fakes of sweep-time's processes share: the sizes of -b/-e/-f; a time per operation at
+# each (10 µs plus 300 GB/s) that differs from round to round by a SPREAD set by env (1, 1 + SPREAD,
+# 1 - SPREAD, ...); and a whole-process time set by env, so that a test makes either side slower.
+FAKE_SWEEP_TIMING = r'''
+def sizes(args):
+    def parse(text):
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
+        return int(text[:-1] if scale > 1 else text) * scale
+    size, largest, factor = (parse(args[args.index(flag) + 1]) for flag in ("-b", "-e", "-f"))
+    while size <= largest:
+        yield size
+        size *= factor
+
+
+def seconds_per_operation(size, round_, side):
+    spread = float(os.environ.get(f"SELFTEST_FAKE_{side}_SPREAD", "0"))
+    return (10e-6 + size / 300e9) * (1, 1 + spread, 1 - spread)[(round_ - 1) % 3]
+
+
+def take_whole_process_time(side):
+    time.sleep(float(os.environ.get(f"SELFTEST_FAKE_{side}_SECONDS", "0")))
+'''
+
 FAKE_COMMCERT = r'''#!/usr/bin/env python3
-import json, os, shutil, sys
+import json, os, shutil, sys, time
 from pathlib import Path
 fixture = Path(os.environ["SELFTEST_FAKE_FIXTURE"])
 args = sys.argv[1:]
 with open(os.environ["SELFTEST_FAKE_LOG"], "a") as log:
     log.write(json.dumps({"program": "commcert", "argv": args, "fault": os.environ.get("COMMCERT_FAULT"),
                           "pid": os.getpid()}) + "\n")
+''' + FAKE_SWEEP_TIMING + r'''
 if os.environ.get("SELFTEST_FAKE_STUCK") in args:
-    import time
     time.sleep(300)
 if args == ["--version"]:
     sys.stdout.write((fixture / "version.txt").read_text())
@@ -317,24 +430,47 @@ if args == ["--version"]:
 run_id = args[args.index("--run-id") + 1]
 target = Path(args[args.index("--out") + 1]) / run_id
 target.mkdir(parents=True, exist_ok=True)
+if run_id.startswith("sweep-time-"):
+    round_ = int(run_id.rsplit("-", 1)[1])
+    with open(target / "records.jsonl", "w") as records:
+        for size in sizes(args):
+            for in_place in (False, True):
+                records.write(json.dumps({"kind": "collective", "status": "ok", "collective": "allreduce",
+                                          "bytes": size, "in_place": in_place, "cycle": 0, "nranks": 2,
+                                          "time_s": seconds_per_operation(size, round_, "OUR")}) + "\n")
+    take_whole_process_time("OUR")
+    sys.exit(0)
 for path in (fixture / "results" / run_id).iterdir():
     shutil.copy(path, target / path.name)
 sys.exit({"fault-corrupt": 1, "fault-hang": 4}.get(run_id, 0))
 '''
 
 FAKE_HELPER = r'''#!/usr/bin/env python3
-import json, os, shutil, sys
+import json, os, shutil, sys, time
 from pathlib import Path
 fixture = Path(os.environ["SELFTEST_FAKE_FIXTURE"])
 name = Path(sys.argv[0]).name
-with open(os.environ["SELFTEST_FAKE_LOG"], "a") as log:
-    log.write(json.dumps({"program": name, "argv": sys.argv[1:]}) + "\n")
+args = sys.argv[1:]
+log_path = os.environ["SELFTEST_FAKE_LOG"]
+earlier = [json.loads(line) for line in open(log_path)] if os.path.exists(log_path) else []
+with open(log_path, "a") as log:
+    log.write(json.dumps({"program": name, "argv": args}) + "\n")
+''' + FAKE_SWEEP_TIMING + r'''
 if name == "commcert_plain_gemm":
     sys.stdout.write((fixture / "plain_gemm.jsonl").read_text())
+elif name == "all_reduce_perf" and args[args.index("-b") + 1] == "8":  # sweep-time's
+    round_ = 1 + sum(1 for call in earlier if call == {"program": name, "argv": args})
+    print("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong")
+    for size in sizes(args):
+        us = seconds_per_operation(size, round_, "THEIR") * 1e6
+        bw = size / us / 1e3
+        print(f"{size:12d} {size // 4:13d}     float     sum      -1 {us:8.2f} {bw:7.2f} {bw:7.2f}      0 "
+              f"{us:8.2f} {bw:7.2f} {bw:7.2f}      0")
+    take_whole_process_time("THEIR")
 elif name.endswith("_perf"):
     sys.stdout.write((fixture / "nccl-tests" / (name + ".txt")).read_text())
 else:
-    xml = [a.split("xml:", 1)[1] for a in sys.argv[1:] if a.startswith("--gtest_output=xml:")][0]
+    xml = [a.split("xml:", 1)[1] for a in args if a.startswith("--gtest_output=xml:")][0]
     shutil.copy(fixture / "gtest" / (name + ".xml"), xml)
 '''
 
@@ -342,7 +478,10 @@ else:
 class FakeGpuTest(TemporaryDirectory):
     """The script's GPU path, with programs that answer from the `pass` fixture."""
 
-    def make_fakes(self, libexec):
+    def make_fakes(self, libexec, gpu_memory=None):
+        """The fakes; nvidia-smi lists the `pass` fixture's two GPUs, with gpu_memory ("16384 MiB")
+        in place of their memory.total when given. sweep-time passes unless a test changes the
+        SELFTEST_FAKE_* timing."""
         libexec.mkdir(parents=True, exist_ok=True)
         for name in ("commcert_plain_gemm", "commcert_gpu_tests", "commcert_gpu_stage_gpu_tests"):
             (libexec / name).write_text(FAKE_HELPER)
@@ -352,12 +491,18 @@ class FakeGpuTest(TemporaryDirectory):
         for name in ("all_reduce_perf", "alltoall_perf"):
             (nccl_tests / name).write_text(FAKE_HELPER)
             (nccl_tests / name).chmod(0o755)
+        gpus = (FIXTURES / "pass" / "gpus.csv").read_text()
+        if gpu_memory:
+            gpus = gpus.replace("81559 MiB", gpu_memory)
+        (self.tmp / "gpus.csv").write_text(gpus)
         smi = self.tmp / "nvidia-smi"
-        smi.write_text(f"#!/bin/sh\ncat {FIXTURES / 'pass' / 'gpus.csv'}\n")
+        smi.write_text(f"#!/bin/sh\ncat {self.tmp / 'gpus.csv'}\n")
         smi.chmod(0o755)
         self.log = self.tmp / "invocations.jsonl"
         return {"SELFTEST_FAKE_FIXTURE": str(FIXTURES / "pass"), "SELFTEST_FAKE_LOG": str(self.log),
-                "COMMCERT_NVIDIA_SMI": str(smi), "NCCL_TESTS_DIR": str(self.tmp / "nccl-tests")}
+                "COMMCERT_NVIDIA_SMI": str(smi), "NCCL_TESTS_DIR": str(self.tmp / "nccl-tests"),
+                "SELFTEST_FAKE_OUR_SECONDS": "0", "SELFTEST_FAKE_THEIR_SECONDS": "1",
+                "SELFTEST_FAKE_OUR_SPREAD": "0.001", "SELFTEST_FAKE_THEIR_SPREAD": "0.01"}
 
     def run_script(self, script, env):
         full_env = dict(os.environ)
@@ -376,11 +521,12 @@ class FakeGpuTest(TemporaryDirectory):
         self.assertEqual(completed.returncode, 0, output + report)
         self.assertNotIn("no GPU", output)
         self.assertEqual(step_rows(report), {name: "PASS" for name in STEP_NAMES})
-        for i in range(1, 13):
-            self.assertIn(f"[{i}/12 ", completed.stdout)
+        for i in range(1, 14):
+            self.assertIn(f"[{i}/13 ", completed.stdout)
         commcert = [c for c in calls if c["program"] == "commcert"]
         argv = {c["argv"][c["argv"].index("--run-id") + 1]: c for c in commcert if "--run-id" in c["argv"]}
-        self.assertEqual(sorted(argv), ["burn", "fault-corrupt", "fault-hang", "health", "membw", "sweep", "sweep-graph"])
+        self.assertEqual(sorted(argv), ["burn", "fault-corrupt", "fault-hang", "health", "membw", "sweep", "sweep-graph",
+                                        "sweep-time-1", "sweep-time-2", "sweep-time-3"])
         self.assertIn(["--version"], [c["argv"] for c in commcert])
         sweep = " ".join(argv["sweep"]["argv"])
         self.assertIn("sweep all --backend nccl -g 2 -b 64K -e 256M -f 4 -n 20 -w 1 -c 1", sweep)
@@ -394,7 +540,10 @@ class FakeGpuTest(TemporaryDirectory):
         self.assertIn("-T 10", " ".join(argv["fault-hang"]["argv"]))
         for name in ("sweep", "sweep-graph", "burn", "membw", "health"):
             self.assertIsNone(argv[name]["fault"], name)
-        helpers = {c["program"]: c["argv"] for c in calls if c["program"] != "commcert"}
+        helpers = {}  # each helper's first call (all_reduce_perf's later ones are sweep-time's)
+        for c in calls:
+            if c["program"] != "commcert":
+                helpers.setdefault(c["program"], c["argv"])
         self.assertEqual(helpers["commcert_plain_gemm"], ["gemm_bf16", "8192", "3", "all"])
         self.assertEqual(helpers["all_reduce_perf"], ["-b", "64K", "-e", "256M", "-f", "4", "-n", "20", "-w", "1",
                                                       "-g", "2", "-c", "1"])
@@ -417,7 +566,8 @@ class FakeGpuTest(TemporaryDirectory):
         (prefix / "bin" / "commcert").write_text(FAKE_COMMCERT)
         (prefix / "bin" / "commcert").chmod(0o755)
         env = self.make_fakes(prefix / "libexec" / "commcert")
-        shutil.copy(WRITER, prefix / "libexec" / "commcert" / "selftest-report")
+        for path in [WRITER, *WRITER.parent.glob("selftest_*.py")]:  # as the bundle installs them
+            shutil.copy(path, prefix / "libexec" / "commcert" / path.name)
         completed, out, report, calls = self.run_script(prefix / "bin" / "commcert-selftest", env)
         self.assert_every_step_ran(completed, out, report, calls)
         self.assertIn("(bundle layout; commcert `" + str(prefix / "bin" / "commcert"), report)
@@ -447,6 +597,69 @@ class FakeGpuTest(TemporaryDirectory):
         self.assertIn("commcert_plain_gemm not found at " + str(self.tmp / "helpers" / "commcert_plain_gemm"), report)
         self.assertIn("| 0 | NVIDIA H100 80GB HBM3 | 741.9 | n/a | n/a | n/a |", report)
         self.assertIn("fault-hang", [c["argv"][c["argv"].index("--run-id") + 1] for c in calls if "--run-id" in c["argv"]])
+
+    def run_with_fakes(self, gpu_memory=None, **env):
+        """The script in a source checkout, commcert and its helpers overridden by the fakes."""
+        for leftover in ("out", "helpers", "nccl-tests", "invocations.jsonl"):
+            path = self.tmp / leftover
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        fake = self.tmp / "fake-commcert"
+        fake.write_text(FAKE_COMMCERT)
+        fake.chmod(0o755)
+        full_env = self.make_fakes(self.tmp / "helpers", gpu_memory)
+        full_env.update({"COMMCERT_BIN": str(fake), "COMMCERT_LIBEXEC": str(self.tmp / "helpers")}, **env)
+        return self.run_script(SCRIPT, full_env)
+
+    @staticmethod
+    def sweep_time_calls(calls):
+        return [c for c in calls if (c["program"] == "commcert" and "sweep-time-" in " ".join(c["argv"]))
+                or (c["program"] == "all_reduce_perf" and c["argv"][:2] == ["-b", "8"])]
+
+    def test_sweep_time_interleaves_three_rounds_up_to_a_quarter_of_the_smallest_gpu(self):
+        for memory, largest, largest_row in (("16384 MiB", "4G", "| 4 GiB |"), ("81559 MiB", "8G", "| 8 GiB |")):
+            with self.subTest(memory=memory):
+                completed, out, report, calls = self.run_with_fakes(memory)
+                self.assertEqual(completed.returncode, 0, completed.stdout + report)
+                self.assertEqual(step_rows(report)["sweep-time"], "PASS")
+                timed = self.sweep_time_calls(calls)
+                self.assertEqual([c["program"] for c in timed], ["commcert", "all_reduce_perf"] * 3)
+                for round_, (ours, theirs) in enumerate(zip(timed[::2], timed[1::2]), 1):
+                    self.assertEqual(ours["argv"], ["sweep", "allreduce", "--backend", "nccl", "-g", "2", "-b", "8",
+                                                    "-e", largest, "-f", "2", "--run-id", f"sweep-time-{round_}",
+                                                    "--out", str(out / "results"), "-q"])
+                    self.assertEqual(theirs["argv"], ["-b", "8", "-e", largest, "-f", "2", "-g", "2"])
+                    self.assertTrue((out / "nccl-tests" / f"all_reduce_perf-sweep-time-{round_}.txt").exists())
+                # after nccl-tests' step, before the burn
+                self.assertLess(calls.index([c for c in calls if c["program"] == "alltoall_perf"][0]), calls.index(timed[0]))
+                self.assertLess(calls.index(timed[-1]), [i for i, c in enumerate(calls) if "burn" in c["argv"]][0])
+                steps = [line.split("\t") for line in (out / "steps.tsv").read_text().splitlines()]
+                self.assertEqual([(s[0], s[1], s[3]) for s in steps if s[0].startswith("sweep-time")],
+                                 [(f"sweep-time/{who}-{k}", "0", "600") for k in (1, 2, 3)
+                                  for who in ("commcert", "all_reduce_perf")])
+                self.assertIn(f"sweep_time_maxbytes={largest}\n", (out / "selftest.params").read_text())
+                # ours 1 s faster per round; spreads 0.2 % (ours) and 2 % (theirs) at every size
+                self.assertRegex(report, r"\| median of 3 \| [0-9.]+ \| [0-9.]+ \| 0\.[0-4][0-9]* \| PASS \|")
+                self.assertIn("| 8 B | 10.00 | 0.20% | 10.00 | 2.00% | PASS |", report)
+                self.assertIn("| 1 MiB |", report)
+                self.assertIn(largest_row, report)
+
+    def test_a_sweep_slower_than_half_of_nccl_tests_fails_sweep_time(self):
+        completed, _, report, _ = self.run_with_fakes(SELFTEST_FAKE_OUR_SECONDS="1", SELFTEST_FAKE_THEIR_SECONDS="0")
+        self.assertEqual(completed.returncode, 1, completed.stdout)
+        rows = step_rows(report)
+        self.assertEqual([name for name, result in rows.items() if result != "PASS"], ["sweep-time"])
+        self.assertRegex(report, r"\| median of 3 \| 1\.[0-9]+ \| 0\.[0-9]+ \| [0-9.]+ \| ABOVE TARGET \|")
+        self.assertIn("FAIL          sweep-time: wall time ", completed.stdout)
+
+    def test_without_nccl_tests_sweep_time_is_not_run_and_not_passed(self):
+        completed, _, report, calls = self.run_with_fakes(NCCL_TESTS_DIR=str(self.tmp / "no-nccl-tests"))
+        self.assertEqual(completed.returncode, 0, completed.stdout)
+        rows = step_rows(report)
+        self.assertEqual(rows["nccl-tests"], "NOT AVAILABLE")
+        self.assertEqual(rows["sweep-time"], "NOT RUN")
+        self.assertRegex(completed.stdout, r"\[8/13 \d+:\d\d\] sweep-time: not run: nccl-tests not available")
+        self.assertEqual(self.sweep_time_calls(calls), [])
+        self.assertEqual(rows["burn"], "PASS")
 
     def test_interrupted_it_stops_the_step_and_reports_what_ran(self):
         fake = self.tmp / "fake-commcert"
