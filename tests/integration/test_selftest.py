@@ -501,7 +501,7 @@ class FakeGpuTest(TemporaryDirectory):
         self.log = self.tmp / "invocations.jsonl"
         return {"SELFTEST_FAKE_FIXTURE": str(FIXTURES / "pass"), "SELFTEST_FAKE_LOG": str(self.log),
                 "COMMCERT_NVIDIA_SMI": str(smi), "NCCL_TESTS_DIR": str(self.tmp / "nccl-tests"),
-                "SELFTEST_FAKE_OUR_SECONDS": "0", "SELFTEST_FAKE_THEIR_SECONDS": "1",
+                "SELFTEST_FAKE_OUR_SECONDS": "0", "SELFTEST_FAKE_THEIR_SECONDS": "2",
                 "SELFTEST_FAKE_OUR_SPREAD": "0.001", "SELFTEST_FAKE_THEIR_SPREAD": "0.01"}
 
     def run_script(self, script, env):
@@ -593,6 +593,7 @@ class FakeGpuTest(TemporaryDirectory):
         completed, _, report, calls = self.run_script(SCRIPT, env)
         self.assertEqual(completed.returncode, 1, completed.stdout)
         rows = step_rows(report)
+        rows.pop("sweep-time")  # judged by wall time, which a loaded machine can tip (tested below)
         self.assertEqual([name for name, result in rows.items() if result != "PASS"], ["plain-gemm"])
         self.assertIn("commcert_plain_gemm not found at " + str(self.tmp / "helpers" / "commcert_plain_gemm"), report)
         self.assertIn("| 0 | NVIDIA H100 80GB HBM3 | 741.9 | n/a | n/a | n/a |", report)
@@ -637,7 +638,7 @@ class FakeGpuTest(TemporaryDirectory):
                                  [(f"sweep-time/{who}-{k}", "0", "600") for k in (1, 2, 3)
                                   for who in ("commcert", "all_reduce_perf")])
                 self.assertIn(f"sweep_time_maxbytes={largest}\n", (out / "selftest.params").read_text())
-                # ours 1 s faster per round; spreads 0.2 % (ours) and 2 % (theirs) at every size
+                # ours 2 s faster per round; spreads 0.2 % (ours) and 2 % (theirs) at every size
                 self.assertRegex(report, r"\| median of 3 \| [0-9.]+ \| [0-9.]+ \| 0\.[0-4][0-9]* \| PASS \|")
                 self.assertIn("| 8 B | 10.00 | 0.20% | 10.00 | 2.00% | PASS |", report)
                 self.assertIn("| 1 MiB |", report)
@@ -648,7 +649,7 @@ class FakeGpuTest(TemporaryDirectory):
         self.assertEqual(completed.returncode, 1, completed.stdout)
         rows = step_rows(report)
         self.assertEqual([name for name, result in rows.items() if result != "PASS"], ["sweep-time"])
-        self.assertRegex(report, r"\| median of 3 \| 1\.[0-9]+ \| 0\.[0-9]+ \| [0-9.]+ \| ABOVE TARGET \|")
+        self.assertRegex(report, r"\| median of 3 \| [1-9][0-9.]* \| [0-9.]+ \| [0-9.]+ \| ABOVE TARGET \|")
         self.assertIn("FAIL          sweep-time: wall time ", completed.stdout)
 
     def test_without_nccl_tests_sweep_time_is_not_run_and_not_passed(self):
