@@ -6,6 +6,7 @@
 
 #include "bench/burn.hpp"
 #include "bench/gpu_devices.hpp"
+#include "bench/gpu_worker_pool.hpp"
 
 namespace commcert {
 
@@ -18,12 +19,8 @@ struct BurnHooks {
   const std::atomic<bool>* stop = nullptr;  // set (e.g. by SIGINT) to end the burn early
 };
 
-struct BurnRun {
-  std::vector<BurnOutcome> outcomes;  // one per GPU, in the order given
-  // A GPU thread is stuck inside the driver past every deadline; the process must not wait for
-  // it at exit (the caller ends the process once its records are written).
-  bool abandoned = false;
-};
+// One outcome per GPU, in the order given; `abandoned` when a GPU's thread is stuck in the driver.
+using BurnRun = WorkerRun<BurnOutcome>;
 
 // Burns every GPU at once, one host thread each. Per-GPU failures become outcomes (error,
 // timeout, skipped); only a failure of `hooks.ready` propagates.

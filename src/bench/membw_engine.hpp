@@ -6,14 +6,13 @@
 #include <vector>
 
 #include "bench/gpu_devices.hpp"
+#include "bench/gpu_worker_pool.hpp"
 #include "bench/membw.hpp"
 
 namespace commcert {
 
-struct MembwRun {
-  std::vector<MembwOutcome> outcomes;  // one per GPU, in the order given
-  bool abandoned = false;              // a GPU thread is stuck in the driver (see BurnRun)
-};
+// One outcome per GPU, in the order given; `abandoned` when a GPU's thread is stuck in the driver.
+using MembwRun = WorkerRun<MembwOutcome>;
 
 // HBM read/write/copy bandwidth, the cudaMemcpy reference and the pattern test, on every GPU at
 // once (one host thread each: they do not share a bus). `progress(fraction)` runs on the calling

@@ -40,7 +40,7 @@ struct P2pTestResult {
 
 struct P2pRun {
   std::vector<P2pTestResult> results;  // one per test, in the order given
-  bool abandoned = false;              // the measuring thread is stuck in the driver (see BurnRun)
+  bool abandoned = false;              // the measuring thread is stuck in the driver (WorkerRun)
 };
 
 // Runs the tests one after another on the calling process's GPUs (`tests` from plan_p2p_tests

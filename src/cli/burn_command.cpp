@@ -2,15 +2,13 @@
 
 #include <atomic>
 #include <csignal>
-#include <cstdio>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "bench/burn_engine.hpp"
-#include "bench/gpu_datasheet.hpp"
 #include "bench/peer_compare.hpp"
 #include "cli/gpu_slots.hpp"
+#include "cli/gpu_stage_records.hpp"
 #include "cli/stage_session.hpp"
 #include "core/errors.hpp"
 #include "core/progress.hpp"
@@ -70,6 +68,51 @@ class BurnTelemetry {
   std::string unavailable_;
 };
 
+// "GPU 0: 712.3 TFLOP/s, GPU 1: no result": the progress line's last word on each GPU.
+std::string burn_summary(const std::vector<BurnOutcome>& outcomes) {
+  std::string summary;
+  for (const auto& outcome : outcomes) {
+    summary += fmt::format("{}GPU {}: {}", summary.empty() ? "" : ", ", outcome.gpu.index,
+                           outcome.window_tflops.empty()
+                               ? std::string("no result")
+                               : fmt::format("{:.1f} TFLOP/s", median(outcome.window_tflops)));
+  }
+  return summary;
+}
+
+// Burns this process's GPUs at once, every process's GPUs starting together, with telemetry
+// throughout (attached to each GPU's outcome) and progress on stderr.
+BurnRun burn_gpus(StageSession& session, const BurnSettings& settings,
+                  const std::vector<GpuDescription>& gpus, BurnTelemetry& telemetry) {
+  ProgressReporter progress(session.show_progress(), "burn", settings.duration_s);
+  double shown = 0;
+  BurnHooks hooks;
+  hooks.ready = [&] {
+    session.barrier("burn: all GPUs ready to start");
+    telemetry.start();
+  };
+  hooks.tick = [&](double elapsed) {
+    progress.advance(elapsed - shown, fmt::format("{} on {} local GPU(s)",
+                                                  burn_kernel_name(settings.kernel), gpus.size()));
+    shown = elapsed;
+  };
+  hooks.stop = &stop_request();
+  BurnRun run;
+  {
+    const InterruptsRequestStop interrupts;
+    run = run_burn(settings, gpus, hooks);
+  }
+  telemetry.stop();
+  for (std::size_t i = 0; i < run.outcomes.size(); ++i) {
+    auto& outcome = run.outcomes[i];
+    outcome.telemetry = telemetry.json(i);
+    outcome.timeline =
+        telemetry_timeline_json(telemetry.samples(i), outcome.window_end_s, outcome.window_tflops);
+  }
+  progress.finish(burn_summary(run.outcomes));
+  return run;
+}
+
 }  // namespace
 
 void BurnCommand::configure(CLI::App& app) {
@@ -82,9 +125,6 @@ void BurnCommand::configure(CLI::App& app) {
   app.add_option("--size", flags_.size, "GEMM dimension m = n = k (multiple of 64)")
       ->check(CLI::Range(std::uint64_t{256}, std::uint64_t{65536}))
       ->capture_default_str();
-  app.add_option("-g,--ngpus", flags_.gpus_per_process, "GPUs per process (0 = every visible GPU)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
   app.add_option("--window", flags_.window, "TFLOP/s sampling window")->capture_default_str();
   app.add_option("--check-every", flags_.check_every,
                  "Check the result every N launches (0 = once per window)")
@@ -95,12 +135,8 @@ void BurnCommand::configure(CLI::App& app) {
   app.add_option("--nvml-library", flags_.nvml_library, "NVML to load (soname or path)")
       ->envname("COMMCERT_NVML_LIBRARY")
       ->capture_default_str();
-  app.add_option("-T,--timeout", flags_.timeout,
-                 "Bound on any one wait for a GPU or a peer process")
-      ->envname("COMMCERT_TIMEOUT")
-      ->capture_default_str();
   app.add_option("--seed", flags_.seed, "Seed of the input matrices");
-  add_stage_options(app, stage_);
+  stage_.add_to(app);
 }
 
 BurnSettings BurnCommand::resolve_settings() const {
@@ -115,9 +151,7 @@ BurnSettings BurnCommand::resolve_settings() const {
   s.window_s = parse_duration_seconds(flags_.window, "--window");
   if (!(s.window_s >= 0.01)) throw UsageError("--window: must be at least 10ms");
   s.check_every = flags_.check_every;
-  s.timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
-  if (!(s.timeout_s > 0))
-    throw UsageError("-T/--timeout: must be longer than 0 s (a burn is always bounded)");
+  s.timeout_s = stage_.timeout_s();
   if (flags_.seed) s.seed = *flags_.seed;
   return s;
 }
@@ -134,16 +168,15 @@ void BurnCommand::check() const {
 }
 
 int BurnCommand::run(Invocation& invocation) {
-  validate_stage_options(stage_);
+  stage_.validate_output();
   const BurnSettings settings = resolve_settings();
   const double telemetry_interval = telemetry_interval_s();
 
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
-  StageSession session(invocation, name(), "burn", stage_, settings.timeout_s);
+  StageSession session(invocation, name(), "burn", stage_.output(), settings.timeout_s);
   return session.run([&] {
-    const GpuSlots plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process,
+    const GpuSlots plan = plan_gpu_slots(runtime, session.group(), stage_.gpus_per_process(),
                                          NodeGpuIndex(flags_.nvml_library, "/sys"));
-
     std::unique_ptr<BurnTelemetry> telemetry;
     std::vector<std::string> warnings;
     if (!plan.gpus.empty()) {
@@ -154,18 +187,8 @@ int BurnCommand::run(Invocation& invocation) {
                            telemetry->unavailable_reason());
       }
     }
-    Json parameters = {{"kernel", burn_kernel_name(settings.kernel)},
-                       {"size", settings.size},
-                       {"duration_s", settings.duration_s},
-                       {"window_s", settings.window_s},
-                       {"check_every", settings.check_every},
-                       {"gpus_per_process", flags_.gpus_per_process},
-                       {"telemetry_interval_s", telemetry_interval},
-                       {"nvml_library", flags_.nvml_library},
-                       {"timeout_s", settings.timeout_s},
-                       {"seed", settings.seed}};
-    session.start(plan.slots, runtime, std::move(parameters), warnings);
-    if (session.reporting() && !stage_.quiet) {
+    session.start(plan.slots, runtime, parameters(settings, telemetry_interval), warnings);
+    if (session.show_progress()) {
       fmt::print(stderr, "commcert burn: {} for {} on {} rank(s)\n",
                  burn_kernel_name(settings.kernel), format_duration(settings.duration_s),
                  session.ranks().size());
@@ -173,107 +196,34 @@ int BurnCommand::run(Invocation& invocation) {
 
     BurnRun run;
     if (!plan.gpus.empty()) {
-      ProgressReporter progress(session.show_progress(), "burn", settings.duration_s);
-      double shown = 0;
-      BurnHooks hooks;
-      hooks.ready = [&] {
-        session.barrier("burn: all GPUs ready to start");
-        telemetry->start();
-      };
-      hooks.tick = [&](double elapsed) {
-        progress.advance(elapsed - shown,
-                         fmt::format("{} on {} local GPU(s)", burn_kernel_name(settings.kernel),
-                                     plan.gpus.size()));
-        shown = elapsed;
-      };
-      hooks.stop = &stop_request();
-      {
-        const InterruptsRequestStop interrupts;
-        run = run_burn(settings, plan.gpus, hooks);
-      }
-      telemetry->stop();
-      for (std::size_t i = 0; i < run.outcomes.size(); ++i) {
-        auto& outcome = run.outcomes[i];
-        outcome.telemetry = telemetry->json(i);
-        outcome.timeline = telemetry_timeline_json(telemetry->samples(i), outcome.window_end_s,
-                                                   outcome.window_tflops);
-      }
-      std::string summary;
-      for (const auto& outcome : run.outcomes) {
-        summary += fmt::format("{}GPU {}: {}", summary.empty() ? "" : ", ", outcome.gpu.index,
-                               outcome.window_tflops.empty()
-                                   ? std::string("no result")
-                                   : fmt::format("{:.1f} TFLOP/s", median(outcome.window_tflops)));
-      }
-      progress.finish(summary);
+      run = burn_gpus(session, settings, plan.gpus, *telemetry);
     } else {
       // Every process takes part in the same exchanges: GPU processes meet at the start line.
       session.barrier("burn: all GPUs ready to start");
     }
-
-    // Same-model GPUs of a node must agree bit for bit: exchange every GPU's first-result
-    // fingerprint, one entry per rank, so entry i is rank i.
-    Json mine = Json::array();
-    for (std::size_t slot = 0; slot < plan.slots.size(); ++slot) {
-      const BurnOutcome* outcome = slot < run.outcomes.size() ? &run.outcomes[slot] : nullptr;
-      const bool usable = outcome && outcome->measured && outcome->status == RecordStatus::kOk;
-      mine.push_back({{"node", session.node()},
-                      {"model", outcome ? outcome->model : ""},
-                      {"fingerprint", usable && outcome->fingerprint ? Json(*outcome->fingerprint)
-                                                                     : Json(nullptr)}});
-    }
-    std::vector<PeerResult> everyone;
-    for (const auto& text :
-         session.all_gather("burn: comparing results between GPUs", mine.dump())) {
-      for (const auto& entry : Json::parse(text)) {
-        PeerResult result;
-        result.node = entry.at("node").get<std::string>();
-        result.model = entry.at("model").get<std::string>();
-        if (!entry.at("fingerprint").is_null())
-          result.fingerprint = entry.at("fingerprint").get<std::uint64_t>();
-        everyone.push_back(std::move(result));
-      }
-    }
-    const auto verdicts = compare_with_peers(everyone);
-
-    std::vector<Json> records;
-    if (plan.gpus.empty()) {
-      BurnRecord record;
-      record.origin = session.origin(0);
-      record.status = plan.unavailable_status;
-      record.reason = plan.unavailable_reason;
-      record.kernel = burn_kernel_name(settings.kernel);
-      records.push_back(to_json(record));
-    }
-    for (std::size_t slot = 0; slot < run.outcomes.size(); ++slot) {
-      const BurnOutcome& outcome = run.outcomes[slot];
-      const PeerVerdict& peers = verdicts.at(static_cast<std::size_t>(session.first_rank()) + slot);
-      BurnRecord record;
-      record.origin = session.origin(slot);
-      record.origin.gpu = outcome.gpu;
-      record.status = burn_status(outcome, peers);
-      if (record.status != RecordStatus::kOk)
-        record.reason = burn_reason(outcome, peers, session.node());
-      record.kernel = burn_kernel_name(settings.kernel);
-      // Nothing ran on a GPU that was skipped or failed in set-up: no measurement fields.
-      if (outcome.measured) {
-        const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);
-        record.measurement = burn_measurement(
-            settings, outcome, peers,
-            sheet ? datasheet_peak_tflops(*sheet, burn_kernel_name(settings.kernel))
-                  : std::nullopt);
-      }
-      records.push_back(to_json(record));
-    }
-    const int exit_code = session.finish(records, stop_request().load());
-    if (run.abandoned) {
-      // A GPU thread is stuck in the driver; waiting for it at exit would hang. Records and
-      // meta.json are on disk (each append is fsynced).
-      std::fflush(nullptr);
-      std::_Exit(exit_code);
-    }
-    return exit_code;
+    // Same-model GPUs of a node must agree bit for bit: every GPU's first-result fingerprint,
+    // one entry per rank.
+    const Json mine = burn_fingerprint_entries(session.node(), plan.slots.size(), run.outcomes);
+    const auto verdicts = compare_with_peers(
+        burn_peer_results(session.all_gather("burn: comparing results between GPUs", mine.dump())));
+    const std::vector<Json> records =
+        burn_records(settings, plan, run.outcomes, verdicts, session.first_rank(), session.node(),
+                     [&session](std::size_t slot) { return session.origin(slot); });
+    return session.finish(records, stop_request().load(), run.abandoned);
   });
+}
+
+Json BurnCommand::parameters(const BurnSettings& settings, double telemetry_interval_s) const {
+  return {{"kernel", burn_kernel_name(settings.kernel)},
+          {"size", settings.size},
+          {"duration_s", settings.duration_s},
+          {"window_s", settings.window_s},
+          {"check_every", settings.check_every},
+          {"gpus_per_process", stage_.gpus_per_process()},
+          {"telemetry_interval_s", telemetry_interval_s},
+          {"nvml_library", flags_.nvml_library},
+          {"timeout_s", settings.timeout_s},
+          {"seed", settings.seed}};
 }
 
 }  // namespace commcert

@@ -6,7 +6,8 @@
 
 #include "bench/burn.hpp"
 #include "cli/command.hpp"
-#include "cli/run_setup.hpp"
+#include "cli/stage_flags.hpp"
+#include "core/json.hpp"
 
 namespace commcert {
 
@@ -28,20 +29,23 @@ class BurnCommand final : public Command {
   [[nodiscard]] double telemetry_interval_s() const;
 
  private:
+  // meta.json's `parameters`: the settings in effect.
+  [[nodiscard]] Json parameters(const BurnSettings& settings, double telemetry_interval_s) const;
+
   struct RawFlags {
     std::string duration = "60";
     std::string kernel = "gemm_bf16";
     std::uint64_t size = 8192;
-    int gpus_per_process = 1;
     std::string window = "1s";
     int check_every = 0;
     std::string telemetry_interval = "100ms";
     std::string nvml_library = "libnvidia-ml.so.1";
-    std::string timeout = "300";
     std::optional<std::uint64_t> seed;
   };
   RawFlags flags_;
-  StageOptions stage_;
+  StageFlags stage_{StageFlagSpec("300", "Bound on any one wait for a GPU or a peer process")
+                        .with_gpus_per_process(1)
+                        .with_zero_timeout_note("a burn is always bounded")};
 };
 
 }  // namespace commcert

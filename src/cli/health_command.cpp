@@ -23,10 +23,7 @@ void HealthCommand::configure(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--watch", flags_.watch, "Listen for Xid events this long before reporting")
       ->capture_default_str();
-  app.add_option("-T,--timeout", flags_.timeout, "Bound on any one wait for a peer process")
-      ->envname("COMMCERT_TIMEOUT")
-      ->capture_default_str();
-  add_stage_options(app, stage_);
+  stage_.add_to(app);
 }
 
 HealthCommand::Resolved HealthCommand::resolve_options() const {
@@ -38,13 +35,12 @@ HealthCommand::Resolved HealthCommand::resolve_options() const {
   out.options.sysfs_root = flags_.sysfs_root;
   out.options.nvml_library = flags_.nvml_library;
   out.options.watch_seconds = parse_duration_seconds(flags_.watch, "--watch");
-  out.timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
-  if (!(out.timeout_s > 0)) throw UsageError("-T/--timeout: must be longer than 0 s");
+  out.timeout_s = stage_.timeout_s();
   return out;
 }
 
 int HealthCommand::run(Invocation& invocation) {
-  validate_stage_options(stage_);
+  stage_.validate_output();
   // Named references, not a structured binding: lambdas below capture them, which clang 14
   // (what clang-tidy runs) refuses for bindings.
   const Resolved resolved = resolve_options();
@@ -53,7 +49,8 @@ int HealthCommand::run(Invocation& invocation) {
 
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   // Waiting for Xids is part of the stage: peers wait at most the watch time plus the timeout.
-  StageSession session(invocation, name(), "health", stage_, timeout_s + options.watch_seconds);
+  StageSession session(invocation, name(), "health", stage_.output(),
+                       timeout_s + options.watch_seconds);
   // A health stage that fails or times out as a whole says so for the node's component.
   session.set_failure_component(HealthRecord::kComponentNode);
   return session.run([&] {
@@ -62,31 +59,32 @@ int HealthCommand::run(Invocation& invocation) {
                        {"watch_s", options.watch_seconds},
                        {"timeout_s", timeout_s}};
     session.start({StageSlot{}}, runtime, std::move(parameters), {});
-
-    std::vector<Json> records;
     // One process speaks for each node: NVML and sysfs show the whole node to every process.
-    if (session.speaks_for_node()) {
-      ProgressReporter progress(session.show_progress() && options.watch_seconds > 0, "health",
-                                options.watch_seconds);
-      double shown = 0;
-      const NodeHealth health = collect_node_health(options, [&](double elapsed, double /*total*/) {
-        progress.advance(elapsed - shown, "listening for Xid events");
-        shown = elapsed;
-      });
-      records = node_health_records(health, session.origin(0));
-      if (session.reporting() && !stage_.quiet) {
-        fmt::print(stderr, "commcert health: {} GPU(s), {} IB port(s) on {}{}\n",
-                   health.gpu_count ? fmt::format("{}", *health.gpu_count) : std::string("no"),
-                   health.ib.ports.size(), session.node(),
-                   health.nvml_unavailable_reason.empty()
-                       ? ""
-                       : " (" + health.nvml_unavailable_reason + ")");
-        fmt::print(stderr, "commcert health: libraries (also in meta.json):\n{}",
-                   format_library_lines(runtime_libraries(session.group().mpi_library())));
-      }
-    }
+    std::vector<Json> records;
+    if (session.speaks_for_node()) records = node_records(session, options);
     return session.finish(records, false);
   });
+}
+
+std::vector<Json> HealthCommand::node_records(StageSession& session,
+                                              const HealthOptions& options) const {
+  ProgressReporter progress(session.show_progress() && options.watch_seconds > 0, "health",
+                            options.watch_seconds);
+  double shown = 0;
+  const NodeHealth health = collect_node_health(options, [&](double elapsed, double /*total*/) {
+    progress.advance(elapsed - shown, "listening for Xid events");
+    shown = elapsed;
+  });
+  if (session.show_progress()) {
+    fmt::print(
+        stderr, "commcert health: {} GPU(s), {} IB port(s) on {}{}\n",
+        health.gpu_count ? fmt::format("{}", *health.gpu_count) : std::string("no"),
+        health.ib.ports.size(), session.node(),
+        health.nvml_unavailable_reason.empty() ? "" : " (" + health.nvml_unavailable_reason + ")");
+    fmt::print(stderr, "commcert health: libraries (also in meta.json):\n{}",
+               format_library_lines(runtime_libraries(session.group().mpi_library())));
+  }
+  return node_health_records(health, session.origin(0));
 }
 
 }  // namespace commcert

@@ -1,12 +1,16 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cli/command.hpp"
-#include "cli/run_setup.hpp"
+#include "cli/stage_flags.hpp"
+#include "core/json.hpp"
 #include "health/node_health.hpp"
 
 namespace commcert {
+
+class StageSession;
 
 // `commcert health`: hardware state without load, one set of records per node: every GPU
 // through NVML (loaded at run time), every InfiniBand/RoCE port from sysfs, and the node's
@@ -26,7 +30,6 @@ class HealthCommand final : public Command {
     std::string sysfs_root = "/sys";
     std::string nvml_library = "libnvidia-ml.so.1";
     std::string watch = "0";
-    std::string timeout = "300";
   };
   struct Resolved {
     HealthOptions options;
@@ -34,9 +37,13 @@ class HealthCommand final : public Command {
   };
   // The raw flag values as options; throws UsageError naming the flag.
   [[nodiscard]] Resolved resolve_options() const;
+  // This node's health records (from the process that speaks for the node), progress and a
+  // summary on stderr.
+  [[nodiscard]] std::vector<Json> node_records(StageSession& session,
+                                               const HealthOptions& options) const;
 
   RawFlags flags_;
-  StageOptions stage_;
+  StageFlags stage_{StageFlagSpec("300", "Bound on any one wait for a peer process")};
 };
 
 }  // namespace commcert

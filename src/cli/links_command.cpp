@@ -112,6 +112,182 @@ void attach_counter_deltas(StageSession& session, const VerbsSetup& verbs,
     record.counter_deltas = ends;
 }
 
+Json links_parameters(const LinksSettings& s) {
+  Json tests = Json::array();
+  for (const LinkTest test : s.tests)
+    tests.push_back(name_of(test));
+  return {{"transport", s.transport},         {"memory", s.memory},
+          {"tests", std::move(tests)},        {"sizes", s.sizes},
+          {"latency_bytes", s.latency_bytes}, {"iterations", s.iterations},
+          {"warmup_iterations", s.warmup},    {"window", s.window},
+          {"timeout_s", s.timeout_s}};
+}
+
+// This process's end of the links: the transport it measures with, or why no process can test.
+struct LinkEnds {
+  VerbsSetup verbs;                          // --transport verbs
+  std::unique_ptr<LinkTransport> transport;  // --transport mpi
+  std::string unavailable;                   // set: the stage is skipped everywhere
+  [[nodiscard]] LinkTransport* link() const {
+    return verbs.transport ? verbs.transport.get() : transport.get();
+  }
+};
+
+// Collective: sets up the transport on every process, bounded by the watchdog.
+LinkEnds open_link_ends(StageSession& session, const LinksSettings& s) {
+  LinkEnds ends;
+  if (s.transport == "verbs") {
+    session.watchdog().set_context("links: set-up of the verbs transport");
+    WatchedSection section(&session.watchdog());
+    ends.verbs = set_up_verbs(session, s);
+    ends.unavailable = ends.verbs.unavailable;
+  } else if (MpiSession* mpi = session.group().mpi()) {
+    session.watchdog().set_context("links: set-up of the MPI transport");
+    WatchedSection section(&session.watchdog());
+    ends.transport = mpi->make_link_transport();
+  } else {
+    ends.unavailable = "no MPI: " + session.group().mpi_unavailable_reason();
+  }
+  if (ends.unavailable.empty() && distinct_nodes(session.ranks()).size() < 2) {
+    ends.unavailable = "one node: no partner to test a link with";
+  }
+  return ends;
+}
+
+// The rounds of this process: in each, connect (verbs), measure this rank's pair if it has one,
+// exchange port counters (verbs), and wait for the round's other links. COMMCERT_FAULT's hang
+// and fail act here, counted over this rank's transfers.
+class LinkRounds {
+ public:
+  LinkRounds(StageSession& session, const LinksSettings& s, const FaultPlan& faults,
+             const LinkEnds& ends, TimeoutView& where)
+      : session_(session),
+        s_(s),
+        faults_(faults),
+        verbs_(ends.verbs),
+        link_(ends.link()),
+        where_(where),
+        me_(session.first_rank()),
+        hang_before_(faults.hang_before_operation(me_)),
+        fail_at_(faults.failing_operation(me_)) {}
+
+  // The records this process's end of `round` wrote (those of the pair it initiated).
+  std::vector<LinkRecord> run(const LinkRound& round) {
+    const int index = round.pair_of_rank[static_cast<std::size_t>(me_)];
+    const std::optional<int> partner =
+        index >= 0 ? std::optional(peer_process_of(round, index, me_, session_.ranks()))
+                   : std::nullopt;
+    if (s_.transport == "verbs") connect(round, partner);
+    const std::map<std::string, std::uint64_t> counters_before =
+        verbs_.transport && partner ? verbs_.transport->port_counters()
+                                    : std::map<std::string, std::uint64_t>{};
+    std::vector<LinkRecord> records;
+    if (index >= 0) records = measure_pair(round, round.pairs[static_cast<std::size_t>(index)]);
+    if (s_.transport == "verbs")
+      attach_counter_deltas(session_, verbs_, partner, counters_before, records);
+    where_.measure(std::nullopt);  // waiting for the round's other links
+    session_.barrier(fmt::format("links: end of round {}", round.round));
+    return records;
+  }
+
+ private:
+  // Queue pairs of this round: every process states its end, the peers' ends are exchanged over
+  // the control plane (MPI), and each pair connects.
+  void connect(const LinkRound& round, std::optional<int> partner) {
+    session_.watchdog().set_context(fmt::format("links: round {} verbs connection", round.round));
+    WatchedSection section(&session_.watchdog());
+    const std::string mine = link_ ? link_->prepare_connection(partner) : std::string();
+    const auto all = session_.all_gather(
+        fmt::format("links: round {} verbs connection info", round.round), mine);
+    if (link_ && partner)
+      link_->complete_connection(*partner, all[static_cast<std::size_t>(*partner)]);
+  }
+
+  std::vector<LinkRecord> measure_pair(const LinkRound& round, const LinkPair& pair) {
+    where_.measure(pair);
+    const FaultPlan round_faults = faults_.for_groups(round.pair_of_rank);
+    const int side = pair.ranks[0] == me_ ? 0 : 1;
+    const int peer_rank = pair.ranks[static_cast<std::size_t>(1 - side)];
+    const int peer_process = session_.ranks()[static_cast<std::size_t>(peer_rank)].process;
+    std::vector<LinkRecord> records;
+    for (const LinkTest test : s_.tests) {
+      // One-way bandwidth is measured both ways: each end initiates once, so an asymmetric
+      // fault (one direction of a cable) shows in the direction it affects.
+      const int initiators = test == LinkTest::kWriteBandwidth ? 2 : 1;
+      const std::vector<std::uint64_t> sizes =
+          test == LinkTest::kWriteLatency ? std::vector{s_.latency_bytes} : s_.sizes;
+      for (int from = 0; from < initiators; ++from) {
+        for (const std::uint64_t bytes : sizes) {
+          LinkTransfer transfer;
+          transfer.test = test;
+          transfer.peer = peer_process;
+          transfer.initiator = side == from;
+          transfer.bytes = bytes;
+          transfer.window = test == LinkTest::kWriteLatency ? 1 : s_.window;
+          transfer.warmup = s_.warmup;
+          transfer.iterations = s_.iterations;
+          transfer.fault_delay_s = round_faults.delay_seconds(me_).value_or(0.0);
+          transfer.after_iteration = [this] { session_.watchdog().refresh(0); };
+          const auto& a = pair.nodes[static_cast<std::size_t>(from)];
+          const auto& b = pair.nodes[static_cast<std::size_t>(1 - from)];
+          session_.watchdog().set_context(fmt::format("links: round {} {} {} {}->{}", round.round,
+                                                      name_of(test), format_bytes(bytes), a, b));
+          std::vector<double> samples = transfer_once(transfer);
+          if (!transfer.initiator) continue;
+          records.push_back(pair_record(round, pair, from, transfer, std::move(samples)));
+        }
+      }
+    }
+    return records;
+  }
+
+  // One transfer, after the faults COMMCERT_FAULT injects before this rank's Nth.
+  std::vector<double> transfer_once(const LinkTransfer& transfer) {
+    if (hang_before_ && operations_ == *hang_before_) {
+      // COMMCERT_FAULT hang: this end never arrives; its watchdog thread still answers, so the
+      // peer's watchdog names it and ends the job within the timeout.
+      session_.watchdog().await_absent(0);
+      for (;;)
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    if (fail_at_ && operations_ == *fail_at_) {
+      // COMMCERT_FAULT fail: this end's transfer reports an error, as one does whose queue pair
+      // went into the error state.
+      throw RuntimeFailure(fmt::format(
+          "injected fault (COMMCERT_FAULT fail:{}:{}): {} {} to process {} failed", me_, *fail_at_,
+          name_of(transfer.test), format_bytes(transfer.bytes), transfer.peer));
+    }
+    ++operations_;
+    WatchedSection section(&session_.watchdog());
+    return link_->run(transfer);
+  }
+
+  LinkRecord pair_record(const LinkRound& round, const LinkPair& pair, int from,
+                         const LinkTransfer& transfer, std::vector<double> samples) const {
+    LinkRecord record = link_test_record(
+        session_.origin(0), s_.transport, s_.memory, transfer.test, round.round, pair, from,
+        link_measurement(transfer.test, transfer.bytes, transfer.window, s_.warmup,
+                         std::move(samples)));
+    if (verbs_.transport) {
+      record.devices = {verbs_.transport->device_port(), verbs_.transport->peer_device()};
+      record.registrations = {std::string(verbs_.transport->registration()),
+                              verbs_.transport->peer_registration()};
+    }
+    return record;
+  }
+
+  StageSession& session_;
+  const LinksSettings& s_;
+  const FaultPlan& faults_;
+  const VerbsSetup& verbs_;
+  LinkTransport* link_;
+  TimeoutView& where_;
+  int me_;
+  std::optional<std::uint64_t> hang_before_;
+  std::optional<std::uint64_t> fail_at_;
+  std::uint64_t operations_ = 0;  // this rank's transfers so far, for COMMCERT_FAULT
+};
+
 }  // namespace
 
 std::vector<LinkTest> parse_link_tests(std::string_view text, std::string_view flag) {
@@ -147,12 +323,6 @@ void LinksCommand::configure(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--latency-size", flags_.latency_size, "Message size of the latency test")
       ->capture_default_str();
-  app.add_option("-n,--iterations", flags_.iterations, "Timed iterations per test and size")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  app.add_option("-w,--warmup", flags_.warmup, "Untimed iterations before them")
-      ->check(CLI::Range(0, 10000))
-      ->capture_default_str();
   app.add_option("--window", flags_.window, "Messages in flight per bandwidth iteration")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
@@ -163,10 +333,7 @@ void LinksCommand::configure(CLI::App& app) {
   app.add_option("--ib-port", flags_.ib_port, "verbs: port of each RDMA device to test")
       ->check(CLI::Range(1, 255))
       ->capture_default_str();
-  app.add_option("-T,--timeout", flags_.timeout, "Bound on any one wait for a peer process")
-      ->envname("COMMCERT_TIMEOUT")
-      ->capture_default_str();
-  add_stage_options(app, stage_);
+  stage_.add_to(app);
 }
 
 LinksSettings LinksCommand::resolve_settings() const {
@@ -198,8 +365,8 @@ LinksSettings LinksCommand::resolve_settings() const {
   if (s.latency_bytes == 0 || s.latency_bytes > (std::uint64_t{1} << 20)) {
     throw UsageError("--latency-size: must be from 1 byte to 1M");
   }
-  s.iterations = flags_.iterations;
-  s.warmup = flags_.warmup;
+  s.iterations = stage_.iterations();
+  s.warmup = stage_.warmup();
   s.window = flags_.window;
   for (const std::uint64_t bytes : s.sizes) {
     if (bytes * static_cast<std::uint64_t>(s.window) > 4 * kMaxMessageBytes) {
@@ -211,62 +378,36 @@ LinksSettings LinksCommand::resolve_settings() const {
     s.gid_index = flags_.gid_index;
   }
   s.ib_port = flags_.ib_port;
-  s.timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
-  if (!(s.timeout_s > 0)) throw UsageError("-T/--timeout: must be longer than 0 s");
+  s.timeout_s = stage_.timeout_s();
   return s;
 }
 
 int LinksCommand::run(Invocation& invocation) {
-  validate_stage_options(stage_);
+  stage_.validate_output();
   const LinksSettings s = resolve_settings();
   const FaultPlan faults = fault_plan_from_environment();
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
   TimeoutView where;  // outlives the session, whose watchdog thread reads it
-  StageSession session(invocation, name(), LinkRecord::kKind, stage_, s.timeout_s);
+  StageSession session(invocation, name(), LinkRecord::kKind, stage_.output(), s.timeout_s);
   session.set_timeout_nodes([&where](const TimeoutReport& report) { return where.links(report); });
   return session.run([&] {
     faults.validate_ranks(session.group().process_count());
-    Json tests = Json::array();
-    for (const LinkTest test : s.tests)
-      tests.push_back(name_of(test));
-    Json parameters = {{"transport", s.transport},         {"memory", s.memory},
-                       {"tests", std::move(tests)},        {"sizes", s.sizes},
-                       {"latency_bytes", s.latency_bytes}, {"iterations", s.iterations},
-                       {"warmup_iterations", s.warmup},    {"window", s.window},
-                       {"timeout_s", s.timeout_s}};
-    session.start({StageSlot{}}, runtime, std::move(parameters), {});
+    session.start({StageSlot{}}, runtime, links_parameters(s), {});
     session.update_meta(
         {{"fault_injection", faults.empty() ? Json(nullptr) : Json(faults.describe())}});
 
-    std::string unavailable;
-    std::unique_ptr<LinkTransport> transport;
-    VerbsSetup verbs;
-    if (s.transport == "verbs") {
-      session.watchdog().set_context("links: set-up of the verbs transport");
-      WatchedSection section(&session.watchdog());
-      verbs = set_up_verbs(session, s);
-      unavailable = verbs.unavailable;
-    } else if (MpiSession* mpi = session.group().mpi()) {
-      session.watchdog().set_context("links: set-up of the MPI transport");
-      WatchedSection section(&session.watchdog());
-      transport = mpi->make_link_transport();
-    } else {
-      unavailable = "no MPI: " + session.group().mpi_unavailable_reason();
-    }
-    const auto& ranks = session.ranks();
-    if (unavailable.empty() && distinct_nodes(ranks).size() < 2) {
-      unavailable = "one node: no partner to test a link with";
-    }
-
+    LinkEnds ends = open_link_ends(session, s);
     std::vector<Json> records;
-    if (!unavailable.empty()) {
+    if (!ends.unavailable.empty()) {
       if (session.speaks_for_node()) {
         records.push_back(to_json(lone_link_record(session.origin(0), s.transport, s.memory,
-                                                   session.first_rank(), unavailable)));
+                                                   session.first_rank(), ends.unavailable)));
       }
-      if (session.show_progress()) fmt::print(stderr, "commcert links: skipped: {}\n", unavailable);
+      if (session.show_progress())
+        fmt::print(stderr, "commcert links: skipped: {}\n", ends.unavailable);
       return session.finish(records, false);
     }
+    const VerbsSetup& verbs = ends.verbs;
     if (!verbs.problem.empty()) {
       // This end cannot test its rail (port down, device not openable): its node lacks evidence.
       records.push_back(to_json(lone_link_record(session.origin(0), s.transport, s.memory,
@@ -278,107 +419,16 @@ int LinksCommand::run(Invocation& invocation) {
                  verbs.transport->registration());
     }
 
+    const auto& ranks = session.ranks();
     const auto rounds = plan_link_rounds(
         ranks, s.transport == "verbs" ? verbs.rail_of_rank : first_rank_rails(ranks));
     where.set_schedule(rounds, ranks);
-    LinkTransport* link = verbs.transport ? verbs.transport.get() : transport.get();
-    const int me = session.first_rank();
-    const std::optional<std::uint64_t> hang_before = faults.hang_before_operation(me);
-    const std::optional<std::uint64_t> fail_at = faults.failing_operation(me);
-    std::uint64_t operations = 0;
+    LinkRounds runner(session, s, faults, ends, where);
     ProgressReporter progress(session.show_progress(), "links", static_cast<double>(rounds.size()));
     for (const LinkRound& round : rounds) {
       where.enter_round(static_cast<std::size_t>(&round - rounds.data()));
-      const FaultPlan round_faults = faults.for_groups(round.pair_of_rank);
-      const int index = round.pair_of_rank[static_cast<std::size_t>(me)];
-      const std::optional<int> partner =
-          index >= 0 ? std::optional(peer_process_of(round, index, me, ranks)) : std::nullopt;
-      if (s.transport == "verbs") {
-        // Queue pairs of this round: every process states its end, the peers' ends are exchanged
-        // over the control plane (MPI), and each pair connects.
-        session.watchdog().set_context(
-            fmt::format("links: round {} verbs connection", round.round));
-        WatchedSection section(&session.watchdog());
-        const std::string mine = link ? link->prepare_connection(partner) : std::string();
-        const auto all = session.all_gather(
-            fmt::format("links: round {} verbs connection info", round.round), mine);
-        if (link && partner)
-          link->complete_connection(*partner, all[static_cast<std::size_t>(*partner)]);
-      }
-      const std::map<std::string, std::uint64_t> counters_before =
-          verbs.transport && partner ? verbs.transport->port_counters()
-                                     : std::map<std::string, std::uint64_t>{};
-      std::vector<LinkRecord> round_records;
-      if (index >= 0) {
-        const LinkPair& pair = round.pairs[static_cast<std::size_t>(index)];
-        where.measure(pair);
-        const int side = pair.ranks[0] == me ? 0 : 1;
-        const int peer_rank = pair.ranks[static_cast<std::size_t>(1 - side)];
-        const int peer_process = ranks[static_cast<std::size_t>(peer_rank)].process;
-        for (const LinkTest test : s.tests) {
-          // One-way bandwidth is measured both ways: each end initiates once, so an asymmetric
-          // fault (one direction of a cable) shows in the direction it affects.
-          const int initiators = test == LinkTest::kWriteBandwidth ? 2 : 1;
-          const std::vector<std::uint64_t> sizes =
-              test == LinkTest::kWriteLatency ? std::vector{s.latency_bytes} : s.sizes;
-          for (int from = 0; from < initiators; ++from) {
-            for (const std::uint64_t bytes : sizes) {
-              LinkTransfer transfer;
-              transfer.test = test;
-              transfer.peer = peer_process;
-              transfer.initiator = side == from;
-              transfer.bytes = bytes;
-              transfer.window = test == LinkTest::kWriteLatency ? 1 : s.window;
-              transfer.warmup = s.warmup;
-              transfer.iterations = s.iterations;
-              transfer.fault_delay_s = round_faults.delay_seconds(me).value_or(0.0);
-              transfer.after_iteration = [&session] { session.watchdog().refresh(0); };
-              const auto& a = pair.nodes[static_cast<std::size_t>(from)];
-              const auto& b = pair.nodes[static_cast<std::size_t>(1 - from)];
-              session.watchdog().set_context(fmt::format("links: round {} {} {} {}->{}",
-                                                         round.round, name_of(test),
-                                                         format_bytes(bytes), a, b));
-              if (hang_before && operations == *hang_before) {
-                // COMMCERT_FAULT hang: this end never arrives; its watchdog thread still answers,
-                // so the peer's watchdog names it and ends the job within the timeout.
-                session.watchdog().await_absent(0);
-                for (;;)
-                  std::this_thread::sleep_for(std::chrono::seconds(1));
-              }
-              if (fail_at && operations == *fail_at) {
-                // COMMCERT_FAULT fail: this end's transfer reports an error, as one does whose
-                // queue pair went into the error state.
-                throw RuntimeFailure(fmt::format(
-                    "injected fault (COMMCERT_FAULT fail:{}:{}): {} {} to process {} failed", me,
-                    *fail_at, name_of(test), format_bytes(bytes), peer_process));
-              }
-              ++operations;
-              std::vector<double> samples;
-              {
-                WatchedSection section(&session.watchdog());
-                samples = link->run(transfer);
-              }
-              if (!transfer.initiator) continue;
-              LinkRecord record = link_test_record(
-                  session.origin(0), s.transport, s.memory, test, round.round, pair, from,
-                  link_measurement(test, bytes, transfer.window, s.warmup, std::move(samples)));
-              if (verbs.transport) {
-                record.devices = {verbs.transport->device_port(), verbs.transport->peer_device()};
-                record.registrations = {std::string(verbs.transport->registration()),
-                                        verbs.transport->peer_registration()};
-              }
-              round_records.push_back(std::move(record));
-            }
-          }
-        }
-      }
-      if (s.transport == "verbs") {
-        attach_counter_deltas(session, verbs, partner, counters_before, round_records);
-      }
-      for (const LinkRecord& record : round_records)
+      for (const LinkRecord& record : runner.run(round))
         records.push_back(to_json(record));
-      where.measure(std::nullopt);  // waiting for the round's other links
-      session.barrier(fmt::format("links: end of round {}", round.round));
       progress.advance(1, fmt::format("round {} of {} ({} link(s) at once)", round.round + 1,
                                       rounds.size(), round.pairs.size()));
     }

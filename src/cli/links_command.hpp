@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "cli/run_setup.hpp"
+#include "cli/stage_flags.hpp"
 #include "comm/link_transport.hpp"
 
 namespace commcert {
@@ -50,15 +50,14 @@ class LinksCommand final : public Command {
     std::string tests;  // empty: the transport's defaults
     std::string sizes = "64K,4M";
     std::string latency_size = "8";
-    int iterations = 20;
-    int warmup = 3;
     int window = 4;
-    std::string timeout = "120";
     int gid_index = -1;
     int ib_port = 1;
   };
   RawFlags flags_;
-  StageOptions stage_;
+  StageFlags stage_{StageFlagSpec("120", "Bound on any one wait for a peer process")
+                        .with_iterations(20, 100000, "Timed iterations per test and size")
+                        .with_warmup(3, 10000, "Untimed iterations before them")};
 };
 
 }  // namespace commcert

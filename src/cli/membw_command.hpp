@@ -6,7 +6,8 @@
 
 #include "bench/membw.hpp"
 #include "cli/command.hpp"
-#include "cli/run_setup.hpp"
+#include "cli/stage_flags.hpp"
+#include "core/json.hpp"
 
 namespace commcert {
 
@@ -26,18 +27,20 @@ class MembwCommand final : public Command {
   [[nodiscard]] MembwSettings resolve_settings() const;
 
  private:
+  // meta.json's `parameters`: the settings in effect.
+  [[nodiscard]] Json parameters(const MembwSettings& settings) const;
+
   struct RawFlags {
     std::string buffer_size = "1G";
-    int iterations = 20;
     double memtest_fraction = 0.9;
     std::string host_size = "256M";
-    int gpus_per_process = 1;
-    std::string timeout = "300";
     std::string sysfs_root = "/sys";
     std::optional<std::uint64_t> seed;
   };
   RawFlags flags_;
-  StageOptions stage_;
+  StageFlags stage_{StageFlagSpec("300", "Bound on any one wait for a GPU or a peer process")
+                        .with_iterations(20, 100000, "Timed samples per measurement (median kept)")
+                        .with_gpus_per_process(1)};
 };
 
 }  // namespace commcert

@@ -1,12 +1,11 @@
 #include "cli/p2p_command.hpp"
 
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "cli/gpu_slots.hpp"
+#include "cli/gpu_stage_records.hpp"
 #include "cli/stage_session.hpp"
 #include "core/errors.hpp"
 #include "core/progress.hpp"
@@ -28,6 +27,65 @@ std::vector<std::string_view> split_list(std::string_view text) {
     start = end + 1;
   }
   return out;
+}
+
+// This process's one record: why it has no figures.
+Json lone_record(const StageSession& session, RecordStatus status, std::string reason) {
+  P2pRecord record;
+  record.origin = session.origin(0);
+  record.status = status;
+  record.reason = std::move(reason);
+  return to_json(record);
+}
+
+// A process standing by while its host's first process measures (P2pRole::bystander): a
+// pretend node sharing the host (--node-name 'n{rank}') still says why it has no figures.
+std::vector<Json> bystander_records(const StageSession& session, const GpuRuntimeInfo& runtime) {
+  if (!session.speaks_for_node()) return {};
+  return {lone_record(session, RecordStatus::kSkipped,
+                      runtime.device_count <= 0
+                          ? runtime.unavailable_reason
+                          : "this host's GPUs are measured by its first process, which speaks "
+                            "for another node identity")};
+}
+
+struct P2pMeasured {
+  std::vector<Json> records;
+  bool abandoned = false;  // the engine's thread is stuck in the driver
+};
+
+// Plans the tests between this process's GPUs and runs them, with progress on stderr. A failure
+// to plan or run them at all is one error record.
+P2pMeasured measure_p2p(StageSession& session, const P2pSettings& s,
+                        const std::vector<GpuDescription>& gpus) {
+  std::vector<GpuIdentity> identities;
+  HostNuma numa;
+  numa.online_nodes = online_numa_nodes(s.sysfs_root);
+  for (const GpuDescription& gpu : gpus) {
+    identities.push_back(gpu.identity);
+    numa.gpu_node.push_back(pci_numa_node(s.sysfs_root, gpu.identity.pci_bus_id));
+  }
+  std::vector<P2pTest> tests;
+  P2pRun run;
+  try {
+    tests =
+        plan_p2p_tests(static_cast<int>(gpus.size()), probe_peer_access(gpus), numa, s.selection);
+    ProgressReporter progress(session.show_progress(), "p2p", static_cast<double>(tests.size()));
+    std::size_t shown = 0;
+    run = run_p2p_tests(s, gpus, tests, [&](std::size_t done) {
+      if (done == shown) return;
+      progress.advance(
+          static_cast<double>(done - shown),
+          fmt::format("{} of {} test(s) on {} local GPU(s)", done, tests.size(), gpus.size()));
+      shown = done;
+    });
+    progress.finish(fmt::format("{} test(s) measured", tests.size()));
+  } catch (const std::exception& error) {
+    return {{lone_record(session, RecordStatus::kError, error.what())}, false};
+  }
+  return {p2p_records(s, tests, run, identities,
+                      [&session](std::size_t slot) { return session.origin(slot); }),
+          run.abandoned};
 }
 
 }  // namespace
@@ -65,12 +123,6 @@ void P2pCommand::configure(CLI::App& app) {
   app.add_option("--copies", flags_.copies, "Copies queued behind one spin kernel per sample")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  app.add_option("-n,--iterations", flags_.iterations, "Timed samples per test (median kept)")
-      ->check(CLI::Range(1, 10000))
-      ->capture_default_str();
-  app.add_option("-w,--warmup", flags_.warmup, "Untimed samples before them")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
   app.add_option("--methods", flags_.methods, "Comma list of ce, sm, latency")
       ->capture_default_str();
   app.add_option("--paths", flags_.paths, "Comma list of gpu_gpu, host_gpu, device_local")
@@ -80,15 +132,9 @@ void P2pCommand::configure(CLI::App& app) {
   app.add_option("--chase-loads", flags_.chase_loads, "Dependent loads per latency sample")
       ->check(CLI::Range(1, 100000000))
       ->capture_default_str();
-  app.add_option("-g,--ngpus", flags_.gpus_per_process, "GPUs per process (0 = every visible GPU)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  app.add_option("-T,--timeout", flags_.timeout, "Bound on any one wait for a GPU")
-      ->envname("COMMCERT_TIMEOUT")
-      ->capture_default_str();
   app.add_option("--sysfs-root", flags_.sysfs_root, "Where sysfs is (GPUs' NUMA nodes)")
       ->capture_default_str();
-  add_stage_options(app, stage_);
+  stage_.add_to(app);
 }
 
 P2pSettings P2pCommand::resolve_settings() const {
@@ -99,16 +145,15 @@ P2pSettings P2pCommand::resolve_settings() const {
   }
   s.bytes -= s.bytes % 4096;  // whole pages; the SM copy moves 16-byte vectors
   s.copies_per_sample = flags_.copies;
-  s.iterations = flags_.iterations;
-  s.warmup = flags_.warmup;
+  s.iterations = stage_.iterations();
+  s.warmup = stage_.warmup();
   s.selection = parse_p2p_selection(flags_.methods, flags_.paths);
   s.chase_bytes = parse_size(flags_.chase_size, "--chase-size");
   if (s.chase_bytes < (std::uint64_t{1} << 20) || s.chase_bytes > kMaxCopyBytes) {
     throw UsageError("--chase-size: must be from 1M to 16G");
   }
   s.chase_loads = flags_.chase_loads;
-  s.timeout_s = parse_duration_seconds(flags_.timeout, "-T/--timeout");
-  if (!(s.timeout_s > 0)) throw UsageError("-T/--timeout: must be longer than 0 s");
+  s.timeout_s = stage_.timeout_s();
   std::error_code error;
   if (!std::filesystem::is_directory(flags_.sysfs_root, error)) {
     throw UsageError(fmt::format("--sysfs-root {}: not a directory", flags_.sysfs_root));
@@ -117,134 +162,67 @@ P2pSettings P2pCommand::resolve_settings() const {
   return s;
 }
 
+P2pRole p2p_role(int gpus_per_process, int local_count, int local_index) {
+  P2pRole role;
+  role.one_for_the_node = gpus_per_process == 0 && local_count > 1;
+  role.bystander = role.one_for_the_node && local_index != 0;
+  return role;
+}
+
 int P2pCommand::run(Invocation& invocation) {
-  validate_stage_options(stage_);
+  stage_.validate_output();
   const P2pSettings s = resolve_settings();
   const GpuRuntimeInfo runtime = probe_gpu_runtime();
-  StageSession session(invocation, name(), P2pRecord::kKind, stage_, s.timeout_s);
+  StageSession session(invocation, name(), P2pRecord::kKind, stage_.output(), s.timeout_s);
   return session.run([&] {
-    // Pairs need every GPU of the node in one process: with -g 0 and several processes on a host
-    // (a suite launched one rank per GPU), the host's first process drives them all and the others
-    // stand by, writing no records.
-    const int local_count = session.group().local_count();
-    const bool one_for_the_node = flags_.gpus_per_process == 0 && local_count > 1;
-    const bool bystander = one_for_the_node && session.group().local_index() != 0;
+    const ProcessGroup& group = session.group();
+    const P2pRole role =
+        p2p_role(stage_.gpus_per_process(), group.local_count(), group.local_index());
     const NodeGpuIndex node_index(nvml_library_from_environment(), s.sysfs_root);
     GpuSlots plan;
-    if (bystander) {
+    if (role.bystander) {
       plan.slots = {StageSlot{}};
-    } else if (one_for_the_node) {
+    } else if (role.one_for_the_node) {
       plan = plan_gpu_slots(runtime, 0, 1, 0, node_index);
     } else {
-      plan = plan_gpu_slots(runtime, session.group(), flags_.gpus_per_process, node_index);
+      plan = plan_gpu_slots(runtime, session.group(), stage_.gpus_per_process(), node_index);
     }
-    Json parameters = {{"bytes", s.bytes},
-                       {"copies_per_sample", s.copies_per_sample},
-                       {"iterations", s.iterations},
-                       {"warmup_iterations", s.warmup},
-                       {"methods", flags_.methods},
-                       {"paths", flags_.paths},
-                       {"chase_bytes", s.chase_bytes},
-                       {"chase_stride", s.chase_stride},
-                       {"chase_loads", s.chase_loads},
-                       {"gpus_per_process", flags_.gpus_per_process},
-                       {"timeout_s", s.timeout_s},
-                       {"sysfs_root", s.sysfs_root.string()}};
     std::vector<std::string> warnings;
-    if (local_count > 1 && !one_for_the_node) {
+    if (group.local_count() > 1 && !role.one_for_the_node) {
       warnings.emplace_back(
           "p2p: more than one process on this node, each with its own GPUs: pairs are measured "
           "only between the GPUs of one process (use -g 0: the node's first process takes them "
           "all)");
     }
-    session.start(plan.slots, runtime, std::move(parameters), std::move(warnings));
+    session.start(plan.slots, runtime, parameters(s), std::move(warnings));
 
-    std::vector<Json> records;
-    if (bystander) {
-      // A pretend node sharing the host (--node-name 'n{rank}') still says why it has no figures.
-      if (session.speaks_for_node()) {
-        P2pRecord record;
-        record.origin = session.origin(0);
-        record.status = RecordStatus::kSkipped;
-        record.reason =
-            runtime.device_count <= 0
-                ? runtime.unavailable_reason
-                : "this host's GPUs are measured by its first process, which speaks for "
-                  "another node identity";
-        records.push_back(to_json(record));
-      }
-      return session.finish(records, false);
-    }
+    if (role.bystander) return session.finish(bystander_records(session, runtime), false);
     if (plan.gpus.empty()) {
-      P2pRecord record;
-      record.origin = session.origin(0);
-      record.status = plan.unavailable_status;
-      record.reason = plan.unavailable_reason;
-      records.push_back(to_json(record));
       if (session.show_progress()) {
         fmt::print(stderr, "commcert p2p: {}: {}\n", to_string(plan.unavailable_status),
                    plan.unavailable_reason);
       }
-      return session.finish(records, false);
+      return session.finish(
+          {lone_record(session, plan.unavailable_status, plan.unavailable_reason)}, false);
     }
-
-    std::vector<GpuIdentity> gpus;
-    HostNuma numa;
-    numa.online_nodes = online_numa_nodes(s.sysfs_root);
-    for (const GpuDescription& gpu : plan.gpus) {
-      gpus.push_back(gpu.identity);
-      numa.gpu_node.push_back(pci_numa_node(s.sysfs_root, gpu.identity.pci_bus_id));
-    }
-    std::vector<P2pTest> tests;
-    P2pRun run;
-    try {
-      tests = plan_p2p_tests(static_cast<int>(gpus.size()), probe_peer_access(plan.gpus), numa,
-                             s.selection);
-      ProgressReporter progress(session.show_progress(), "p2p", static_cast<double>(tests.size()));
-      std::size_t shown = 0;
-      run = run_p2p_tests(s, plan.gpus, tests, [&](std::size_t done) {
-        if (done == shown) return;
-        progress.advance(
-            static_cast<double>(done - shown),
-            fmt::format("{} of {} test(s) on {} local GPU(s)", done, tests.size(), gpus.size()));
-        shown = done;
-      });
-      progress.finish(fmt::format("{} test(s) measured", tests.size()));
-    } catch (const std::exception& error) {
-      P2pRecord record;
-      record.origin = session.origin(0);
-      record.status = RecordStatus::kError;
-      record.reason = error.what();
-      records.push_back(to_json(record));
-      return session.finish(records, false);
-    }
-
-    for (std::size_t t = 0; t < tests.size(); ++t) {
-      const P2pTest& test = tests[t];
-      const P2pTestResult& result = run.results[t];
-      const std::size_t streams = std::max<std::size_t>(test.streams.size(), 1);
-      for (std::size_t i = 0; i < streams; ++i) {
-        P2pStreamResult stream;
-        stream.status = result.status;
-        stream.reason = result.reason;
-        if (result.status == RecordStatus::kOk && i < result.samples_s.size() && test.method) {
-          const bool chase = *test.method == P2pMethod::kPointerChase;
-          stream.measurement = p2p_measurement(*test.method, chase ? s.chase_bytes : s.bytes,
-                                               chase ? s.chase_loads : s.copies_per_sample,
-                                               s.warmup, result.samples_s[i]);
-        }
-        const int device = i < test.streams.size() ? test.streams[i].device : 0;
-        records.push_back(to_json(p2p_record(session.origin(static_cast<std::size_t>(device)), test,
-                                             i, gpus, std::move(stream))));
-      }
-    }
-    const int exit_code = session.finish(records, false);
-    if (run.abandoned) {
-      std::fflush(nullptr);
-      std::_Exit(exit_code);
-    }
-    return exit_code;
+    const P2pMeasured measured = measure_p2p(session, s, plan.gpus);
+    return session.finish(measured.records, false, measured.abandoned);
   });
+}
+
+Json P2pCommand::parameters(const P2pSettings& s) const {
+  return {{"bytes", s.bytes},
+          {"copies_per_sample", s.copies_per_sample},
+          {"iterations", s.iterations},
+          {"warmup_iterations", s.warmup},
+          {"methods", flags_.methods},
+          {"paths", flags_.paths},
+          {"chase_bytes", s.chase_bytes},
+          {"chase_stride", s.chase_stride},
+          {"chase_loads", s.chase_loads},
+          {"gpus_per_process", stage_.gpus_per_process()},
+          {"timeout_s", s.timeout_s},
+          {"sysfs_root", s.sysfs_root.string()}};
 }
 
 }  // namespace commcert

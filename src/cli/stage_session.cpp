@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <unistd.h>
 
@@ -358,7 +360,8 @@ bool StageSession::speaks_for_node() const {
   return true;
 }
 
-int StageSession::finish(const std::vector<Json>& records, bool interrupted) {
+int StageSession::finish(const std::vector<Json>& records, bool interrupted,
+                         bool abandoned_workers) {
   Json mine = Json::array();
   for (const auto& record : records)
     mine.push_back(record);
@@ -369,8 +372,9 @@ int StageSession::finish(const std::vector<Json>& records, bool interrupted) {
         output_->append_record(record);
     }
   }
-  return agree_and_finish(group_.control(), guard(), *output_, exit_code_for(records), interrupted,
-                          "finish: agreeing on the exit status");
+  const int agreed = agree_and_finish(group_.control(), guard(), *output_, exit_code_for(records),
+                                      interrupted, "finish: agreeing on the exit status");
+  return leave_stage(agreed, abandoned_workers);
 }
 
 int StageSession::finish_with_status(int exit_code, bool interrupted) {
@@ -392,6 +396,16 @@ int agree_and_finish(ControlPlane& control, Watchdog* watchdog, RunOutput& outpu
                       {"end_time", utc_timestamp_now()},
                       {"interrupted", interrupted}});
   return agreed;
+}
+
+void end_process_now(int exit_code) {
+  std::fflush(nullptr);
+  std::_Exit(exit_code);
+}
+
+int leave_stage(int exit_code, bool abandoned_workers, const std::function<void(int)>& end_now) {
+  if (abandoned_workers) end_now(exit_code);
+  return exit_code;
 }
 
 int exit_code_for(const std::vector<Json>& records) {

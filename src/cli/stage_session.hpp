@@ -116,8 +116,11 @@ class StageSession {
   void update_meta(const Json& fields);
 
   // Gathers every process's records to process 0, which appends them in rank order; every
-  // process then agrees on the exit status (the worst of all), and meta.json is finished.
-  [[nodiscard]] int finish(const std::vector<Json>& records, bool interrupted);
+  // process then agrees on the exit status (the worst of all), and meta.json is finished. With
+  // `abandoned_workers` (a GPU thread stuck in the driver: WorkerRun::abandoned) the process
+  // then ends at once with that status (leave_stage).
+  [[nodiscard]] int finish(const std::vector<Json>& records, bool interrupted,
+                           bool abandoned_workers = false);
   // The same for a stage whose results already reached process 0 as it went (the sweep's
   // engine): every process agrees on the worst `exit_code`. The watchdog's context stays the
   // stage's last one, as a timeout here is that operation's tail.
@@ -164,6 +167,15 @@ class StageSession {
 [[nodiscard]] int agree_and_finish(ControlPlane& control, Watchdog* watchdog, RunOutput& output,
                                    int exit_code, bool interrupted,
                                    const std::optional<std::string>& context);
+
+// Ends the process at once with `exit_code`, stdio flushed, without running exit's clean-up.
+[[noreturn]] void end_process_now(int exit_code);
+
+// How a stage's process leaves once its records and meta.json are on disk (each append is
+// fsynced): returns `exit_code` for the CLI edge, or, when a worker thread was abandoned (stuck
+// in the driver), calls `end_now(exit_code)`: exit would wait for that thread forever.
+int leave_stage(int exit_code, bool abandoned_workers,
+                const std::function<void(int)>& end_now = end_process_now);
 
 // The exit status records call for: timeout (4) over error (3) over fail (1); ok and skipped
 // are 0 ("cannot run here" is evidence, not a failure of the tool).

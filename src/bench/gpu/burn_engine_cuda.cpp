@@ -1,7 +1,6 @@
 #include <array>
 #include <cmath>
 #include <memory>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -194,16 +193,8 @@ class DeviceBurn {
   std::uint64_t launches_per_window_ = 1;
 };
 
-// A worker's state outlives the call when its thread has to be abandoned.
-struct Worker {
-  BurnOutcome outcome;
-  std::atomic<bool> done{false};
-  std::thread thread;
-};
-
 void burn_one(const BurnSettings& s, const GpuDescription& gpu, StartLine& line,
-              const std::atomic<bool>* stop, Worker& worker) {
-  BurnOutcome& out = worker.outcome;
+              const std::atomic<bool>* stop, BurnOutcome& out) {
   bool arrived = false;
   try {
     COMMCERT_CHECK_CUDA(cudaSetDevice(gpu.cuda_device));
@@ -234,28 +225,32 @@ void burn_one(const BurnSettings& s, const GpuDescription& gpu, StartLine& line,
     out.reason = fmt::format("GPU {}: {}", gpu.identity.index, error.what());
   }
   if (!arrived) line.arrive();
-  worker.done = true;
 }
 
 }  // namespace
 
 BurnRun run_burn(const BurnSettings& s, const std::vector<GpuDescription>& gpus,
                  const BurnHooks& hooks) {
-  // Workers are shared with their threads: an abandoned thread may still write to its own.
-  std::vector<std::shared_ptr<Worker>> workers;
+  // What the threads use is theirs: an abandoned thread outlives this call.
   auto line = std::make_shared<StartLine>(static_cast<int>(gpus.size()));
   auto settings = std::make_shared<BurnSettings>(s);
   auto described = std::make_shared<std::vector<GpuDescription>>(gpus);
+  std::vector<BurnOutcome> seeds(gpus.size());
   for (std::size_t i = 0; i < gpus.size(); ++i) {
-    auto worker = std::make_shared<Worker>();
-    worker->outcome.gpu = gpus[i].identity;
-    worker->outcome.model = gpus[i].model;
-    worker->outcome.compute_capability = gpus[i].compute_capability;
-    worker->thread = std::thread([worker, line, settings, described, i, stop = hooks.stop] {
-      burn_one(*settings, (*described)[i], *line, stop, *worker);
-    });
-    workers.push_back(std::move(worker));
+    seeds[i].gpu = gpus[i].identity;
+    seeds[i].model = gpus[i].model;
+    seeds[i].compute_capability = gpus[i].compute_capability;
   }
+  GpuWorkerPool<BurnOutcome> pool(
+      std::move(seeds),
+      [line, settings, described, stop = hooks.stop](std::size_t i, BurnOutcome& out,
+                                                     std::atomic<std::size_t>& /*steps*/) {
+        burn_one(*settings, (*described)[i], *line, stop, out);
+      },
+      [](BurnOutcome& out, const std::exception& error) {  // burn_one catches its own
+        out.status = RecordStatus::kError;
+        out.reason = fmt::format("GPU {}: {}", out.gpu.index, error.what());
+      });
 
   (void)line->wait_all(Deadline::after_seconds(s.timeout_s));
   if (hooks.ready) {
@@ -263,8 +258,7 @@ BurnRun run_burn(const BurnSettings& s, const std::vector<GpuDescription>& gpus,
       hooks.ready();
     } catch (...) {
       line->release(false);
-      for (auto& worker : workers)
-        worker->thread.join();
+      pool.join_all();
       throw;
     }
   }
@@ -273,35 +267,21 @@ BurnRun run_burn(const BurnSettings& s, const std::vector<GpuDescription>& gpus,
   const auto started = SteadyClock::now();
   // Every GPU stops on its own within a window of the duration; beyond that plus a timeout for
   // set-up and for the last window, a thread is stuck.
-  const Deadline give_up = Deadline::after_seconds(s.duration_s + 2 * s.window_s + 2 * s.timeout_s);
-  for (;;) {
-    bool all_done = true;
-    for (const auto& worker : workers)
-      all_done = all_done && worker->done.load();
-    if (all_done || give_up.expired()) break;
+  WorkerPatience patience;
+  patience.give_up = Deadline::after_seconds(s.duration_s + 2 * s.window_s + 2 * s.timeout_s);
+  (void)pool.wait(patience, [&](std::size_t /*steps*/) {
     if (hooks.tick) hooks.tick(seconds_between(started, SteadyClock::now()));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-
-  BurnRun run;
-  for (auto& worker : workers) {
-    if (worker->done.load()) {
-      worker->thread.join();
-      run.outcomes.push_back(worker->outcome);
-      continue;
-    }
-    worker->thread.detach();
-    run.abandoned = true;
+  });
+  return pool.collect([](const BurnOutcome& seed, std::size_t /*steps*/) {
     BurnOutcome stuck;
-    stuck.gpu = worker->outcome.gpu;
-    stuck.model = worker->outcome.model;
+    stuck.gpu = seed.gpu;
+    stuck.model = seed.model;
     stuck.status = RecordStatus::kTimeout;
     stuck.reason = fmt::format(
         "GPU {}: the burn thread did not return within the timeout (stuck in the driver)",
         stuck.gpu.index);
-    run.outcomes.push_back(std::move(stuck));
-  }
-  return run;
+    return stuck;
+  });
 }
 
 }  // namespace commcert

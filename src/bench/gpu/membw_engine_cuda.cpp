@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -48,7 +47,7 @@ constexpr int kBandwidthSteps = 4;
 class DeviceMemoryTest {
  public:
   DeviceMemoryTest(const MembwSettings& s, const GpuDescription& gpu, MembwOutcome& out,
-                   std::atomic<int>& steps_done)
+                   std::atomic<std::size_t>& steps_done)
       : s_(s), gpu_(gpu), out_(out), steps_done_(steps_done) {}
 
   void run() {
@@ -173,74 +172,46 @@ class DeviceMemoryTest {
   const MembwSettings& s_;
   const GpuDescription& gpu_;
   MembwOutcome& out_;
-  std::atomic<int>& steps_done_;
+  std::atomic<std::size_t>& steps_done_;
   std::optional<CudaStream> stream_;  // created in run(), on the GPU under test
-};
-
-struct Worker {
-  MembwOutcome outcome;
-  std::atomic<int> steps_done{0};
-  std::atomic<bool> done{false};
-  std::thread thread;
 };
 
 }  // namespace
 
 MembwRun measure_device_memory(const MembwSettings& s, const std::vector<GpuDescription>& gpus,
                                const std::function<void(double)>& progress) {
+  // What the threads use is theirs: an abandoned thread outlives this call.
   auto settings = std::make_shared<MembwSettings>(s);
   auto described = std::make_shared<std::vector<GpuDescription>>(gpus);
-  std::vector<std::shared_ptr<Worker>> workers;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    auto worker = std::make_shared<Worker>();
-    worker->outcome.gpu = gpus[i].identity;
-    worker->thread = std::thread([worker, settings, described, i] {
-      const GpuDescription& gpu = (*described)[i];
-      try {
-        DeviceMemoryTest(*settings, gpu, worker->outcome, worker->steps_done).run();
-      } catch (const DeviceTimeout& error) {
-        worker->outcome.status = RecordStatus::kTimeout;
-        worker->outcome.reason = fmt::format("GPU {}: {}", gpu.identity.index, error.what());
-      } catch (const std::exception& error) {
-        worker->outcome.status = RecordStatus::kError;
-        worker->outcome.reason = fmt::format("GPU {}: {}", gpu.identity.index, error.what());
-      }
-      worker->done = true;
-    });
-    workers.push_back(std::move(worker));
-  }
+  std::vector<MembwOutcome> seeds(gpus.size());
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    seeds[i].gpu = gpus[i].identity;
+  GpuWorkerPool<MembwOutcome> pool(
+      std::move(seeds),
+      [settings, described](std::size_t i, MembwOutcome& out, std::atomic<std::size_t>& steps) {
+        DeviceMemoryTest(*settings, (*described)[i], out, steps).run();
+      },
+      [](MembwOutcome& out, const std::exception& error) {
+        out.status = dynamic_cast<const DeviceTimeout*>(&error) != nullptr ? RecordStatus::kTimeout
+                                                                           : RecordStatus::kError;
+        out.reason = fmt::format("GPU {}: {}", out.gpu.index, error.what());
+      });
   const int steps_per_gpu = kBandwidthSteps + (s.memtest_fraction > 0 ? kMemoryPatternCount : 0);
   const double total = static_cast<double>(steps_per_gpu) * static_cast<double>(gpus.size());
   // Each step is bounded by the timeout; a thread past all of them is stuck in the driver.
-  const Deadline give_up = Deadline::after_seconds((steps_per_gpu + 2) * s.timeout_s);
-  for (;;) {
-    bool all_done = true;
-    int steps = 0;
-    for (const auto& worker : workers) {
-      all_done = all_done && worker->done.load();
-      steps += worker->steps_done.load();
-    }
-    if (progress) progress(total > 0 ? steps / total : 1.0);
-    if (all_done || give_up.expired()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  MembwRun run;
-  for (auto& worker : workers) {
-    if (worker->done.load()) {
-      worker->thread.join();
-      run.outcomes.push_back(worker->outcome);
-      continue;
-    }
-    worker->thread.detach();
-    run.abandoned = true;
+  WorkerPatience patience;
+  patience.give_up = Deadline::after_seconds((steps_per_gpu + 2) * s.timeout_s);
+  (void)pool.wait(patience, [&](std::size_t steps) {
+    if (progress) progress(total > 0 ? static_cast<double>(steps) / total : 1.0);
+  });
+  return pool.collect([](const MembwOutcome& seed, std::size_t /*steps*/) {
     MembwOutcome stuck;
-    stuck.gpu = worker->outcome.gpu;
+    stuck.gpu = seed.gpu;
     stuck.status = RecordStatus::kTimeout;
     stuck.reason = fmt::format("GPU {}: the memory test thread did not return within the timeout",
                                stuck.gpu.index);
-    run.outcomes.push_back(std::move(stuck));
-  }
-  return run;
+    return stuck;
+  });
 }
 
 HostTransfer measure_host_transfer(const MembwSettings& s, const GpuDescription& gpu) {

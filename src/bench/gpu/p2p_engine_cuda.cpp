@@ -1,16 +1,15 @@
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "bench/gpu/cuda_support.hpp"
 #include "bench/gpu/numa_binding.hpp"
+#include "bench/gpu_worker_pool.hpp"
 #include "bench/p2p_engine.hpp"
 #include "kernels/membw_kernels.hpp"
 #include "kernels/p2p_kernels.hpp"
@@ -234,18 +233,11 @@ class P2pBench {
   std::map<int, std::unique_ptr<PinnedMemory>> host_;
 };
 
-struct Worker {
-  P2pRun run;
-  std::atomic<std::size_t> done_tests{0};
-  std::atomic<bool> done{false};
-  std::thread thread;
-};
-
 // Fills `results` test by test; stops at the first timeout (later tests would wait on the same
 // stuck engine) and at a failure to set up.
 void measure_all(const P2pSettings& s, const std::vector<GpuDescription>& gpus,
-                 const std::vector<P2pTest>& tests, Worker& worker) {
-  auto& results = worker.run.results;
+                 const std::vector<P2pTest>& tests, P2pRun& run, std::atomic<std::size_t>& done) {
+  auto& results = run.results;
   results.assign(tests.size(), {});
   std::optional<std::string> stop;
   std::optional<P2pBench> bench;
@@ -274,7 +266,7 @@ void measure_all(const P2pSettings& s, const std::vector<GpuDescription>& gpus,
         r.reason = error.what();
       }
     }
-    ++worker.done_tests;
+    ++done;
   }
 }
 
@@ -300,44 +292,47 @@ std::vector<std::vector<bool>> probe_peer_access(const std::vector<GpuDescriptio
 P2pRun run_p2p_tests(const P2pSettings& s, const std::vector<GpuDescription>& gpus,
                      const std::vector<P2pTest>& tests,
                      const std::function<void(std::size_t)>& progress) {
+  // What the thread uses is its own: an abandoned thread outlives this call.
   auto settings = std::make_shared<P2pSettings>(s);
   auto described = std::make_shared<std::vector<GpuDescription>>(gpus);
   auto planned = std::make_shared<std::vector<P2pTest>>(tests);
-  auto worker = std::make_shared<Worker>();
-  worker->thread = std::thread([worker, settings, described, planned] {
-    measure_all(*settings, *described, *planned, *worker);
-    worker->done = true;
-  });
+  // One worker measures every test: the tests share the node's GPUs and run one at a time.
+  GpuWorkerPool<P2pRun> pool(
+      std::vector<P2pRun>(1),
+      [settings, described, planned](std::size_t /*index*/, P2pRun& run,
+                                     std::atomic<std::size_t>& done) {
+        measure_all(*settings, *described, *planned, run, done);
+      },
+      [count = tests.size()](P2pRun& run, const std::exception& error) {
+        run.results.resize(count);
+        for (P2pTestResult& result : run.results) {
+          if (result.status != RecordStatus::kOk || !result.samples_s.empty()) continue;
+          result.status = RecordStatus::kError;
+          result.reason = fmt::format("not run: {}", error.what());
+        }
+      });
   // Every wait inside a test is bounded by the timeout; a thread that makes no progress for
   // longer than two of them is stuck in the driver.
-  const auto stall_limit = std::chrono::duration<double>(2 * s.timeout_s + 30);
-  std::size_t seen = 0;
-  auto last_change = std::chrono::steady_clock::now();
-  for (;;) {
-    const std::size_t now_done = worker->done_tests.load();
-    if (now_done != seen) {
-      seen = now_done;
-      last_change = std::chrono::steady_clock::now();
-    }
-    if (progress) progress(now_done);
-    if (worker->done.load()) break;
-    if (std::chrono::steady_clock::now() - last_change > stall_limit) {
-      worker->thread.detach();
-      P2pRun run;
-      run.abandoned = true;
-      run.results.assign(tests.size(), {});
-      for (std::size_t t = 0; t < tests.size(); ++t) {
-        P2pTestResult& r = run.results[t];
-        r.status = t < seen ? RecordStatus::kError : RecordStatus::kTimeout;
-        r.reason = t < seen ? "finished, but the measuring thread then stopped answering"
-                            : "the measuring thread did not return within the timeout";
-      }
-      return run;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  worker->thread.join();
-  return std::move(worker->run);
+  WorkerPatience patience;
+  patience.stall_s = 2 * s.timeout_s + 30;
+  (void)pool.wait(patience, [&](std::size_t done) {
+    if (progress) progress(done);
+  });
+  WorkerRun<P2pRun> pooled =
+      pool.collect([count = tests.size()](const P2pRun& /*seed*/, std::size_t seen) {
+        P2pRun stuck;
+        stuck.results.assign(count, {});
+        for (std::size_t t = 0; t < count; ++t) {
+          P2pTestResult& r = stuck.results[t];
+          r.status = t < seen ? RecordStatus::kError : RecordStatus::kTimeout;
+          r.reason = t < seen ? "finished, but the measuring thread then stopped answering"
+                              : "the measuring thread did not return within the timeout";
+        }
+        return stuck;
+      });
+  P2pRun run = std::move(pooled.outcomes.front());
+  run.abandoned = pooled.abandoned;
+  return run;
 }
 
 }  // namespace commcert
