@@ -19,6 +19,9 @@ struct VerbsOutcome {
   Result result;
   int error_number;
 };
+// Spelled out for compilers without aggregate deduction (clang before 17, which clang-tidy uses).
+template <typename Result>
+VerbsOutcome(Result, int) -> VerbsOutcome<Result>;
 
 // The ApiError of a failed libibverbs call: api "libibverbs", `code` the value returned (0 for a
 // NULL pointer) and `code_name` that value as text ("NULL", "-1", "22"), `text` the error number,
