@@ -185,6 +185,47 @@ std::vector<std::vector<std::pair<int, int>>> pack_listed_pairs(
   return rounds;
 }
 
+// A round of `groups`, each group's ranks sorted, and the group of each of the job's ranks.
+GroupRound round_of(int round, std::vector<RankGroup> groups, std::size_t rank_count) {
+  GroupRound out;
+  out.round = round;
+  out.group_of_rank.assign(rank_count, -1);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    std::sort(groups[g].ranks.begin(), groups[g].ranks.end());
+    for (const int rank : groups[g].ranks) {
+      out.group_of_rank[static_cast<std::size_t>(rank)] = static_cast<int>(g);
+    }
+  }
+  out.groups = std::move(groups);
+  return out;
+}
+
+// --groups: every rank of each named node in its node's group.
+std::vector<RankGroup> named_groups(const NodeGroups& node_groups,
+                                    std::map<std::string, std::vector<int>>& ranks_of_node) {
+  std::vector<RankGroup> groups;
+  for (const auto& members : node_groups.groups) {
+    RankGroup group{{}, {}};
+    for (const auto& node : members) {
+      const auto found = ranks_of_node.find(node);
+      if (found == ranks_of_node.end()) {
+        throw UsageError(fmt::format("--groups: no rank runs on node '{}' in this job", node));
+      }
+      group.ranks.insert(group.ranks.end(), found->second.begin(), found->second.end());
+    }
+    // Node identities in first-rank order, as the other scopes record them.
+    std::vector<std::pair<int, std::string>> by_rank;
+    by_rank.reserve(members.size());
+    for (const auto& node : members)
+      by_rank.emplace_back(ranks_of_node[node].front(), node);
+    std::sort(by_rank.begin(), by_rank.end());
+    for (auto& [rank, node] : by_rank)
+      group.nodes.push_back(std::move(node));
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
 }  // namespace
 
 std::vector<GroupRound> plan_rounds(Scope scope, const std::vector<RankIdentity>& ranks,
@@ -195,17 +236,7 @@ std::vector<GroupRound> plan_rounds(Scope scope, const std::vector<RankIdentity>
   for (const auto& rank : ranks)
     ranks_of_node[rank.node].push_back(rank.rank);
   const auto make_round = [&](int round, std::vector<RankGroup> groups) {
-    GroupRound out;
-    out.round = round;
-    out.group_of_rank.assign(ranks.size(), -1);
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      std::sort(groups[g].ranks.begin(), groups[g].ranks.end());
-      for (const int rank : groups[g].ranks) {
-        out.group_of_rank[static_cast<std::size_t>(rank)] = static_cast<int>(g);
-      }
-    }
-    out.groups = std::move(groups);
-    return out;
+    return round_of(round, std::move(groups), ranks.size());
   };
 
   switch (scope) {
@@ -223,27 +254,7 @@ std::vector<GroupRound> plan_rounds(Scope scope, const std::vector<RankIdentity>
       return {make_round(0, groups)};
     }
     case Scope::kGroups: {
-      std::vector<RankGroup> groups;
-      for (const auto& members : node_groups.groups) {
-        RankGroup group{{}, {}};
-        for (const auto& node : members) {
-          const auto found = ranks_of_node.find(node);
-          if (found == ranks_of_node.end()) {
-            throw UsageError(fmt::format("--groups: no rank runs on node '{}' in this job", node));
-          }
-          group.ranks.insert(group.ranks.end(), found->second.begin(), found->second.end());
-        }
-        // Node identities in first-rank order, as the other scopes record them.
-        std::vector<std::pair<int, std::string>> by_rank;
-        by_rank.reserve(members.size());
-        for (const auto& node : members)
-          by_rank.emplace_back(ranks_of_node[node].front(), node);
-        std::sort(by_rank.begin(), by_rank.end());
-        for (auto& [rank, node] : by_rank)
-          group.nodes.push_back(std::move(node));
-        groups.push_back(std::move(group));
-      }
-      return {make_round(node_groups.round, groups)};
+      return {make_round(node_groups.round, named_groups(node_groups, ranks_of_node))};
     }
     case Scope::kPairs:
       break;

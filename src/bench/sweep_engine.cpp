@@ -411,6 +411,54 @@ std::vector<Measurement> SweepEngine::measure(const Point& point, const GroupRou
   return out;
 }
 
+Communicator* SweepEngine::round_communicator(const GroupRound& round,
+                                              std::unique_ptr<Communicator>& split) {
+  // Cluster scope runs on the job's communicator; node and pair scopes on a split of it,
+  // created for the round and destroyed (with its buffers) after it.
+  if (options_.scope == Scope::kCluster) return &communicator_;
+  std::vector<int> colors;
+  for (const int rank : communicator_.global_ranks()) {
+    colors.push_back(round.group_of_rank[static_cast<std::size_t>(rank)]);
+  }
+  WatchedSection section(watchdog_);
+  split = communicator_.split(colors);
+  return split.get();
+}
+
+void SweepEngine::measure_size(const Point& point, const GroupRound& round, Communicator* active,
+                               std::uint64_t size, std::uint64_t cap, int cycle, bool& noted_skip,
+                               bool& stop, SweepOutcome& outcome) {
+  const SizeInRound in_round = size_in_round(point, round, size, cap);
+  const bool any_measured =
+      std::any_of(in_round.counts.begin(), in_round.counts.end(), [](auto c) { return c > 0; });
+  const bool all_measured =
+      std::all_of(in_round.counts.begin(), in_round.counts.end(), [](auto c) { return c > 0; });
+  if (!all_measured && !noted_skip && observer_) {
+    observer_->note(fmt::format(
+        "{} {} {}: skipped in some groups (under one element per rank, or more than {} per "
+        "buffer)",
+        point.collective->name, name_of(point.type), format_bytes(size), format_bytes(cap)));
+    noted_skip = true;
+  }
+  if (any_measured) {
+    auto out_of_place = measure(point, round, active, in_round, false, cycle, stop);
+    auto in_place = measure(point, round, active, in_round, true, cycle, stop);
+    for (std::size_t g = 0; g < round.groups.size(); ++g) {
+      if (in_round.counts[g] == 0) continue;
+      ++outcome.rows;
+      for (const Measurement* m : {&out_of_place[g], &in_place[g]}) {
+        bool failed = false;
+        for (const auto& rank : m->ranks) {
+          outcome.wrong_elements += rank.wrong_elements;
+          failed = failed || rank.wrong_elements > 0;
+        }
+        outcome.failed_measurements += failed ? 1 : 0;
+      }
+      if (observer_) observer_->row_finished(out_of_place[g], in_place[g]);
+    }
+  }
+}
+
 SweepOutcome SweepEngine::run() {
   const auto sizes = sweep_sizes(options_);
   const auto all_points = points();
@@ -432,19 +480,8 @@ SweepOutcome SweepEngine::run() {
     for (const auto& round : rounds) {
       if (stop) break;
       round_faults_ = faults_.for_groups(round.group_of_rank);
-      // Cluster scope runs on the job's communicator; node and pair scopes on a split of it,
-      // created for the round and destroyed (with its buffers) after it.
       std::unique_ptr<Communicator> split;
-      Communicator* active = &communicator_;
-      if (options_.scope != Scope::kCluster) {
-        std::vector<int> colors;
-        for (const int rank : communicator_.global_ranks()) {
-          colors.push_back(round.group_of_rank[static_cast<std::size_t>(rank)]);
-        }
-        WatchedSection section(watchdog_);
-        split = communicator_.split(colors);
-        active = split.get();
-      }
+      Communicator* active = round_communicator(round, split);
       if (active) active->reserve_buffers(largest_buffer_bytes(all_points, sizes, round, cap));
       if (options_.scope == Scope::kGroups && observer_) {
         observer_->note(
@@ -464,36 +501,7 @@ SweepOutcome SweepEngine::run() {
         }
         bool noted_skip = false;
         for (const auto size : sizes) {
-          const SizeInRound in_round = size_in_round(point, round, size, cap);
-          const bool any_measured = std::any_of(in_round.counts.begin(), in_round.counts.end(),
-                                                [](auto c) { return c > 0; });
-          const bool all_measured = std::all_of(in_round.counts.begin(), in_round.counts.end(),
-                                                [](auto c) { return c > 0; });
-          if (!all_measured && !noted_skip && observer_) {
-            observer_->note(fmt::format(
-                "{} {} {}: skipped in some groups (under one element per rank, or more than {} per "
-                "buffer)",
-                point.collective->name, name_of(point.type), format_bytes(size),
-                format_bytes(cap)));
-            noted_skip = true;
-          }
-          if (any_measured) {
-            auto out_of_place = measure(point, round, active, in_round, false, cycle, stop);
-            auto in_place = measure(point, round, active, in_round, true, cycle, stop);
-            for (std::size_t g = 0; g < round.groups.size(); ++g) {
-              if (in_round.counts[g] == 0) continue;
-              ++outcome.rows;
-              for (const Measurement* m : {&out_of_place[g], &in_place[g]}) {
-                bool failed = false;
-                for (const auto& rank : m->ranks) {
-                  outcome.wrong_elements += rank.wrong_elements;
-                  failed = failed || rank.wrong_elements > 0;
-                }
-                outcome.failed_measurements += failed ? 1 : 0;
-              }
-              if (observer_) observer_->row_finished(out_of_place[g], in_place[g]);
-            }
-          }
+          measure_size(point, round, active, size, cap, cycle, noted_skip, stop, outcome);
           progress.advance(work_units(size, options_.iterations),
                            describe(*point.collective, point.type, point.op, point.root, size) +
                                fmt::format(" (cycle {})", cycle + 1));

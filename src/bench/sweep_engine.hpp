@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,14 @@ class SweepEngine {
   [[nodiscard]] SizeInRound size_in_round(const Point& point, const GroupRound& round,
                                           std::uint64_t size, std::uint64_t cap) const;
   [[nodiscard]] int my_group(const GroupRound& round) const;
+  // The communicator `round` runs on: the job's (cluster scope), or one split for the round and
+  // kept in `split` (nullptr where this process sits the round out).
+  Communicator* round_communicator(const GroupRound& round, std::unique_ptr<Communicator>& split);
+  // Both placements of one size of `point` in `round`, each group's row counted into `outcome`;
+  // notes once per point (`noted_skip`) that some groups skip a size.
+  void measure_size(const Point& point, const GroupRound& round, Communicator* active,
+                    std::uint64_t size, std::uint64_t cap, int cycle, bool& noted_skip, bool& stop,
+                    SweepOutcome& outcome);
   // Bytes per buffer of this process's largest measurement in `round`, so buffers are allocated
   // once per round.
   [[nodiscard]] std::uint64_t largest_buffer_bytes(const std::vector<Point>& points,

@@ -31,6 +31,47 @@ int usage_error_exit() {
   return to_int(ExitCode::kUsage);
 }
 
+// Each subcommand's parser and the command it runs.
+using Dispatch = std::vector<std::pair<CLI::App*, Command*>>;
+
+// The libraries are looked up only when --version is asked for: each lookup loads one.
+std::string version_text() {
+  const std::string cuda = build_info::kWithCuda
+                               ? fmt::format("CUDA {} (archs {})", build_info::kCudaMajor,
+                                             build_info::kCudaArchitectures)
+                               : std::string("no CUDA");
+  return fmt::format("commcert {} ({}, {}; {}, {})\nlibraries:\n{}", build_info::kVersion,
+                     build_info::kGitDescribe, build_info::kBuildType, cuda,
+                     build_info::kWithMpi ? "MPI plugin" : "no MPI",
+                     format_library_lines(runtime_libraries()));
+}
+
+// A command line CLI11 could not parse: a subcommand's help, or a usage error naming the commands
+// when none was given.
+int parse_error_exit(const CLI::ParseError& error, const Dispatch& dispatch) {
+  // Help on a subcommand arrives as CallForHelp from that subcommand's parser too.
+  if (error.get_exit_code() == 0) {
+    for (const auto& [sub, command] : dispatch) {
+      if (sub->parsed() && launcher_rank_hint() == 0) std::fputs(sub->help().c_str(), stdout);
+    }
+    return to_int(ExitCode::kOk);
+  }
+  // Without a command CLI11 says only "A subcommand is required" (or that a word was not
+  // expected): name the words that would have worked.
+  const bool no_command = std::none_of(dispatch.begin(), dispatch.end(),
+                                       [](const auto& entry) { return entry.first->parsed(); });
+  if (no_command) {
+    std::string words;
+    for (const auto& [sub, command] : dispatch)
+      words += fmt::format("{}{}", words.empty() ? "" : ", ", command->name());
+    print_error("commcert",
+                fmt::format("{}: the command is one of {} (commcert --help)", error.what(), words));
+    return usage_error_exit();
+  }
+  print_error("commcert", error.what());
+  return usage_error_exit();
+}
+
 }  // namespace
 
 int launcher_rank_hint() {
@@ -44,18 +85,9 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"commcert: certify GPU nodes before they join the schedulable pool", "commcert"};
   app.require_subcommand(1);
   // The libraries are looked up only when --version is asked for: each lookup loads one.
-  app.set_version_flag("--version", [] {
-    std::string cuda = build_info::kWithCuda
-                           ? fmt::format("CUDA {} (archs {})", build_info::kCudaMajor,
-                                         build_info::kCudaArchitectures)
-                           : std::string("no CUDA");
-    return fmt::format("commcert {} ({}, {}; {}, {})\nlibraries:\n{}", build_info::kVersion,
-                       build_info::kGitDescribe, build_info::kBuildType, cuda,
-                       build_info::kWithMpi ? "MPI plugin" : "no MPI",
-                       format_library_lines(runtime_libraries()));
-  });
+  app.set_version_flag("--version", version_text);
   auto commands = make_commands();
-  std::vector<std::pair<CLI::App*, Command*>> dispatch;
+  Dispatch dispatch;
   for (auto& command : commands) {
     CLI::App* sub =
         app.add_subcommand(std::string(command->name()), std::string(command->summary()));
@@ -80,27 +112,7 @@ int run_cli(int argc, char** argv) {
     if (launcher_rank_hint() == 0) fmt::print("{}", version.what());
     return to_int(ExitCode::kOk);
   } catch (const CLI::ParseError& error) {
-    // Help on a subcommand arrives as CallForHelp from that subcommand's parser too.
-    if (error.get_exit_code() == 0) {
-      for (auto& [sub, command] : dispatch) {
-        if (sub->parsed() && launcher_rank_hint() == 0) std::fputs(sub->help().c_str(), stdout);
-      }
-      return to_int(ExitCode::kOk);
-    }
-    // Without a command CLI11 says only "A subcommand is required" (or that a word was not
-    // expected): name the words that would have worked.
-    const bool no_command = std::none_of(dispatch.begin(), dispatch.end(),
-                                         [](const auto& entry) { return entry.first->parsed(); });
-    if (no_command) {
-      std::string words;
-      for (const auto& [sub, command] : dispatch)
-        words += fmt::format("{}{}", words.empty() ? "" : ", ", command->name());
-      print_error("commcert", fmt::format("{}: the command is one of {} (commcert --help)",
-                                          error.what(), words));
-      return usage_error_exit();
-    }
-    print_error("commcert", error.what());
-    return usage_error_exit();
+    return parse_error_exit(error, dispatch);
   } catch (const UsageError& error) {
     print_error("commcert", error.what());
     return usage_error_exit();

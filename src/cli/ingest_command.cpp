@@ -145,6 +145,154 @@ bool wrote_records(const LogOutcome& outcome) {
   return outcome.dcgm ? !outcome.dcgm->records.empty() : outcome.ingested.tests > 0;
 }
 
+// Every file read, in order, before anything is written: a bad path leaves no half run behind.
+// A file that does not name its node takes the next of `nodes`.
+std::vector<LogOutcome> read_logs(const std::vector<std::string>& logs,
+                                  const std::vector<std::string>& nodes,
+                                  const std::optional<std::string>& collective,
+                                  const std::string& run_id) {
+  std::vector<LogOutcome> outcomes;
+  std::size_t unnamed_files = 0;    // files that take a --node, in order
+  bool run_record_written = false;  // one rank map per run: the first test's
+  for (const auto& path : logs) {
+    LogOutcome outcome;
+    outcome.path = path;
+    const std::string text = read_bounded_file(path, kMaxLogBytes, "nccl-tests log");
+    if (looks_like_dcgm_diag(text)) {
+      read_dcgm(outcome, text, run_id, nodes, unnamed_files++);
+      outcomes.push_back(std::move(outcome));
+      continue;
+    }
+    outcome.parsed =
+        looks_like_json(text) ? parse_nccl_tests_json(text) : parse_nccl_tests_log(text);
+    IngestOptions options{run_id, path, collective};
+    // A log that does not name its hosts (a pasted table) takes the next --node; without one its
+    // tests are refused, each with its line.
+    if (lacks_hosts(outcome.parsed) && unnamed_files < nodes.size()) {
+      outcome.node = nodes[unnamed_files];
+      options.node = outcome.node;
+    }
+    if (lacks_hosts(outcome.parsed)) ++unnamed_files;
+    outcome.ingested = nccl_tests_records(outcome.parsed, options, !run_record_written);
+    run_record_written =
+        run_record_written ||
+        std::any_of(outcome.ingested.records.begin(), outcome.ingested.records.end(),
+                    [](const Json& record) { return record["kind"] == "run"; });
+    outcomes.push_back(std::move(outcome));
+  }
+  if (nodes.size() > unnamed_files) {
+    throw UsageError(fmt::format(
+        "--node given {} time(s) for {} file(s) that do not name their node (DCGM diagnostics, "
+        "nccl-tests logs without '# Rank ... on HOST' lines)",
+        nodes.size(), unnamed_files));
+  }
+  return outcomes;
+}
+
+// What the files held, counted over all of them.
+struct IngestTally {
+  std::size_t problems = 0;  // lines that could not be read, tests refused (named on stderr)
+  std::size_t measurements = 0;
+  std::size_t errors = 0;
+  std::size_t dcgm_gpus = 0;
+  std::set<int> dcgm_levels;
+  bool cut_off = false;  // a test ended before its footer
+  std::vector<std::string> nodes;
+};
+
+// Names each file's problems on stderr as it counts them.
+IngestTally tally_outcomes(const std::vector<LogOutcome>& outcomes) {
+  IngestTally tally;
+  std::vector<std::string>& nodes = tally.nodes;
+  for (const auto& outcome : outcomes) {
+    tally.problems += report_problems(outcome);
+    tally.measurements += outcome.ingested.measurements;
+    tally.errors += outcome.ingested.error_records;
+    if (outcome.dcgm) {
+      tally.dcgm_gpus += outcome.dcgm->records.size();
+      tally.dcgm_levels.insert(outcome.dcgm->level);
+      if (!outcome.dcgm->records.empty() &&
+          std::find(nodes.begin(), nodes.end(), outcome.node) == nodes.end())
+        nodes.push_back(outcome.node);
+    }
+    tally.cut_off = tally.cut_off || !outcome.ingested.unconcluded.empty();
+    for (const auto& node : outcome.ingested.nodes) {
+      if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+    }
+  }
+  return tally;
+}
+
+void refuse_when_nothing_was_read(const std::vector<LogOutcome>& outcomes,
+                                  const std::vector<std::string>& logs, std::size_t problems) {
+  if (std::any_of(outcomes.begin(), outcomes.end(), wrote_records)) return;
+  std::string files;
+  for (const auto& path : logs)
+    files += (files.empty() ? "" : ", ") + printable(path);
+  throw UsageError(fmt::format(
+      "{}: no nccl-tests result could be read, nor a DCGM GPU result (nothing written): {}", files,
+      problems > 0 ? "each line that could not be read is named above"
+                   : "no line is part of an nccl-tests test (no '# nThread ... iters:', "
+                     "'# Rank ... on HOST', column header or result row line)"));
+}
+
+// The run directory <out>/<run_id> with every record of every file; refuses a run id in use.
+fs::path write_records(const std::string& out, const std::string& run_id,
+                       const std::vector<LogOutcome>& outcomes) {
+  const fs::path directory = fs::path(out) / run_id;
+  if (fs::exists(directory / "records.jsonl")) {
+    throw UsageError(
+        fmt::format("{} already holds a run: choose another --run-id", directory.string()));
+  }
+  const fs::path created = create_run_directory(out, run_id);
+  RecordsFile records(created / "records.jsonl");
+  for (const auto& outcome : outcomes) {
+    for (const auto& record : outcome.ingested.records)
+      records.append(record);
+    if (outcome.dcgm) {
+      for (const auto& record : outcome.dcgm->records)
+        records.append(record);
+    }
+  }
+  return created;
+}
+
+// A log that reported a failure (wrong elements, a crash) or a DCGM result that failed is a run
+// that did not go well, and meta.json says so: `ok` beside records of a fault is a run whose
+// account of itself cannot be trusted.
+bool reports_a_fault(const std::vector<LogOutcome>& outcomes) {
+  const auto is_fault = [](const Json& record) {
+    const std::string status = record.value("status", "");
+    return status == "fail" || status == "error" || status == "timeout";
+  };
+  bool faults = false;
+  for (const auto& outcome : outcomes) {
+    faults =
+        faults ||
+        std::any_of(outcome.ingested.records.begin(), outcome.ingested.records.end(), is_fault) ||
+        (outcome.dcgm &&
+         std::any_of(outcome.dcgm->records.begin(), outcome.dcgm->records.end(), is_fault));
+  }
+  return faults;
+}
+
+void print_summary(const IngestTally& tally, const fs::path& created,
+                   const std::vector<LogOutcome>& outcomes) {
+  fmt::print("ingested {} measurement(s) and {} error record(s) on {} node(s) into {}\n",
+             tally.measurements, tally.errors, tally.nodes.size(), created.string());
+  if (tally.dcgm_gpus > 0) {
+    fmt::print(
+        "read {} GPU result(s) from DCGM diagnostics (run level {}, from the tests they carry)\n",
+        tally.dcgm_gpus, fmt::join(tally.dcgm_levels, ", "));
+  }
+  for (const auto& outcome : outcomes) {
+    if (!outcome.dcgm && !outcome.node.empty() && outcome.ingested.tests > 0) {
+      fmt::print("{}: the log names no host: its tests were read as run on --node {}\n",
+                 printable(outcome.path), outcome.node);
+    }
+  }
+}
+
 }  // namespace
 
 void IngestCommand::configure(CLI::App& app) {
@@ -171,144 +319,32 @@ int IngestCommand::run(Invocation& invocation) {
     validate_node_name(node, "--node");
   const std::string run_id = flags_.run_id.value_or(make_run_id("ingest"));
   const std::string started = utc_timestamp_now();
-
-  // Every log is read before anything is written: a bad path leaves no half run behind.
-  std::vector<LogOutcome> outcomes;
-  std::size_t unnamed_files = 0;    // files that take a --node, in order
-  bool run_record_written = false;  // one rank map per run: the first test's
-  for (const auto& path : flags_.logs) {
-    LogOutcome outcome;
-    outcome.path = path;
-    const std::string text = read_bounded_file(path, kMaxLogBytes, "nccl-tests log");
-    if (looks_like_dcgm_diag(text)) {
-      read_dcgm(outcome, text, run_id, flags_.nodes, unnamed_files++);
-      outcomes.push_back(std::move(outcome));
-      continue;
-    }
-    outcome.parsed =
-        looks_like_json(text) ? parse_nccl_tests_json(text) : parse_nccl_tests_log(text);
-    IngestOptions options{run_id, path, flags_.collective};
-    // A log that does not name its hosts (a pasted table) takes the next --node; without one its
-    // tests are refused, each with its line.
-    if (lacks_hosts(outcome.parsed) && unnamed_files < flags_.nodes.size()) {
-      outcome.node = flags_.nodes[unnamed_files];
-      options.node = outcome.node;
-    }
-    if (lacks_hosts(outcome.parsed)) ++unnamed_files;
-    outcome.ingested = nccl_tests_records(outcome.parsed, options, !run_record_written);
-    run_record_written =
-        run_record_written ||
-        std::any_of(outcome.ingested.records.begin(), outcome.ingested.records.end(),
-                    [](const Json& record) { return record["kind"] == "run"; });
-    outcomes.push_back(std::move(outcome));
-  }
-  if (flags_.nodes.size() > unnamed_files) {
-    throw UsageError(fmt::format(
-        "--node given {} time(s) for {} file(s) that do not name their node (DCGM diagnostics, "
-        "nccl-tests logs without '# Rank ... on HOST' lines)",
-        flags_.nodes.size(), unnamed_files));
-  }
-  std::size_t problems = 0;
-  std::size_t measurements = 0;
-  std::size_t errors = 0;
-  std::size_t dcgm_gpus = 0;
-  std::set<int> dcgm_levels;
-  bool cut_off = false;
-  std::vector<std::string> nodes;
-  for (const auto& outcome : outcomes) {
-    problems += report_problems(outcome);
-    measurements += outcome.ingested.measurements;
-    errors += outcome.ingested.error_records;
-    if (outcome.dcgm) {
-      dcgm_gpus += outcome.dcgm->records.size();
-      dcgm_levels.insert(outcome.dcgm->level);
-      if (!outcome.dcgm->records.empty() &&
-          std::find(nodes.begin(), nodes.end(), outcome.node) == nodes.end())
-        nodes.push_back(outcome.node);
-    }
-    cut_off = cut_off || !outcome.ingested.unconcluded.empty();
-    for (const auto& node : outcome.ingested.nodes) {
-      if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
-    }
-  }
-  const bool any_record = std::any_of(outcomes.begin(), outcomes.end(), wrote_records);
-  if (!any_record) {
-    std::string files;
-    for (const auto& path : flags_.logs)
-      files += (files.empty() ? "" : ", ") + printable(path);
-    throw UsageError(fmt::format(
-        "{}: no nccl-tests result could be read, nor a DCGM GPU result (nothing written): {}",
-        files,
-        problems > 0 ? "each line that could not be read is named above"
-                     : "no line is part of an nccl-tests test (no '# nThread ... iters:', "
-                       "'# Rank ... on HOST', column header or result row line)"));
-  }
-
-  const fs::path directory = fs::path(flags_.out) / run_id;
-  if (fs::exists(directory / "records.jsonl")) {
-    throw UsageError(
-        fmt::format("{} already holds a run: choose another --run-id", directory.string()));
-  }
-  const fs::path created = create_run_directory(flags_.out, run_id);
-  {
-    RecordsFile records(created / "records.jsonl");
-    for (const auto& outcome : outcomes) {
-      for (const auto& record : outcome.ingested.records)
-        records.append(record);
-      if (outcome.dcgm) {
-        for (const auto& record : outcome.dcgm->records)
-          records.append(record);
-      }
-    }
-  }
+  const std::vector<LogOutcome> outcomes =
+      read_logs(flags_.logs, flags_.nodes, flags_.collective, run_id);
+  const IngestTally tally = tally_outcomes(outcomes);
+  refuse_when_nothing_was_read(outcomes, flags_.logs, tally.problems);
+  const fs::path created = write_records(flags_.out, run_id, outcomes);
   Json files = Json::array();
   for (const auto& outcome : outcomes)
     files.push_back(file_summary(outcome));
   // A test cut off before its footer did not finish: the validator holds its nodes
-  // inconclusive as for any unfinished run (certify --allow-partial judges it anyway). A log
-  // that reported a failure (wrong elements, a crash) or a DCGM result that failed is a run that
-  // did not go well, and meta.json says so: `ok` beside records of a fault is a run whose account
-  // of itself cannot be trusted.
-  const auto is_fault = [](const Json& record) {
-    const std::string status = record.value("status", "");
-    return status == "fail" || status == "error" || status == "timeout";
-  };
-  bool faults = false;
-  for (const auto& outcome : outcomes) {
-    faults =
-        faults ||
-        std::any_of(outcome.ingested.records.begin(), outcome.ingested.records.end(), is_fault) ||
-        (outcome.dcgm &&
-         std::any_of(outcome.dcgm->records.begin(), outcome.dcgm->records.end(), is_fault));
-  }
+  // inconclusive as for any unfinished run (certify --allow-partial judges it anyway).
   const Json meta = {{"schema", kRecordSchemaVersion},
                      {"run_id", run_id},
                      {"command", "ingest"},
                      {"source", sources_of(outcomes)},
                      {"argv", invocation.arguments},
-                     {"status", cut_off  ? "running"
-                                : faults ? "fail"
-                                         : "ok"},
+                     {"status", tally.cut_off               ? "running"
+                                : reports_a_fault(outcomes) ? "fail"
+                                                            : "ok"},
                      {"exit_code", nullptr},
                      {"start_time", started},
                      {"end_time", utc_timestamp_now()},
-                     {"nodes", nodes},
+                     {"nodes", tally.nodes},
                      {"ingest", {{"files", std::move(files)}}}};
   write_json_file_atomically(created / "meta.json", meta);
-  fmt::print("ingested {} measurement(s) and {} error record(s) on {} node(s) into {}\n",
-             measurements, errors, nodes.size(), created.string());
-  if (dcgm_gpus > 0) {
-    fmt::print(
-        "read {} GPU result(s) from DCGM diagnostics (run level {}, from the tests they carry)\n",
-        dcgm_gpus, fmt::join(dcgm_levels, ", "));
-  }
-  for (const auto& outcome : outcomes) {
-    if (!outcome.dcgm && !outcome.node.empty() && outcome.ingested.tests > 0) {
-      fmt::print("{}: the log names no host: its tests were read as run on --node {}\n",
-                 printable(outcome.path), outcome.node);
-    }
-  }
-  return problems > 0 || cut_off ? to_int(ExitCode::kFailed) : to_int(ExitCode::kOk);
+  print_summary(tally, created, outcomes);
+  return tally.problems > 0 || tally.cut_off ? to_int(ExitCode::kFailed) : to_int(ExitCode::kOk);
 }
 
 }  // namespace commcert

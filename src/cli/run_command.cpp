@@ -485,6 +485,59 @@ void print_plan(const Suite& suite, const Baseline& baseline,
   }
 }
 
+// A stage that fell short without naming a node: bisect (when the suite says so), else or when
+// that does not settle it, measure every node pair, then retest the suspects.
+void localize(SuiteRunner& runner, const PlannedStage& planned, std::size_t index,
+              std::size_t stages, double remaining) {
+  if (*planned.stage.localize == "bisect") {
+    if (runner.reporting()) {
+      fmt::print(stderr,
+                 "commcert run: '{}' fell short without naming a node: bisecting the nodes "
+                 "in disjoint groups (about 2 log2 N rounds)\n",
+                 printable(planned.stage.name));
+    }
+    if (runner.bisect(planned.stage, index, stages, remaining)) return;
+    if (runner.reporting()) {
+      fmt::print(stderr, "commcert run: the bisection did not settle it: the pairs decide\n");
+    }
+  }
+  const SuiteStage pairs = pairs_stage_of(planned.stage);
+  if (runner.reporting()) {
+    fmt::print(stderr,
+               "commcert run: '{}' fell short without naming a node: measuring every node "
+               "pair (N-1 rounds for N nodes)\n",
+               printable(planned.stage.name));
+  }
+  (void)runner.run_stage(pairs, index, stages, remaining + pairs.budget_s);
+  runner.retest_suspects(pairs, index, stages, remaining);
+}
+
+// Every stage of the plan in order, localizing where a stage asks for it; the worst status.
+int run_plan(SuiteRunner& runner, const std::vector<PlannedStage>& plan) {
+  double remaining = 0;
+  for (const auto& planned : plan) {
+    if (!planned.skipped) remaining += planned.stage.budget_s;
+  }
+  int worst = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const PlannedStage& planned = plan[i];
+    if (planned.skipped) {
+      runner.skip_stage(planned, i, plan.size());
+      continue;
+    }
+    const int status = runner.run_stage(planned.stage, i, plan.size(), remaining);
+    remaining -= planned.stage.budget_s;
+    worst = worse(worst, status);
+    if (status == to_int(ExitCode::kUsage)) break;  // a stage refused its arguments: stop here
+    if (planned.stage.localize && runner.needs_localization()) {
+      localize(runner, planned, i, plan.size(), remaining);
+    } else if (measures_all_pairs(planned.stage)) {
+      runner.retest_suspects(planned.stage, i, plan.size(), remaining);
+    }
+  }
+  return worst;
+}
+
 }  // namespace
 
 void RunCommand::configure(CLI::App& app) {
@@ -545,47 +598,7 @@ int RunCommand::run(Invocation& invocation) {
   SuiteRunner runner(suite, baseline, shared, group, *output, std::move(reports));
   runner.use_topology(std::move(topology));
 
-  double remaining = 0;
-  for (const auto& planned : plan) {
-    if (!planned.skipped) remaining += planned.stage.budget_s;
-  }
-  int worst = 0;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    const PlannedStage& planned = plan[i];
-    if (planned.skipped) {
-      runner.skip_stage(planned, i, plan.size());
-      continue;
-    }
-    const int status = runner.run_stage(planned.stage, i, plan.size(), remaining);
-    remaining -= planned.stage.budget_s;
-    worst = worse(worst, status);
-    if (status == to_int(ExitCode::kUsage)) break;  // a stage refused its arguments: stop here
-    if (planned.stage.localize && runner.needs_localization()) {
-      if (*planned.stage.localize == "bisect") {
-        if (runner.reporting()) {
-          fmt::print(stderr,
-                     "commcert run: '{}' fell short without naming a node: bisecting the nodes "
-                     "in disjoint groups (about 2 log2 N rounds)\n",
-                     printable(planned.stage.name));
-        }
-        if (runner.bisect(planned.stage, i, plan.size(), remaining)) continue;
-        if (runner.reporting()) {
-          fmt::print(stderr, "commcert run: the bisection did not settle it: the pairs decide\n");
-        }
-      }
-      const SuiteStage pairs = pairs_stage_of(planned.stage);
-      if (runner.reporting()) {
-        fmt::print(stderr,
-                   "commcert run: '{}' fell short without naming a node: measuring every node "
-                   "pair (N-1 rounds for N nodes)\n",
-                   printable(planned.stage.name));
-      }
-      (void)runner.run_stage(pairs, i, plan.size(), remaining + pairs.budget_s);
-      runner.retest_suspects(pairs, i, plan.size(), remaining);
-    } else if (measures_all_pairs(planned.stage)) {
-      runner.retest_suspects(planned.stage, i, plan.size(), remaining);
-    }
-  }
+  const int worst = run_plan(runner, plan);
   const int status = runner.certify(worst);
   if (!runner.reporting()) return status;
   return add_run_to_history(flags_.history, output->directory(), "commcert run", status);

@@ -61,6 +61,24 @@ constexpr double kAbortWaitSeconds = 10;
 // How long a process that does not write the timeout record gives the one that does.
 constexpr double kReporterHeadStartSeconds = 2;
 
+// The nccl-tests table's banner and settings.
+NcclTestsTable::Context table_context(const SweepOptions& options, const BackendChoice& backend,
+                                      int size, const std::vector<RankIdentity>& ranks,
+                                      int gpus_per_process,
+                                      const std::vector<std::string>& warnings) {
+  NcclTestsTable::Context context;
+  context.banner =
+      fmt::format("commcert {} ({}) backend {} ({}), {} rank(s), {} node(s)", build_info::kVersion,
+                  build_info::kGitDescribe, backend.name,
+                  backend.selection == "auto" ? "auto: " + backend.reason : "requested", size,
+                  distinct_nodes(ranks).size());
+  context.sweep = nccl_table_sweep(options);
+  context.gpus_per_process = gpus_per_process;
+  context.ranks = ranks;
+  context.warnings = warnings;
+  return context;
+}
+
 }  // namespace
 
 void SweepTimeoutHandler::set_communicator(Communicator* communicator) {
@@ -170,6 +188,11 @@ void SweepCommand::configure(CLI::App& app) {
   app.add_option("--max-iters", flags_.max_iterations, "Adaptive iterations: at most this many")
       ->check(CLI::Range(1, 100000000))
       ->capture_default_str();
+  add_placement_options(app);
+  add_stage_options(app, stage_);
+}
+
+void SweepCommand::add_placement_options(CLI::App& app) {
   app.add_option("--backend", flags_.backend, "auto, mpi or nccl")
       ->check(CLI::IsMember({"auto", "mpi", "nccl"}))
       ->envname("COMMCERT_BACKEND")
@@ -196,7 +219,6 @@ void SweepCommand::configure(CLI::App& app) {
                  "sweep)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  add_stage_options(app, stage_);
 }
 
 SweepOptions SweepCommand::resolve_options() const {
@@ -334,26 +356,13 @@ int SweepCommand::run(Invocation& invocation) {
                  distinct_nodes(ranks).size(), output.directory().string());
     }
 
-    CollectiveRecordContext record_context;
-    record_context.origin = session.origin(0);
-    record_context.backend = backend.name;
-    record_context.scope = name_of(options.scope);
-    record_context.aggregation = options.aggregation;
-    record_context.ranks = &ranks;
+    const CollectiveRecordContext record_context{
+        session.origin(0), backend.name, name_of(options.scope), options.aggregation, &ranks};
     timeouts.arm(&output, record_context, &ranks);
     communicator->attach_watchdog(session.guard());
 
-    NcclTestsTable::Context table_context;
-    table_context.banner =
-        fmt::format("commcert {} ({}) backend {} ({}), {} rank(s), {} node(s)",
-                    build_info::kVersion, build_info::kGitDescribe, backend.name,
-                    backend.selection == "auto" ? "auto: " + backend.reason : "requested",
-                    communicator->size(), distinct_nodes(ranks).size());
-    table_context.sweep = nccl_table_sweep(options);
-    table_context.gpus_per_process = flags_.gpus_per_process;
-    table_context.ranks = ranks;
-    table_context.warnings = session.warnings();
-    NcclTestsTable table(stdout, table_context);
+    NcclTestsTable table(stdout, table_context(options, backend, communicator->size(), ranks,
+                                               flags_.gpus_per_process, session.warnings()));
     SweepReporter reporter(output, record_context, table);
 
     const InterruptsRequestStop interrupts;

@@ -64,6 +64,8 @@ class SweepCommand final : public Command {
 
  private:
   [[nodiscard]] Json parameters_json(const SweepOptions& options) const;
+  // --backend, --seed and where the ranks run: --scope, --pair-list, --pair-ranks, --groups.
+  void add_placement_options(CLI::App& app);
 
   struct RawFlags {
     std::vector<std::string> collectives;

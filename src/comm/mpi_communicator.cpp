@@ -241,6 +241,20 @@ void MpiCommunicator::call_collective(const PatternSpec& spec, bool in_place,
   }
 }
 
+// What every iteration of one run shares: where the output is, and this rank's injected faults.
+struct MpiCommunicator::RunState {
+  const LoopPlan& plan;
+  RankLayout layout;
+  std::uint64_t element = 0;
+  bool check = false;
+  std::optional<double> delay;
+  bool corrupt = false;
+  std::optional<std::uint64_t> fail_at;
+  unsigned char* output = nullptr;
+  std::uint64_t output_bytes = 0;
+  std::uint64_t unwritten_bytes = 0;
+};
+
 std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
   const PatternSpec& spec = plan.pattern;
   if (spec.count > static_cast<std::uint64_t>(INT_MAX)) {
@@ -253,17 +267,21 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
   const bool check = plan.check && plan.timed && layout.has_output;
   const FaultPlan no_faults;
   const FaultPlan& faults = plan.faults ? *plan.faults : no_faults;
-  const auto delay = faults.delay_seconds(global_rank_);
-  const bool corrupt = faults.corrupts(global_rank_);
   const auto hang_at = faults.hang_before_operation(global_rank_);
-  const auto fail_at = faults.failing_operation(global_rank_);
-  unsigned char* output = output_region(spec, plan.in_place, layout);
-  const std::uint64_t output_bytes = layout.has_output ? layout.output_elements * element : 0;
   // Only checked operations are left unwritten (as on the NCCL backend): the unchecked ones
   // (warm-up) write the right result, which only the poison keeps the check from seeing again.
-  const std::uint64_t unwritten_bytes =
-      check ? faults.unwritten_elements(global_rank_, layout.output_elements) * element : 0;
-  if (unwritten_bytes > 0) unwritten_.reserve(unwritten_bytes);
+  const RunState state{
+      plan,
+      layout,
+      element,
+      check,
+      faults.delay_seconds(global_rank_),
+      faults.corrupts(global_rank_),
+      faults.failing_operation(global_rank_),
+      output_region(spec, plan.in_place, layout),
+      layout.has_output ? layout.output_elements * element : 0,
+      check ? faults.unwritten_elements(global_rank_, layout.output_elements) * element : 0};
+  if (state.unwritten_bytes > 0) unwritten_.reserve(state.unwritten_bytes);
 
   RankLoopResult result;
   result.rank = global_rank_;
@@ -274,75 +292,85 @@ std::vector<RankLoopResult> MpiCommunicator::run(const LoopPlan& plan) {
                                       .realign = plan.check && plan.timed,
                                       .in_place = plan.in_place,
                                       .blocking = plan.blocking > 0});
-  const auto barrier = [&] {
-    const WatchedSlot watched(watchdog_, 0);
-    COMMCERT_CHECK_MPI(MPI_Barrier(comm_));
-  };
   for (int iteration = 0; iteration < plan.iterations; ++iteration) {
     if (hang_at && data_operations_ >= *hang_at) hang_forever();
-    for (const IterationStep step : steps) {
-      switch (step) {
-        case IterationStep::kWarmInput:
-          warm_sink_ ^= touch_for_read(send_.data(), layout.input_elements * element);
-          break;
-        case IterationStep::kPrepareOutput:
-          if (plan.in_place) {
-            std::memcpy(receive_.data(), send_.data(), layout.in_place_buffer_elements() * element);
-          } else {
-            poison_host(spec, expected_.data(), output, layout.output_elements);
-          }
-          break;
-        case IterationStep::kRealign:
-        case IterationStep::kBarrierAfter:
-          barrier();
-          break;
-        case IterationStep::kDelay:
-          if (delay) std::this_thread::sleep_for(std::chrono::duration<double>(*delay));
-          // Injected stale/partial fault: what the operation must not overwrite is saved here,
-          // after the output was prepared, so the fault leaves exactly what a transport that
-          // writes nothing would leave.
-          if (unwritten_bytes > 0 && layout.has_output) {
-            std::memcpy(unwritten_.data(), output + (output_bytes - unwritten_bytes),
-                        unwritten_bytes);
-          }
-          break;
-        case IterationStep::kOperation: {
-          if (fail_at && data_operations_ >= *fail_at) {
-            // COMMCERT_FAULT fail: this rank's call reports an error, as one does whose
-            // transport failed under it; its peers are left waiting inside the operation.
-            throw RuntimeFailure(
-                fmt::format("injected fault (COMMCERT_FAULT fail:{}:{}): operation {} failed",
-                            global_rank_, *fail_at, data_operations_));
-          }
-          SteadyClock::time_point start;
-          SteadyClock::time_point stop;
-          {
-            const WatchedSlot watched(watchdog_, 0);
-            start = SteadyClock::now();
-            call_collective(spec, plan.in_place, layout);
-            stop = SteadyClock::now();
-          }
-          ++data_operations_;
-          if (plan.timed) result.operation_seconds.push_back(seconds_between(start, stop));
-          break;
-        }
-        case IterationStep::kCorrupt:
-          if (unwritten_bytes > 0 && layout.has_output) {
-            restore_unwritten_tail(unwritten_.data(), output, output_bytes, unwritten_bytes);
-          }
-          if (corrupt && layout.has_output) corrupt_host(spec, output, layout.output_elements);
-          break;
-        case IterationStep::kCheck: {
-          const auto wrong =
-              count_mismatches_host(spec, output, expected_.data(), layout.output_elements);
-          result.wrong_elements += wrong;
-          result.wrong_iterations += wrong > 0 ? 1 : 0;
-          break;
-        }
-      }
-    }
+    for (const IterationStep step : steps)
+      run_step(step, state, result);
   }
   return {result};
+}
+
+void MpiCommunicator::run_step(IterationStep step, const RunState& state, RankLoopResult& result) {
+  const PatternSpec& spec = state.plan.pattern;
+  const RankLayout& layout = state.layout;
+  switch (step) {
+    case IterationStep::kWarmInput:
+      warm_sink_ ^= touch_for_read(send_.data(), layout.input_elements * state.element);
+      break;
+    case IterationStep::kPrepareOutput:
+      if (state.plan.in_place) {
+        std::memcpy(receive_.data(), send_.data(),
+                    layout.in_place_buffer_elements() * state.element);
+      } else {
+        poison_host(spec, expected_.data(), state.output, layout.output_elements);
+      }
+      break;
+    case IterationStep::kRealign:
+    case IterationStep::kBarrierAfter: {
+      const WatchedSlot watched(watchdog_, 0);
+      COMMCERT_CHECK_MPI(MPI_Barrier(comm_));
+      break;
+    }
+    case IterationStep::kDelay:
+      if (state.delay) std::this_thread::sleep_for(std::chrono::duration<double>(*state.delay));
+      // Injected stale/partial fault: what the operation must not overwrite is saved here,
+      // after the output was prepared, so the fault leaves exactly what a transport that
+      // writes nothing would leave.
+      if (state.unwritten_bytes > 0 && layout.has_output) {
+        std::memcpy(unwritten_.data(), state.output + (state.output_bytes - state.unwritten_bytes),
+                    state.unwritten_bytes);
+      }
+      break;
+    case IterationStep::kOperation:
+      timed_operation(state, result);
+      break;
+    case IterationStep::kCorrupt:
+      if (state.unwritten_bytes > 0 && layout.has_output) {
+        restore_unwritten_tail(unwritten_.data(), state.output, state.output_bytes,
+                               state.unwritten_bytes);
+      }
+      if (state.corrupt && layout.has_output) {
+        corrupt_host(spec, state.output, layout.output_elements);
+      }
+      break;
+    case IterationStep::kCheck: {
+      const auto wrong =
+          count_mismatches_host(spec, state.output, expected_.data(), layout.output_elements);
+      result.wrong_elements += wrong;
+      result.wrong_iterations += wrong > 0 ? 1 : 0;
+      break;
+    }
+  }
+}
+
+void MpiCommunicator::timed_operation(const RunState& state, RankLoopResult& result) {
+  if (state.fail_at && data_operations_ >= *state.fail_at) {
+    // COMMCERT_FAULT fail: this rank's call reports an error, as one does whose
+    // transport failed under it; its peers are left waiting inside the operation.
+    throw RuntimeFailure(
+        fmt::format("injected fault (COMMCERT_FAULT fail:{}:{}): operation {} failed", global_rank_,
+                    *state.fail_at, data_operations_));
+  }
+  SteadyClock::time_point start;
+  SteadyClock::time_point stop;
+  {
+    const WatchedSlot watched(watchdog_, 0);
+    start = SteadyClock::now();
+    call_collective(state.plan.pattern, state.plan.in_place, state.layout);
+    stop = SteadyClock::now();
+  }
+  ++data_operations_;
+  if (state.plan.timed) result.operation_seconds.push_back(seconds_between(start, stop));
 }
 
 }  // namespace commcert

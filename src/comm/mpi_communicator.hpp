@@ -6,6 +6,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/host_buffers.hpp"
+#include "comm/host_iteration.hpp"
 #include "comm/mpi_datatypes.hpp"
 
 namespace commcert {
@@ -47,6 +48,11 @@ class MpiCommunicator final : public Communicator {
   void call_collective(const PatternSpec& spec, bool in_place, const RankLayout& layout);
   [[nodiscard]] unsigned char* output_region(const PatternSpec& spec, bool in_place,
                                              const RankLayout& layout);
+  // One run's iterations: what they share, each step of one (host_iteration.hpp) with its time
+  // or mismatches into `result`, and the timed operation itself.
+  struct RunState;
+  void run_step(IterationStep step, const RunState& state, RankLoopResult& result);
+  void timed_operation(const RunState& state, RankLoopResult& result);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

@@ -15,6 +15,7 @@
 namespace commcert {
 
 class WatchedBatch;
+struct NcclGraphs;
 
 // Collectives in device memory through NCCL, timed with CUDA events on each rank's stream.
 // A process drives one rank per device in `devices` (CUDA ordinals, from assign_devices) in
@@ -116,7 +117,14 @@ class NcclCommunicator final : public Communicator {
                            WatchedBatch& watched);
   std::vector<RankLoopResult> collect(const LoopPlan& plan, std::size_t iterations,
                                       bool back_to_back);
+  // -G (nccl_communicator_graph.cpp): the plan's operations captured into one graph per slot,
+  // replayed plan.graph_launches times, each replay's time, and the check of the output.
   std::vector<RankLoopResult> run_graph(const LoopPlan& plan);
+  void capture_graphs(const LoopPlan& plan, NcclGraphs& graphs);
+  void launch_graphs(const LoopPlan& plan, const NcclGraphs& graphs, std::vector<bool>& launched,
+                     WatchedBatch& watched);
+  std::vector<RankLoopResult> graph_replay_times(const LoopPlan& plan);
+  void check_graph_output(const LoopPlan& plan, std::vector<RankLoopResult>& results);
   // nccl-tests' measurement of a batch: the same operations again, back to back, with events
   // only at the ends; sets each result's back_to_back_seconds. The windows' event pairs cost
   // 2-3 us per operation between two NCCL kernels even where the GPU is the bottleneck

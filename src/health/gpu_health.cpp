@@ -30,21 +30,8 @@ class Collector {
   GpuHealth& health_;
 };
 
-}  // namespace
-
-GpuHealth probe_gpu_health(const NvmlLibrary& nvml, nvml::Device device, unsigned index) {
-  GpuHealth h;
-  h.index = index;
-  Collector c(nvml, h);
-  h.name = c.take(nvml.name(device), "name");
-  h.uuid = c.take(nvml.uuid(device), "uuid");
-  if (auto bus = c.take(nvml.pci_bus_id(device), "pci_bus_id")) {
-    h.pci_bus_id = normalize_pci_bus_id(*bus).value_or(*bus);
-  }
-  h.serial = c.take(nvml.serial(device), "serial");
-  h.vbios = c.take(nvml.vbios_version(device), "vbios");
-  h.driver_version = c.take(nvml.driver_version(), "driver_version");
-
+// ECC counts, remapped rows and retired pages: the GPU memory's own account of its errors.
+void probe_memory_errors(Collector& c, const NvmlLibrary& nvml, nvml::Device device, GpuHealth& h) {
   if (auto enabled = c.take(nvml.ecc_enabled(device), "ecc.enabled")) {
     GpuEcc ecc;
     ecc.enabled = *enabled;
@@ -76,7 +63,9 @@ GpuHealth probe_gpu_health(const NvmlLibrary& nvml, nvml::Device device, unsigne
     pages.pending = c.take(nvml.retired_pages_pending(device), "retired_pages.pending");
     h.retired_pages = pages;
   }
+}
 
+void probe_pcie(Collector& c, const NvmlLibrary& nvml, nvml::Device device, GpuHealth& h) {
   GpuPcie pcie;
   pcie.gen_current = c.take(nvml.pcie_generation(device, false), "pcie.gen_current");
   pcie.gen_max = c.take(nvml.pcie_generation(device, true), "pcie.gen_max");
@@ -87,7 +76,10 @@ GpuHealth probe_gpu_health(const NvmlLibrary& nvml, nvml::Device device, unsigne
       pcie.replay_count) {
     h.pcie = pcie;
   }
+}
 
+// Every link NVML reports on, with its error counters.
+void probe_nvlinks(Collector& c, const NvmlLibrary& nvml, nvml::Device device, GpuHealth& h) {
   std::vector<GpuNvLink> links;
   for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
     const auto active = c.take(nvml.nvlink_active(device, link), "nvlink.state");
@@ -109,9 +101,9 @@ GpuHealth probe_gpu_health(const NvmlLibrary& nvml, nvml::Device device, unsigne
     links.push_back(entry);
   }
   if (!links.empty()) h.nvlink = std::move(links);
+}
 
-  h.temperature_c = c.take(nvml.temperature_c(device), "temperature_c");
-  if (auto power = c.take(nvml.power_mw(device), "power_w")) h.power_w = *power / 1000.0;
+void probe_clocks(Collector& c, const NvmlLibrary& nvml, nvml::Device device, GpuHealth& h) {
   GpuClocks clocks;
   clocks.sm = c.take(nvml.clock_mhz(device, nvml::kClockSm), "clocks.sm");
   clocks.mem = c.take(nvml.clock_mhz(device, nvml::kClockMem), "clocks.mem");
@@ -121,6 +113,30 @@ GpuHealth probe_gpu_health(const NvmlLibrary& nvml, nvml::Device device, unsigne
   if (auto reasons = c.take(nvml.clock_event_reasons(device), "clock_event_reasons")) {
     h.clock_event_reasons = clock_event_reason_names(*reasons);
   }
+}
+
+}  // namespace
+
+GpuHealth probe_gpu_health(const NvmlLibrary& nvml, nvml::Device device, unsigned index) {
+  GpuHealth h;
+  h.index = index;
+  Collector c(nvml, h);
+  h.name = c.take(nvml.name(device), "name");
+  h.uuid = c.take(nvml.uuid(device), "uuid");
+  if (auto bus = c.take(nvml.pci_bus_id(device), "pci_bus_id")) {
+    h.pci_bus_id = normalize_pci_bus_id(*bus).value_or(*bus);
+  }
+  h.serial = c.take(nvml.serial(device), "serial");
+  h.vbios = c.take(nvml.vbios_version(device), "vbios");
+  h.driver_version = c.take(nvml.driver_version(), "driver_version");
+
+  probe_memory_errors(c, nvml, device, h);
+  probe_pcie(c, nvml, device, h);
+  probe_nvlinks(c, nvml, device, h);
+
+  h.temperature_c = c.take(nvml.temperature_c(device), "temperature_c");
+  if (auto power = c.take(nvml.power_mw(device), "power_w")) h.power_w = *power / 1000.0;
+  probe_clocks(c, nvml, device, h);
   h.persistence_mode = c.take(nvml.persistence_mode(device), "persistence_mode");
   return h;
 }

@@ -33,24 +33,27 @@ Loaded load() {
   }
   VerbsLibrary& l = out.library;
   std::string missing;
-  bind(*kSo, "ibv_get_device_list", l.get_device_list, missing);
-  bind(*kSo, "ibv_free_device_list", l.free_device_list, missing);
-  bind(*kSo, "ibv_get_device_name", l.get_device_name, missing);
-  bind(*kSo, "ibv_open_device", l.open_device, missing);
-  bind(*kSo, "ibv_close_device", l.close_device, missing);
-  bind(*kSo, "ibv_query_device", l.query_device, missing);
-  bind(*kSo, "ibv_query_port", l.query_port, missing);
-  bind(*kSo, "ibv_query_gid", l.query_gid, missing);
-  bind(*kSo, "ibv_alloc_pd", l.alloc_pd, missing);
-  bind(*kSo, "ibv_dealloc_pd", l.dealloc_pd, missing);
-  bind(*kSo, "ibv_create_cq", l.create_cq, missing);
-  bind(*kSo, "ibv_destroy_cq", l.destroy_cq, missing);
-  bind(*kSo, "ibv_create_qp", l.create_qp, missing);
-  bind(*kSo, "ibv_destroy_qp", l.destroy_qp, missing);
-  bind(*kSo, "ibv_modify_qp", l.modify_qp, missing);
-  bind(*kSo, "ibv_reg_mr", l.reg_mr, missing);
-  bind(*kSo, "ibv_dereg_mr", l.dereg_mr, missing);
-  bind(*kSo, "ibv_wc_status_str", l.wc_status_str, missing);
+// Each entry point from the function it is named after (VerbsLibrary's members drop "ibv_").
+#define COMMCERT_BIND_IBV(entry) bind(*kSo, "ibv_" #entry, l.entry, missing)
+  COMMCERT_BIND_IBV(get_device_list);
+  COMMCERT_BIND_IBV(free_device_list);
+  COMMCERT_BIND_IBV(get_device_name);
+  COMMCERT_BIND_IBV(open_device);
+  COMMCERT_BIND_IBV(close_device);
+  COMMCERT_BIND_IBV(query_device);
+  bind(*kSo, "ibv_query_port", l.query_port_compat, missing);
+  COMMCERT_BIND_IBV(query_gid);
+  COMMCERT_BIND_IBV(alloc_pd);
+  COMMCERT_BIND_IBV(dealloc_pd);
+  COMMCERT_BIND_IBV(create_cq);
+  COMMCERT_BIND_IBV(destroy_cq);
+  COMMCERT_BIND_IBV(create_qp);
+  COMMCERT_BIND_IBV(destroy_qp);
+  COMMCERT_BIND_IBV(modify_qp);
+  COMMCERT_BIND_IBV(reg_mr);
+  COMMCERT_BIND_IBV(dereg_mr);
+  COMMCERT_BIND_IBV(wc_status_str);
+#undef COMMCERT_BIND_IBV
   if (!missing.empty()) {
     out.error = fmt::format("{} lacks {}", kSo->path(), missing);
     return out;
@@ -62,8 +65,7 @@ Loaded load() {
 
 }  // namespace
 
-int VerbsLibrary::query_port_attr(ibv_context* context, std::uint8_t port,
-                                  ibv_port_attr& attr) const {
+int VerbsLibrary::query_port(ibv_context* context, std::uint8_t port, ibv_port_attr& attr) const {
   std::memset(&attr, 0, sizeof(attr));
   // verbs_get_ctx_op's test, spelled out (the macro is a GNU statement expression): the
   // provider's context is large enough to hold the entry, and the entry is set.
@@ -72,7 +74,7 @@ int VerbsLibrary::query_port_attr(ibv_context* context, std::uint8_t port,
       extended->query_port) {
     return extended->query_port(context, port, &attr, sizeof(attr));
   }
-  return query_port(context, port, reinterpret_cast<_compat_ibv_port_attr*>(&attr));
+  return query_port_compat(context, port, reinterpret_cast<_compat_ibv_port_attr*>(&attr));
 }
 
 const VerbsLibrary* load_verbs_library(std::string& error) {

@@ -14,6 +14,7 @@
 #include "health/ib_sysfs.hpp"
 #include "links/gid_table.hpp"
 #include "links/verbs_endpoint.hpp"
+#include "links/verbs_errors.hpp"
 #include "links/verbs_gpu_memory.hpp"
 #include "links/verbs_gpu_registration.hpp"
 #include "links/verbs_library.hpp"
@@ -32,36 +33,30 @@ constexpr std::uint64_t kReceiveWorkId = 1;
 constexpr std::uint64_t kSendWorkId = 2;
 constexpr std::uint64_t kHostAlignment = 4096;
 
-struct DeviceList {
-  const VerbsLibrary& verbs;
-  ibv_device** list = nullptr;
-  int count = 0;
-  ~DeviceList() {
-    if (list) verbs.free_device_list(list);
-  }
+struct FreeHostMemory {
+  void operator()(void* memory) const noexcept { std::free(memory); }
+};
+
+struct CloseFileDescriptor {
+  void operator()(const int* fd) const noexcept { ::close(*fd); }
 };
 
 class VerbsTransport final : public VerbsLinkTransport {
  public:
   VerbsTransport(const VerbsLibrary& verbs, const VerbsTransportOptions& options)
-      : verbs_(verbs), options_(options) {
-    try {
-      open();
-    } catch (...) {
-      close();
-      throw;
-    }
+      : verbs_(verbs),
+        options_(options),
+        device_port_(fmt::format("{}:{}", options_.device, options_.port)) {
+    open();
   }
-  ~VerbsTransport() override { close(); }
+  ~VerbsTransport() override = default;
   VerbsTransport(const VerbsTransport&) = delete;
   VerbsTransport& operator=(const VerbsTransport&) = delete;
 
   std::string_view name() const override { return "verbs"; }
   std::string_view memory() const override { return options_.memory; }
   std::string_view registration() const override { return registration_; }
-  std::string device_port() const override {
-    return fmt::format("{}:{}", options_.device, options_.port);
-  }
+  std::string device_port() const override { return device_port_; }
   const std::string& peer_device() const override { return remote_.device; }
   const std::string& peer_registration() const override { return remote_.registration; }
   const VerbsTransportOptions& options() const override { return options_; }
@@ -75,7 +70,7 @@ class VerbsTransport final : public VerbsLinkTransport {
   std::optional<std::string> unsupported(LinkTest /*test*/) const override { return std::nullopt; }
 
   std::string prepare_connection(std::optional<int> peer) override {
-    destroy_qp();
+    qp_.reset();
     if (!peer) return {};
     create_qp();
     // Posted before the peer can send: it may reach RTS before this end does.
@@ -92,7 +87,7 @@ class VerbsTransport final : public VerbsLinkTransport {
       remote_ = decode_endpoint(peer_text, fmt::format("process {}", peer));
       connect(plan_rtr(facts_, remote_), plan_rts(facts_, mine_, remote_));
     } catch (const std::invalid_argument& e) {
-      throw RuntimeFailure(fmt::format("links: {}: {}", device_port(), e.what()));
+      throw RuntimeFailure(fmt::format("links: {}: {}", device_port_, e.what()));
     }
   }
 
@@ -112,24 +107,10 @@ class VerbsTransport final : public VerbsLinkTransport {
 
  private:
   void open() {
-    DeviceList devices{verbs_};
-    devices.list = verbs_.get_device_list(&devices.count);
-    if (!devices.list || devices.count == 0) throw RuntimeFailure("no RDMA device");
-    for (int i = 0; i < devices.count; ++i) {
-      if (options_.device == verbs_.get_device_name(devices.list[i])) {
-        context_ = verbs_.open_device(devices.list[i]);
-        break;
-      }
-    }
-    if (!context_) {
-      throw RuntimeFailure(
-          fmt::format("{}: not listed by libibverbs, or cannot be opened", options_.device));
-    }
+    open_device();
     check_port();
     ibv_device_attr device{};
-    if (verbs_.query_device(context_, &device) != 0) {
-      throw RuntimeFailure(fmt::format("{}: ibv_query_device failed", options_.device));
-    }
+    COMMCERT_CHECK_IBV(verbs_, query_device, (context_.get(), &device), options_.device);
     facts_.max_rd_atomic = device.max_qp_rd_atom;
     facts_.max_dest_rd_atomic = device.max_qp_init_rd_atom;
     send_depth_ = std::min(options_.window + kControlSends, device.max_qp_wr);
@@ -137,13 +118,30 @@ class VerbsTransport final : public VerbsLinkTransport {
       throw RuntimeFailure(fmt::format("{}: queue pairs of {} work requests are too small",
                                        options_.device, device.max_qp_wr));
     }
-    pd_ = verbs_.alloc_pd(context_);
-    if (!pd_) throw RuntimeFailure(fmt::format("{}: ibv_alloc_pd failed", options_.device));
+    pd_ = VerbsProtectionDomain(
+        verbs_, COMMCERT_CHECK_IBV(verbs_, alloc_pd, (context_.get()), options_.device));
     const int cq_depth = send_depth_ + kReceivesPosted;
-    cq_ = verbs_.create_cq(context_, cq_depth, nullptr, nullptr, 0);
-    if (!cq_)
-      throw RuntimeFailure(fmt::format("{}: ibv_create_cq({}) failed", options_.device, cq_depth));
+    cq_ = VerbsCompletionQueue(
+        verbs_, COMMCERT_CHECK_IBV(verbs_, create_cq,
+                                   (context_.get(), cq_depth, nullptr, nullptr, 0), options_.device,
+                                   fmt::format("creating a completion queue of {}", cq_depth)));
     register_buffer();
+  }
+
+  void open_device() {
+    int count = 0;
+    const VerbsDeviceList devices(
+        verbs_, COMMCERT_CHECK_IBV(verbs_, get_device_list, (&count), options_.device,
+                                   "listing the RDMA devices"));
+    if (count == 0) throw RuntimeFailure("no RDMA device");
+    const auto listed = std::find_if(devices.get(), devices.get() + count, [&](ibv_device* d) {
+      return options_.device == verbs_.get_device_name(d);
+    });
+    if (listed == devices.get() + count) {
+      throw RuntimeFailure(fmt::format("{}: not listed by libibverbs", options_.device));
+    }
+    context_ = VerbsContext(verbs_, COMMCERT_CHECK_IBV(verbs_, open_device, (*listed),
+                                                       options_.device, "opening the device"));
   }
 
   // Port state and rate first (sysfs, the reader `health` uses), then what verbs says of it.
@@ -158,8 +156,10 @@ class VerbsTransport final : public VerbsLinkTransport {
     if (const auto why = port_not_ready(*port)) throw RuntimeFailure(*why);
     ibv_port_attr attr{};
     const auto port_number = static_cast<std::uint8_t>(options_.port);
-    if (verbs_.query_port_attr(context_, port_number, attr) != 0 || attr.state != IBV_PORT_ACTIVE) {
-      throw RuntimeFailure(fmt::format("{}: ibv_query_port does not say ACTIVE", device_port()));
+    COMMCERT_CHECK_IBV(verbs_, query_port, (context_.get(), port_number, attr), device_port_);
+    if (attr.state != IBV_PORT_ACTIVE) {
+      throw RuntimeFailure(fmt::format("{}: libibverbs says the port is in state {}, not ACTIVE",
+                                       device_port_, static_cast<int>(attr.state)));
     }
     facts_.port = port_number;
     facts_.lid = attr.lid;
@@ -172,17 +172,15 @@ class VerbsTransport final : public VerbsLinkTransport {
       const GidChoice gid =
           choose_gid(read_gid_table(options_.sysfs_root, options_.device, options_.port),
                      port->link_layer.value_or(""), options_.gid_index);
-      if (!gid.index) throw RuntimeFailure(fmt::format("{}: {}", device_port(), gid.why));
+      if (!gid.index) throw RuntimeFailure(fmt::format("{}: {}", device_port_, gid.why));
       ibv_gid value{};
-      if (verbs_.query_gid(context_, port_number, *gid.index, &value) != 0) {
-        throw RuntimeFailure(
-            fmt::format("{}: ibv_query_gid({}) failed", device_port(), *gid.index));
-      }
+      COMMCERT_CHECK_IBV(verbs_, query_gid, (context_.get(), port_number, *gid.index, &value),
+                         device_port_, fmt::format("reading GID index {}", *gid.index));
       facts_.gid_index = *gid.index;
       std::copy(std::begin(value.raw), std::end(value.raw), mine_.gid.begin());
       gid_why_ = gid.why;
     }
-    mine_.device = device_port();
+    mine_.device = device_port_;
     mine_.lid = facts_.lid;
     mine_.gid_index = facts_.gid_index;
     mine_.mtu = facts_.active_mtu;
@@ -200,12 +198,13 @@ class VerbsTransport final : public VerbsLinkTransport {
     } else {
       const std::uint64_t rounded =
           (buffer_bytes_ + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-      host_ = std::aligned_alloc(kHostAlignment, rounded);
+      host_.reset(std::aligned_alloc(kHostAlignment, rounded));
       if (!host_) throw RuntimeFailure(fmt::format("links: {} bytes of host memory", rounded));
-      buffer_ = host_;
-      mr_ = verbs_.reg_mr(pd_, buffer_, buffer_bytes_, kAccess);
-      if (!mr_)
-        throw RuntimeFailure(fmt::format("{}: ibv_reg_mr on host memory failed", options_.device));
+      buffer_ = host_.get();
+      mr_ = VerbsMemoryRegion(
+          verbs_, COMMCERT_CHECK_IBV(
+                      verbs_, reg_mr, (pd_.get(), buffer_, buffer_bytes_, kAccess), options_.device,
+                      fmt::format("registering {} bytes of host memory", buffer_bytes_)));
       registration_ = "host";
     }
     mine_.registration = registration_;
@@ -222,44 +221,54 @@ class VerbsTransport final : public VerbsLinkTransport {
                                peer_memory_module_loaded(options_.sysfs_root)});
     std::string failures = plan.why;
     for (const GpuRegistration method : plan.order) {
-      if (method == GpuRegistration::kDmaBuf) {
-        std::string error;
-        const int fd = gpu_->export_dmabuf(error);
-        if (fd >= 0) {
-          mr_ = verbs_.reg_dmabuf_mr(pd_, 0, buffer_bytes_,
-                                     reinterpret_cast<std::uintptr_t>(buffer_), fd, access);
-          ::close(fd);  // the registration holds its own reference
-          if (!mr_) error = "ibv_reg_dmabuf_mr failed";
-        }
-        if (mr_) {
-          registration_ = name_of(method);
-          return;
-        }
-        failures += fmt::format("{}dma-buf: {}", failures.empty() ? "" : "; ", error);
-      } else {
-        mr_ = verbs_.reg_mr(pd_, buffer_, buffer_bytes_, access);
-        if (mr_) {
-          registration_ = name_of(method);
-          return;
-        }
-        failures += std::string(failures.empty() ? "" : "; ") + "peer memory: ibv_reg_mr failed";
+      std::string error;
+      try {
+        mr_ = register_gpu_buffer_by(method, access, error);
+      } catch (const ApiFailure& e) {
+        error = describe_failed_call(e.error());
       }
+      if (mr_) {
+        registration_ = name_of(method);
+        return;
+      }
+      failures +=
+          fmt::format("{}{}: {}", failures.empty() ? "" : "; ",
+                      method == GpuRegistration::kDmaBuf ? "dma-buf" : "peer memory", error);
     }
     throw RuntimeFailure(fmt::format("{}: GPU memory cannot be registered for RDMA ({})",
                                      options_.device, failures));
   }
 
+  // The GPU buffer registered one way; empty, with `error` saying why, when the CUDA side cannot
+  // export it. A failed registration throws ApiFailure.
+  VerbsMemoryRegion register_gpu_buffer_by(GpuRegistration method, int access, std::string& error) {
+    if (method == GpuRegistration::kPeerMemory) {
+      return VerbsMemoryRegion(
+          verbs_, COMMCERT_CHECK_IBV(verbs_, reg_mr, (pd_.get(), buffer_, buffer_bytes_, access),
+                                     options_.device, "registering GPU memory as peer memory"));
+    }
+    const int fd = gpu_->export_dmabuf(error);
+    if (fd < 0) return {};
+    // The registration holds its own reference to the dma-buf: this one is closed either way.
+    const std::unique_ptr<const int, CloseFileDescriptor> exported(&fd);
+    const auto address = reinterpret_cast<std::uintptr_t>(buffer_);
+    return VerbsMemoryRegion(
+        verbs_, COMMCERT_CHECK_IBV(verbs_, reg_dmabuf_mr,
+                                   (pd_.get(), 0, buffer_bytes_, address, fd, access),
+                                   options_.device, "registering GPU memory by dma-buf"));
+  }
+
   void create_qp() {
     ibv_qp_init_attr init{};
-    init.send_cq = cq_;
-    init.recv_cq = cq_;
+    init.send_cq = cq_.get();
+    init.recv_cq = cq_.get();
     init.qp_type = IBV_QPT_RC;
     init.cap.max_send_wr = static_cast<std::uint32_t>(send_depth_);
     init.cap.max_recv_wr = kReceivesPosted;
     init.cap.max_send_sge = 1;
     init.cap.max_recv_sge = 1;
-    qp_ = verbs_.create_qp(pd_, &init);
-    if (!qp_) throw RuntimeFailure(fmt::format("{}: ibv_create_qp failed", device_port()));
+    qp_ = VerbsQueuePair(verbs_,
+                         COMMCERT_CHECK_IBV(verbs_, create_qp, (pd_.get(), &init), device_port_));
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
@@ -305,10 +314,8 @@ class VerbsTransport final : public VerbsLinkTransport {
   }
 
   void modify(ibv_qp_attr& attr, int mask, std::string_view state) {
-    if (const int rc = verbs_.modify_qp(qp_, &attr, mask); rc != 0) {
-      throw RuntimeFailure(
-          fmt::format("{}: ibv_modify_qp to {}: {}", device_port(), state, std::strerror(rc)));
-    }
+    COMMCERT_CHECK_IBV(verbs_, modify_qp, (qp_.get(), &attr, mask), device_port_,
+                       fmt::format("moving the queue pair to {}", state));
   }
 
   void iterate(const LinkTransfer& t) {
@@ -383,9 +390,7 @@ class VerbsTransport final : public VerbsLinkTransport {
 
   void post_send(ibv_send_wr& wr) {
     ibv_send_wr* bad = nullptr;
-    if (const int rc = ibv_post_send(qp_, &wr, &bad); rc != 0) {
-      throw RuntimeFailure(fmt::format("{}: ibv_post_send: {}", device_port(), std::strerror(rc)));
-    }
+    COMMCERT_CHECK_VERBS(ibv_post_send(qp_.get(), &wr, &bad), device_port_);
     ++sends_posted_;
   }
 
@@ -393,9 +398,7 @@ class VerbsTransport final : public VerbsLinkTransport {
     ibv_recv_wr wr{};
     wr.wr_id = kReceiveWorkId;
     ibv_recv_wr* bad = nullptr;
-    if (const int rc = ibv_post_recv(qp_, &wr, &bad); rc != 0) {
-      throw RuntimeFailure(fmt::format("{}: ibv_post_recv: {}", device_port(), std::strerror(rc)));
-    }
+    COMMCERT_CHECK_VERBS(ibv_post_recv(qp_.get(), &wr, &bad), device_port_);
   }
 
   void await_messages(std::uint64_t count, std::string_view what) {
@@ -420,22 +423,23 @@ class VerbsTransport final : public VerbsLinkTransport {
   void poll_once(std::string_view what, const Deadline& deadline) {
     std::array<ibv_wc, 32> completions{};
     for (;;) {
-      const int found = ibv_poll_cq(cq_, static_cast<int>(completions.size()), completions.data());
-      if (found < 0) throw RuntimeFailure(fmt::format("{}: ibv_poll_cq failed", device_port()));
+      const int found = COMMCERT_CHECK_VERBS_COUNT(
+          ibv_poll_cq(cq_.get(), static_cast<int>(completions.size()), completions.data()),
+          device_port_);
       for (int i = 0; i < found; ++i)
         account(completions[static_cast<std::size_t>(i)]);
       if (found > 0) return;
       if (deadline.expired()) {
         throw RuntimeFailure(
             fmt::format("links: {}: no completion from process {} within {:.0f} s, waiting for {}",
-                        device_port(), peer_, options_.timeout_s * 1.25 + 1, what));
+                        device_port_, peer_, options_.timeout_s * 1.25 + 1, what));
       }
     }
   }
 
   void account(const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
-      throw RuntimeFailure(fmt::format("{}: work completion with process {}: {}", device_port(),
+      throw RuntimeFailure(fmt::format("{}: work completion with process {}: {}", device_port_,
                                        peer_, verbs_.wc_status_str(wc.status)));
     }
     if (wc.opcode & IBV_WC_RECV) {
@@ -446,28 +450,9 @@ class VerbsTransport final : public VerbsLinkTransport {
     }
   }
 
-  void destroy_qp() {
-    if (qp_) verbs_.destroy_qp(qp_);
-    qp_ = nullptr;
-  }
-
-  void close() {
-    destroy_qp();
-    if (mr_) verbs_.dereg_mr(mr_);
-    mr_ = nullptr;
-    gpu_.reset();
-    std::free(host_);
-    host_ = nullptr;
-    if (cq_) verbs_.destroy_cq(cq_);
-    cq_ = nullptr;
-    if (pd_) verbs_.dealloc_pd(pd_);
-    pd_ = nullptr;
-    if (context_) verbs_.close_device(context_);
-    context_ = nullptr;
-  }
-
   const VerbsLibrary& verbs_;
   VerbsTransportOptions options_;
+  std::string device_port_;  // "mlx5_0:1", made once: the data path's errors name it
   VerbsPortFacts facts_;
   VerbsEndpoint mine_;
   VerbsEndpoint remote_;
@@ -475,13 +460,15 @@ class VerbsTransport final : public VerbsLinkTransport {
   std::string registration_;
   int send_depth_ = 0;
   int peer_ = -1;
-  ibv_context* context_ = nullptr;
-  ibv_pd* pd_ = nullptr;
-  ibv_cq* cq_ = nullptr;
-  ibv_qp* qp_ = nullptr;
-  ibv_mr* mr_ = nullptr;
-  void* host_ = nullptr;
+  // Declared in the order they are made, so destruction closes them in reverse: the queue pair
+  // and the registration before the memory they use, the device last.
+  VerbsContext context_;
+  VerbsProtectionDomain pd_;
+  VerbsCompletionQueue cq_;
+  std::unique_ptr<void, FreeHostMemory> host_;
   std::unique_ptr<GpuAllocation> gpu_;
+  VerbsMemoryRegion mr_;
+  VerbsQueuePair qp_;
   void* buffer_ = nullptr;
   std::uint64_t buffer_bytes_ = 0;
   std::uint64_t sends_posted_ = 0;

@@ -133,43 +133,38 @@ std::string seconds_axis_svg(double x_max) {
   return out;
 }
 
-}  // namespace
-
-std::string render_svg(const LinePlot& plot) {
+// The extent of a line plot: its x range (sizes, or seconds from 0) and the top of its y axis.
+struct PlotRange {
   double x_min = INFINITY;
   double x_max = -INFINITY;
   double y_max = 0;
+};
+
+PlotRange plot_range(const LinePlot& plot) {
+  PlotRange r;
   for (const auto& line : plot.lines) {
     for (const auto& p : line.points) {
-      x_min = std::min(x_min, p.x);
-      x_max = std::max(x_max, p.x);
-      y_max = std::max(y_max, p.y);
+      r.x_min = std::min(r.x_min, p.x);
+      r.x_max = std::max(r.x_max, p.x);
+      r.y_max = std::max(r.y_max, p.y);
     }
   }
   for (const auto& b : plot.band)
-    y_max = std::max(y_max, b.high);
-  if (plot.floor_y) y_max = std::max(y_max, *plot.floor_y);
+    r.y_max = std::max(r.y_max, b.high);
+  if (plot.floor_y) r.y_max = std::max(r.y_max, *plot.floor_y);
   if (plot.x_in_seconds) {
-    x_min = 0;
-    if (!(x_max > 0)) x_max = 1;
+    r.x_min = 0;
+    if (!(r.x_max > 0)) r.x_max = 1;
   }
-  if (!(x_min > 0) && !plot.x_in_seconds) x_min = 1;
-  if (!(x_max >= x_min)) x_max = x_min;
-  const double log_min = std::log2(std::max(x_min, 1e-300));
-  const double log_span = std::max(std::log2(x_max) - log_min, 1.0);
-  const auto x_pixel = [&](double x) {
-    if (plot.x_in_seconds) return kLeft + kPlotWidth * std::clamp(x / x_max, 0.0, 1.0);
-    return kLeft + kPlotWidth * (std::log2(std::max(x, x_min)) - log_min) / log_span;
-  };
-  const YAxis axis = y_axis(y_max);
+  if (!(r.x_min > 0) && !plot.x_in_seconds) r.x_min = 1;
+  if (!(r.x_max >= r.x_min)) r.x_max = r.x_min;
+  return r;
+}
 
-  std::string out = frame(plot.title, plot.attributes);
-  out += y_axis_svg(axis, plot.y_scale, plot.y_label);
-  if (plot.x_in_seconds) {
-    out += seconds_axis_svg(x_max);
-    return out + plot_lines(plot, x_pixel, axis) + "</svg>\n";
-  }
-  // x ticks at powers of two, at most nine of them.
+// The message-size axis: ticks at powers of two, at most nine of them.
+template <typename XPixel>
+std::string size_axis_svg(double log_min, double x_max, const XPixel& x_pixel) {
+  std::string out;
   const int first = static_cast<int>(std::ceil(log_min - 1e-9));
   const int last = static_cast<int>(std::floor(std::log2(x_max) + 1e-9));
   const int stride = std::max(1, (last - first) / 8 + 1);
@@ -185,8 +180,15 @@ std::string render_svg(const LinePlot& plot) {
       "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">message "
       "size</text>\n",
       kLeft + kPlotWidth / 2, kHeight - 8);
+  return out;
+}
 
-  std::size_t legend = 0;
+// The fleet band, the baseline floor and the judged size's marker, each with its legend entry
+// (counted in `legend`).
+template <typename XPixel>
+std::string overlays_svg(const LinePlot& plot, const XPixel& x_pixel, const YAxis& axis,
+                         std::size_t& legend) {
+  std::string out;
   if (plot.band.size() >= 2) {
     std::string path;
     for (const auto& b : plot.band)
@@ -214,6 +216,32 @@ std::string render_svg(const LinePlot& plot) {
         kTop, x, kTop + kPlotHeight);
     out += legend_entry(legend++, "judged", plot.marker_label, false);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string render_svg(const LinePlot& plot) {
+  const PlotRange range = plot_range(plot);
+  const double x_min = range.x_min;
+  const double x_max = range.x_max;
+  const double log_min = std::log2(std::max(x_min, 1e-300));
+  const double log_span = std::max(std::log2(x_max) - log_min, 1.0);
+  const auto x_pixel = [&](double x) {
+    if (plot.x_in_seconds) return kLeft + kPlotWidth * std::clamp(x / x_max, 0.0, 1.0);
+    return kLeft + kPlotWidth * (std::log2(std::max(x, x_min)) - log_min) / log_span;
+  };
+  const YAxis axis = y_axis(range.y_max);
+
+  std::string out = frame(plot.title, plot.attributes);
+  out += y_axis_svg(axis, plot.y_scale, plot.y_label);
+  if (plot.x_in_seconds) {
+    out += seconds_axis_svg(x_max);
+    return out + plot_lines(plot, x_pixel, axis) + "</svg>\n";
+  }
+  out += size_axis_svg(log_min, x_max, x_pixel);
+  std::size_t legend = 0;
+  out += overlays_svg(plot, x_pixel, axis, legend);
   out += plot_lines(plot, x_pixel, axis, legend);
   return out + "</svg>\n";
 }

@@ -155,21 +155,93 @@ void p2p(Writer& w, const P2pSpec& p) {
   optional("device_local_floor_gb_per_s", p.device_local_floor_gb_per_s);
 }
 
+// The header comment, one comment per line: a newline inside a comment would end it.
+void header_comment(YAML::Emitter& out, const std::map<std::string, std::string>& comments) {
+  const auto it = comments.find("");
+  if (it == comments.end()) return;
+  std::string_view text = it->second;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    out << YAML::Comment(std::string(text.substr(0, end))) << YAML::Newline;
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+  }
+}
+
+// A collective's own settings: min_bytes, require_check, straggler, pairs.
+void collective_spec(Writer& w, const std::string& path, const CollectiveSpec& spec) {
+  auto& out = w.out;
+  w.scalar(path + ".min_bytes", "min_bytes", size_text(spec.min_bytes));
+  w.scalar(path + ".require_check", "require_check", spec.require_check);
+  if (spec.straggler) {
+    out << YAML::Key << "straggler" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "min_lead_pct" << YAML::Value << number(spec.straggler->min_lead_pct);
+    out << YAML::Key << "min_share_pct" << YAML::Value << number(spec.straggler->min_share_pct);
+    out << YAML::Key << "min_records" << YAML::Value << spec.straggler->min_records;
+    out << YAML::EndMap;
+  }
+  if (spec.pairs != PairSpec{}) {
+    out << YAML::Key << "pairs" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "max_deficit_pct" << YAML::Value << number(spec.pairs.max_deficit_pct);
+    if (spec.pairs.floor_gb_per_s) {
+      out << YAML::Key << "floor_gb_per_s" << YAML::Value << number(*spec.pairs.floor_gb_per_s);
+    }
+    out << YAML::Key << "min_pairs" << YAML::Value << spec.pairs.min_pairs;
+    out << YAML::EndMap;
+  }
+}
+
+// A check's metric bounds; those under a shared parent key (busbw_gb_per_s.node,
+// tflops.gemm_bf16) are grouped.
+void check_bounds(Writer& w, const std::string& path,
+                  const std::vector<std::pair<MetricInfo, const Bound*>>& bounds,
+                  const FleetSpec& fleet) {
+  std::string open_parent;
+  for (const auto& [info, bound] : bounds) {
+    const auto dot = info.yaml_path.find('.');
+    const std::string parent = dot == std::string::npos ? "" : info.yaml_path.substr(0, dot);
+    const std::string leaf =
+        dot == std::string::npos ? info.yaml_path : info.yaml_path.substr(dot + 1);
+    if (parent != open_parent) {
+      if (!open_parent.empty()) w.end();
+      if (!parent.empty()) w.begin(fmt::format("{}.{}", path, parent), parent);
+      open_parent = parent;
+    }
+    w.bound(path + "." + info.yaml_path, leaf, *bound, fleet);
+  }
+  if (!open_parent.empty()) w.end();
+}
+
+// One check's entry under `checks`, when the baseline says anything about it.
+void check_entry(Writer& w, const Baseline& b, const CheckInfo& check) {
+  const std::string id(check.id);
+  const std::string path = "checks." + id;
+  std::vector<std::pair<MetricInfo, const Bound*>> bounds;
+  for (const auto& [metric, bound] : b.bounds) {
+    const auto info = metric_info(metric);
+    if (info && info->check == id) bounds.emplace_back(*info, &bound);
+  }
+  const CollectiveSpec* spec = b.collective(id);
+  const bool health = check.kind == CheckKind::kHealthGpu || check.kind == CheckKind::kHealthIb;
+  const bool link_limits = (check.kind == CheckKind::kLinks && b.links != LinkSpec{}) ||
+                           (check.kind == CheckKind::kP2p && b.p2p != P2pSpec{});
+  if (bounds.empty() && !spec && !health && !link_limits) return;
+  w.begin(path, id);
+  if (spec) collective_spec(w, path, *spec);
+  if (check.kind == CheckKind::kHealthGpu) health_gpu(w, b.gpu_health);
+  if (check.kind == CheckKind::kHealthIb) health_ib(w, b.ib_health);
+  if (check.kind == CheckKind::kLinks) links(w, b.links);
+  if (check.kind == CheckKind::kP2p) p2p(w, b.p2p);
+  check_bounds(w, path, bounds, b.fleet);
+  w.end();
+}
+
 }  // namespace
 
 std::string baseline_to_yaml(const Baseline& b,
                              const std::map<std::string, std::string>& comments) {
   Writer w(comments);
   auto& out = w.out;
-  if (const auto it = comments.find(""); it != comments.end()) {
-    // One comment per line: a newline inside a comment would end it.
-    std::string_view text = it->second;
-    while (!text.empty()) {
-      const auto end = text.find('\n');
-      out << YAML::Comment(std::string(text.substr(0, end))) << YAML::Newline;
-      text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    }
-  }
+  header_comment(out, comments);
   out << YAML::BeginMap;
   w.scalar("schema", "schema", 1);
   w.scalar("sku", "sku", b.sku);
@@ -184,65 +256,9 @@ std::string baseline_to_yaml(const Baseline& b,
   list(out, "required", b.required);
   w.comment("required");
   w.fleet("fleet", b.fleet);
-
   w.begin("checks", "checks");
-  for (const auto& check : all_checks()) {
-    const std::string id(check.id);
-    const std::string path = "checks." + id;
-    std::vector<std::pair<MetricInfo, const Bound*>> bounds;
-    for (const auto& [metric, bound] : b.bounds) {
-      const auto info = metric_info(metric);
-      if (info && info->check == id) bounds.emplace_back(*info, &bound);
-    }
-    const CollectiveSpec* spec = b.collective(id);
-    const bool health = check.kind == CheckKind::kHealthGpu || check.kind == CheckKind::kHealthIb;
-    const bool link_limits = (check.kind == CheckKind::kLinks && b.links != LinkSpec{}) ||
-                             (check.kind == CheckKind::kP2p && b.p2p != P2pSpec{});
-    if (bounds.empty() && !spec && !health && !link_limits) continue;
-    w.begin(path, id);
-    if (spec) {
-      w.scalar(path + ".min_bytes", "min_bytes", size_text(spec->min_bytes));
-      w.scalar(path + ".require_check", "require_check", spec->require_check);
-      if (spec->straggler) {
-        out << YAML::Key << "straggler" << YAML::Value << YAML::Flow << YAML::BeginMap;
-        out << YAML::Key << "min_lead_pct" << YAML::Value << number(spec->straggler->min_lead_pct);
-        out << YAML::Key << "min_share_pct" << YAML::Value
-            << number(spec->straggler->min_share_pct);
-        out << YAML::Key << "min_records" << YAML::Value << spec->straggler->min_records;
-        out << YAML::EndMap;
-      }
-      if (spec->pairs != PairSpec{}) {
-        out << YAML::Key << "pairs" << YAML::Value << YAML::Flow << YAML::BeginMap;
-        out << YAML::Key << "max_deficit_pct" << YAML::Value << number(spec->pairs.max_deficit_pct);
-        if (spec->pairs.floor_gb_per_s) {
-          out << YAML::Key << "floor_gb_per_s" << YAML::Value
-              << number(*spec->pairs.floor_gb_per_s);
-        }
-        out << YAML::Key << "min_pairs" << YAML::Value << spec->pairs.min_pairs;
-        out << YAML::EndMap;
-      }
-    }
-    if (check.kind == CheckKind::kHealthGpu) health_gpu(w, b.gpu_health);
-    if (check.kind == CheckKind::kHealthIb) health_ib(w, b.ib_health);
-    if (check.kind == CheckKind::kLinks) links(w, b.links);
-    if (check.kind == CheckKind::kP2p) p2p(w, b.p2p);
-    // Bounds under a shared parent key (busbw_gb_per_s.node, tflops.gemm_bf16) are grouped.
-    std::string open_parent;
-    for (const auto& [info, bound] : bounds) {
-      const auto dot = info.yaml_path.find('.');
-      const std::string parent = dot == std::string::npos ? "" : info.yaml_path.substr(0, dot);
-      const std::string leaf =
-          dot == std::string::npos ? info.yaml_path : info.yaml_path.substr(dot + 1);
-      if (parent != open_parent) {
-        if (!open_parent.empty()) w.end();
-        if (!parent.empty()) w.begin(fmt::format("{}.{}", path, parent), parent);
-        open_parent = parent;
-      }
-      w.bound(path + "." + info.yaml_path, leaf, *bound, b.fleet);
-    }
-    if (!open_parent.empty()) w.end();
-    w.end();
-  }
+  for (const auto& check : all_checks())
+    check_entry(w, b, check);
   w.end();
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

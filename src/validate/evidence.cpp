@@ -41,39 +41,43 @@ std::uint32_t Evidence::group_index(std::vector<NodeId> members) {
   return it->second;
 }
 
-void Evidence::finish() {
-  // A run without its run record: fall back to the nodes its records name, which did take part
-  // (fail closed: nodes nobody names get no evidence from it).
-  std::vector<std::vector<NodeId>> observed(runs.size());
-  for (const auto& c : collectives) {
+namespace {
+
+// A run without its run record: fall back to the nodes its records name, which did take part
+// (fail closed: nodes nobody names get no evidence from it).
+void settle_run_nodes(Evidence& evidence) {
+  std::vector<std::vector<NodeId>> observed(evidence.runs.size());
+  for (const auto& c : evidence.collectives) {
     if (c.group != kNoString) {
-      observed[c.run].insert(observed[c.run].end(), groups[c.group].begin(), groups[c.group].end());
+      observed[c.run].insert(observed[c.run].end(), evidence.groups[c.group].begin(),
+                             evidence.groups[c.group].end());
     }
     if (c.scope == CollectiveScope::kNode) continue;
     observed[c.run].push_back(c.writer);
     if (c.straggler != kNoString) observed[c.run].push_back(c.straggler);
-    for (const auto& wrong : wrong_ranks_of(c))
+    for (const auto& wrong : evidence.wrong_ranks_of(c))
       observed[c.run].push_back(wrong.node);
   }
-  for (const auto& t : timeouts) {
+  for (const auto& t : evidence.timeouts) {
     observed[t.run].push_back(t.writer);
     observed[t.run].insert(observed[t.run].end(), t.members.begin(), t.members.end());
   }
-  for (const auto& e : collective_errors)
+  for (const auto& e : evidence.collective_errors)
     observed[e.run].push_back(e.node);
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    auto& run = runs[i];
+  for (std::size_t i = 0; i < evidence.runs.size(); ++i) {
+    auto& run = evidence.runs[i];
     run.nodes = run.has_rank_map ? run.rank_nodes : std::move(observed[i]);
     sort_unique(run.nodes);
   }
+}
 
-  resolve_faults();
-
-  file_nodes.assign(files.size(), {});
-  const auto add = [this](const EvidenceRef& ref, NodeId node) {
-    if (node != kNoString) file_nodes[ref.file].push_back(node);
+// The nodes each file holds evidence on (Evidence::file_nodes).
+void index_file_nodes(Evidence& evidence) {
+  evidence.file_nodes.assign(evidence.files.size(), {});
+  const auto add = [&evidence](const EvidenceRef& ref, NodeId node) {
+    if (node != kNoString) evidence.file_nodes[ref.file].push_back(node);
   };
-  for (const auto& run : runs) {
+  for (const auto& run : evidence.runs) {
     for (const NodeId node : run.nodes)
       add(run.ref, node);
   }
@@ -81,7 +85,7 @@ void Evidence::finish() {
   // has thousands of records times thousands of nodes.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> file_runs;    // (file, run)
   std::vector<std::pair<std::uint32_t, std::uint32_t>> file_groups;  // (file, group)
-  for (const auto& c : collectives) {
+  for (const auto& c : evidence.collectives) {
     if (c.group != kNoString) {
       file_groups.emplace_back(c.ref.file, c.group);
     } else if (c.scope == CollectiveScope::kNode) {
@@ -93,37 +97,45 @@ void Evidence::finish() {
   std::sort(file_groups.begin(), file_groups.end());
   file_groups.erase(std::unique(file_groups.begin(), file_groups.end()), file_groups.end());
   for (const auto& [file, group] : file_groups) {
-    for (const NodeId node : groups[group])
-      file_nodes[file].push_back(node);
+    for (const NodeId node : evidence.groups[group])
+      evidence.file_nodes[file].push_back(node);
   }
-  for (const auto& t : timeouts)
+  for (const auto& t : evidence.timeouts)
     file_runs.emplace_back(t.ref.file, t.run);
   std::sort(file_runs.begin(), file_runs.end());
   file_runs.erase(std::unique(file_runs.begin(), file_runs.end()), file_runs.end());
   for (const auto& [file, run] : file_runs) {
-    for (const NodeId node : runs[run].nodes)
-      file_nodes[file].push_back(node);
+    for (const NodeId node : evidence.runs[run].nodes)
+      evidence.file_nodes[file].push_back(node);
   }
-  for (const auto& e : collective_errors)
+  for (const auto& e : evidence.collective_errors)
     add(e.ref, e.node);
-  for (const auto& r : burns)
+  for (const auto& r : evidence.burns)
     add(r.ref, r.node);
-  for (const auto& r : membws)
+  for (const auto& r : evidence.membws)
     add(r.ref, r.node);
-  for (const auto& r : gpu_health)
+  for (const auto& r : evidence.gpu_health)
     add(r.ref, r.node);
-  for (const auto& r : ib_ports)
+  for (const auto& r : evidence.ib_ports)
     add(r.ref, r.node);
-  for (const auto& r : node_health)
+  for (const auto& r : evidence.node_health)
     add(r.ref, r.node);
-  for (const auto& r : p2p)
+  for (const auto& r : evidence.p2p)
     add(r.ref, r.node);
-  for (const auto& r : links) {
+  for (const auto& r : evidence.links) {
     add(r.ref, r.from);
     if (r.to != kNoString) add(r.ref, r.to);
   }
-  for (auto& nodes_in_file : file_nodes)
+  for (auto& nodes_in_file : evidence.file_nodes)
     sort_unique(nodes_in_file);
+}
+
+}  // namespace
+
+void Evidence::finish() {
+  settle_run_nodes(*this);
+  resolve_faults();
+  index_file_nodes(*this);
 }
 
 void Evidence::resolve_faults() {

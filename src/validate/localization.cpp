@@ -168,233 +168,288 @@ class Helpers {
   std::set<int> busy_;
 };
 
-}  // namespace
+// One bisection: the searches still open, the known-good nodes found so far, and the result.
+class Bisection {
+ public:
+  Bisection(int n, const GroupRoundRunner& run_round, const BisectionOptions& options)
+      : run_round_(run_round), options_(options), all_(static_cast<std::size_t>(n)) {
+    for (int i = 0; i < n; ++i)
+      all_[static_cast<std::size_t>(i)] = i;
+  }
 
-BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round,
-                              const BisectionOptions& options) {
-  if (n < 2) throw std::invalid_argument("bisection needs at least two nodes");
-  BisectionResult result;
-  Nodes all(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i)
-    all[static_cast<std::size_t>(i)] = i;
+  BisectionResult run() {
+    search();
+    std::sort(result_.bad_nodes.begin(), result_.bad_nodes.end());
+    std::sort(result_.bad_links.begin(), result_.bad_links.end());
+    std::sort(result_.cleared.begin(), result_.cleared.end());
+    std::sort(result_.unresolved.begin(), result_.unresolved.end());
+    std::sort(result_.failed_with.begin(), result_.failed_with.end());
+    return result_;
+  }
 
-  std::deque<Search> open{within(all)};
+ private:
   // Each verification round either confirms the findings or starts a search for a further fault.
-  constexpr int kMaxVerifications = 8;
-  int verifications = 0;
-  Helpers helpers;
-  const auto finish = [&] {
-    std::sort(result.bad_nodes.begin(), result.bad_nodes.end());
-    std::sort(result.bad_links.begin(), result.bad_links.end());
-    std::sort(result.cleared.begin(), result.cleared.end());
-    std::sort(result.unresolved.begin(), result.unresolved.end());
-    std::sort(result.failed_with.begin(), result.failed_with.end());
-    return result;
-  };
+  static constexpr int kMaxVerifications = 8;
+
+  // Rounds until every search ended and the rest of the fleet passes, or a round is not measured
+  // yet, or nothing more can be told apart.
+  void search() {
+    std::deque<Search> open{within(all_)};
+    while (!open.empty()) {
+      std::vector<Request> requests = plan_round(open);
+      std::vector<Nodes> round_groups;
+      std::deque<Search> waiting;
+      for (std::size_t s = 0; s < open.size(); ++s) {
+        if (requests[s].groups.empty()) {
+          waiting.push_back(open[s]);
+          continue;
+        }
+        for (const auto& group : requests[s].groups)
+          round_groups.push_back(group);
+      }
+      if (round_groups.empty()) {
+        // Nothing testable: nodes with no known-good reference to tell them apart.
+        for (const auto& search : waiting) {
+          result_.unresolved.insert(result_.unresolved.end(), search.inside.begin(),
+                                    search.inside.end());
+        }
+        return;
+      }
+      std::vector<bool> passed;
+      if (!measure(round_groups, passed)) return;
+      std::deque<Search> next = read_answers(open, requests, passed);
+      for (auto& search : waiting)
+        next.push_back(std::move(search));
+      open = std::move(next);
+      if (open.empty() && !verify(open)) return;
+    }
+  }
+
   // Runs one round; false when it has not been measured yet (the caller stops there).
-  const auto measure = [&](const std::vector<Nodes>& groups, std::vector<bool>& passed) {
-    passed = run_round(groups);
+  bool measure(const std::vector<Nodes>& groups, std::vector<bool>& passed) {
+    passed = run_round_(groups);
     if (passed.empty()) {
-      result.pending = groups;
+      result_.pending = groups;
       return false;
     }
     if (passed.size() != groups.size()) {
       throw std::invalid_argument("a round's answer must say for every group whether it passed");
     }
-    ++result.rounds;
+    ++result_.rounds;
     std::vector<GroupOutcome> outcomes;
     outcomes.reserve(groups.size());
     for (std::size_t g = 0; g < groups.size(); ++g)
       outcomes.push_back({groups[g], passed[g]});
-    result.history.push_back(std::move(outcomes));
+    result_.history.push_back(std::move(outcomes));
     return true;
-  };
+  }
 
-  while (!open.empty()) {
-    // Searches that halve or pair up quarters come first; lone nodes and confirmations then get a
-    // known-good node that no group of this round holds, so the groups stay disjoint.
+  // Searches that halve or pair up quarters come first; lone nodes and confirmations then get a
+  // known-good node that no group of this round holds, so the groups stay disjoint.
+  std::vector<Request> plan_round(const std::deque<Search>& open) {
     std::vector<Request> requests(open.size());
     std::set<int> busy;
     for (std::size_t s = 0; s < open.size(); ++s) {
       const Search& search = open[s];
-      Request& request = requests[s];
       if (search.kind == Search::Kind::kWithin) {
-        const auto [a, b] =
-            search.inside.size() == 1 ? std::pair{search.inside, Nodes{}} : halves(search.inside);
-        for (const Nodes& half : {a, b}) {
-          if (half.empty()) continue;
-          if (half.size() >= 2) {
-            request.groups.push_back(half);
-            request.members.push_back(half);
-            request.helpers.push_back(-1);
-          } else {
-            request.lone.push_back(half);
-          }
-          busy.insert(half.begin(), half.end());
-        }
+        plan_within(search, requests[s], busy);
       } else if (search.kind == Search::Kind::kAcross) {
-        const auto [l1, l2] = halves(search.left);
-        const auto [r1, r2] = halves(search.right);
-        const bool first = search.across_phase == 0;
-        for (const auto& [l, r] :
-             {std::pair{l1, first ? r1 : r2}, std::pair{l2, first ? r2 : r1}}) {
-          if (l.empty() || r.empty()) continue;
-          request.groups.push_back(join(l, r));
-          request.members.push_back(join(l, r));
-          request.helpers.push_back(-1);
-          busy.insert(l.begin(), l.end());
-          busy.insert(r.begin(), r.end());
-        }
+        plan_across(search, requests[s], busy);
       } else {
         busy.insert(search.inside.begin(), search.inside.end());
       }
     }
-    helpers.start_round(busy);
-    for (std::size_t s = 0; s < open.size(); ++s) {
-      const Search& search = open[s];
-      Request& request = requests[s];
-      if (search.kind == Search::Kind::kConfirm) {
-        // Another known-good node than the one it failed with, where the run has another.
-        const int helper =
-            helpers.take(search.tested_with, !helpers.any_other_than(search.tested_with));
-        if (helper >= 0) {
-          request.groups.push_back({search.inside.front(), helper});
-          request.members.push_back(search.inside);
-          request.helpers.push_back(helper);
-        }
-        continue;
-      }
-      for (const Nodes& lone : request.lone) {
-        const int helper = helpers.take({}, true);
-        if (helper >= 0) {
-          request.groups.push_back({lone.front(), helper});
-          request.members.push_back(lone);
-          request.helpers.push_back(helper);
-        } else {
-          request.deferred.push_back(lone);  // no reference yet: confirm it in a later round
-        }
-      }
-    }
+    helpers_.start_round(busy);
+    for (std::size_t s = 0; s < open.size(); ++s)
+      assign_helpers(open[s], requests[s]);
+    return requests;
+  }
 
-    std::vector<Nodes> round_groups;
-    std::deque<Search> waiting;
-    for (std::size_t s = 0; s < open.size(); ++s) {
-      if (requests[s].groups.empty()) {
-        waiting.push_back(open[s]);
-        continue;
+  static void plan_within(const Search& search, Request& request, std::set<int>& busy) {
+    const auto [a, b] =
+        search.inside.size() == 1 ? std::pair{search.inside, Nodes{}} : halves(search.inside);
+    for (const Nodes& half : {a, b}) {
+      if (half.empty()) continue;
+      if (half.size() >= 2) {
+        request.groups.push_back(half);
+        request.members.push_back(half);
+        request.helpers.push_back(-1);
+      } else {
+        request.lone.push_back(half);
       }
-      for (const auto& group : requests[s].groups)
-        round_groups.push_back(group);
+      busy.insert(half.begin(), half.end());
     }
-    if (round_groups.empty()) {
-      // Nothing testable: nodes with no known-good reference to tell them apart.
-      for (const auto& search : waiting) {
-        result.unresolved.insert(result.unresolved.end(), search.inside.begin(),
-                                 search.inside.end());
-      }
-      return finish();
-    }
+  }
 
-    std::vector<bool> passed;
-    if (!measure(round_groups, passed)) return finish();
+  static void plan_across(const Search& search, Request& request, std::set<int>& busy) {
+    const auto [l1, l2] = halves(search.left);
+    const auto [r1, r2] = halves(search.right);
+    const bool first = search.across_phase == 0;
+    for (const auto& [l, r] : {std::pair{l1, first ? r1 : r2}, std::pair{l2, first ? r2 : r1}}) {
+      if (l.empty() || r.empty()) continue;
+      request.groups.push_back(join(l, r));
+      request.members.push_back(join(l, r));
+      request.helpers.push_back(-1);
+      busy.insert(l.begin(), l.end());
+      busy.insert(r.begin(), r.end());
+    }
+  }
+
+  void assign_helpers(const Search& search, Request& request) {
+    if (search.kind == Search::Kind::kConfirm) {
+      // Another known-good node than the one it failed with, where the run has another.
+      const int helper =
+          helpers_.take(search.tested_with, !helpers_.any_other_than(search.tested_with));
+      if (helper >= 0) {
+        request.groups.push_back({search.inside.front(), helper});
+        request.members.push_back(search.inside);
+        request.helpers.push_back(helper);
+      }
+      return;
+    }
+    for (const Nodes& lone : request.lone) {
+      const int helper = helpers_.take({}, true);
+      if (helper >= 0) {
+        request.groups.push_back({lone.front(), helper});
+        request.members.push_back(lone);
+        request.helpers.push_back(helper);
+      } else {
+        request.deferred.push_back(lone);  // no reference yet: confirm it in a later round
+      }
+    }
+  }
+
+  // The searches the round's answers lead to (those waiting are added by the caller).
+  std::deque<Search> read_answers(const std::deque<Search>& open,
+                                  const std::vector<Request>& requests,
+                                  const std::vector<bool>& passed) {
     std::size_t answer = 0;
     std::deque<Search> next;
     for (std::size_t s = 0; s < open.size(); ++s) {
       const Search& search = open[s];
       const Request& request = requests[s];
-      if (request.groups.empty()) continue;  // waiting: carried over below
+      if (request.groups.empty()) continue;  // waiting: carried over by the caller
       std::vector<bool> ok(request.groups.size());
       for (auto&& flag : ok)
         flag = passed.at(answer++);
       if (search.kind == Search::Kind::kConfirm) {
-        const int node = search.inside.front();
-        if (ok.front()) {
-          result.cleared.push_back(node);
-        } else {
-          Nodes partners = search.tested_with;
-          partners.push_back(request.helpers.front());
-          result.bad_nodes.push_back(node);
-          result.failed_with.emplace_back(node, std::move(partners));
-        }
+        read_confirmation(search, request, ok);
       } else if (search.kind == Search::Kind::kWithin) {
-        for (const Nodes& lone : request.deferred)
-          next.push_back(within(lone));
-        const bool all_passed = std::all_of(ok.begin(), ok.end(), [](bool p) { return p; });
-        if (all_passed && request.members.size() == 2) {
-          // Both halves pass on their own: the fault is a link between them.
-          if (options.chase_links) {
-            next.push_back(
-                {Search::Kind::kAcross, {}, request.members[0], request.members[1], 0, {}});
-          } else {
-            result.spans.emplace_back(request.members[0], request.members[1]);
-          }
-          continue;
-        }
-        for (std::size_t h = 0; h < ok.size(); ++h) {
-          const Nodes& half = request.members[h];
-          if (ok[h]) {
-            helpers.add(half);
-          } else if (request.helpers[h] >= 0) {
-            // Failed with a known-good node: test it with another before blaming it.
-            next.push_back({Search::Kind::kConfirm, half, {}, {}, 0, {request.helpers[h]}});
-          } else {
-            next.push_back(within(half));
-          }
-        }
+        read_within(request, ok, next);
       } else {
-        if (std::all_of(ok.begin(), ok.end(), [](bool p) { return p; })) {
-          if (search.across_phase == 0) {
-            Search again = search;
-            again.across_phase = 1;
-            next.push_back(again);
-          }
-          continue;  // both phases passed: the fault did not reproduce
-        }
-        // Each failing group is one quarter pair, its left part from `left`, and each is chased:
-        // two links across the same halves are searched side by side (the pairs are disjoint).
-        const std::set<int> left_set(search.left.begin(), search.left.end());
-        for (std::size_t g = 0; g < ok.size(); ++g) {
-          if (ok[g]) continue;
-          Nodes l;
-          Nodes r;
-          for (const int node : request.members[g])
-            (left_set.contains(node) ? l : r).push_back(node);
-          if (l.size() == 1 && r.size() == 1) {
-            result.bad_links.emplace_back(std::min(l[0], r[0]), std::max(l[0], r[0]));
-          } else {
-            next.push_back({Search::Kind::kAcross, {}, l, r, 0, {}});
-          }
-        }
+        read_across(search, request, ok, next);
       }
     }
-    for (auto& search : waiting)
-      next.push_back(std::move(search));
-    open = std::move(next);
-    if (!open.empty()) continue;
+    return next;
+  }
+
+  void read_confirmation(const Search& search, const Request& request,
+                         const std::vector<bool>& ok) {
+    const int node = search.inside.front();
+    if (ok.front()) {
+      result_.cleared.push_back(node);
+    } else {
+      Nodes partners = search.tested_with;
+      partners.push_back(request.helpers.front());
+      result_.bad_nodes.push_back(node);
+      result_.failed_with.emplace_back(node, std::move(partners));
+    }
+  }
+
+  void read_within(const Request& request, const std::vector<bool>& ok, std::deque<Search>& next) {
+    for (const Nodes& lone : request.deferred)
+      next.push_back(within(lone));
+    const bool all_passed = std::all_of(ok.begin(), ok.end(), [](bool p) { return p; });
+    if (all_passed && request.members.size() == 2) {
+      // Both halves pass on their own: the fault is a link between them.
+      if (options_.chase_links) {
+        next.push_back({Search::Kind::kAcross, {}, request.members[0], request.members[1], 0, {}});
+      } else {
+        result_.spans.emplace_back(request.members[0], request.members[1]);
+      }
+      return;
+    }
+    for (std::size_t h = 0; h < ok.size(); ++h) {
+      const Nodes& half = request.members[h];
+      if (ok[h]) {
+        helpers_.add(half);
+      } else if (request.helpers[h] >= 0) {
+        // Failed with a known-good node: test it with another before blaming it.
+        next.push_back({Search::Kind::kConfirm, half, {}, {}, 0, {request.helpers[h]}});
+      } else {
+        next.push_back(within(half));
+      }
+    }
+  }
+
+  void read_across(const Search& search, const Request& request, const std::vector<bool>& ok,
+                   std::deque<Search>& next) {
+    if (std::all_of(ok.begin(), ok.end(), [](bool p) { return p; })) {
+      if (search.across_phase == 0) {
+        Search again = search;
+        again.across_phase = 1;
+        next.push_back(again);
+      }
+      return;  // both phases passed: the fault did not reproduce
+    }
+    // Each failing group is one quarter pair, its left part from `left`, and each is chased:
+    // two links across the same halves are searched side by side (the pairs are disjoint).
+    const std::set<int> left_set(search.left.begin(), search.left.end());
+    for (std::size_t g = 0; g < ok.size(); ++g) {
+      if (ok[g]) continue;
+      Nodes l;
+      Nodes r;
+      for (const int node : request.members[g])
+        (left_set.contains(node) ? l : r).push_back(node);
+      if (l.size() == 1 && r.size() == 1) {
+        result_.bad_links.emplace_back(std::min(l[0], r[0]), std::max(l[0], r[0]));
+      } else {
+        next.push_back({Search::Kind::kAcross, {}, l, r, 0, {}});
+      }
+    }
+  }
+
+  // Every search ended: does the fleet pass without what was found? One fault can hide another
+  // (a half failing for its bad node is not searched for a link across the halves). False when
+  // the bisection ends here; else `open` holds the next search, if any.
+  bool verify(std::deque<Search>& open) {
     // A fault between halves that are not chased is handed on as it is: verifying the rest
     // would only find it again.
-    if (!result.spans.empty()) break;
-    if (verifications >= kMaxVerifications) {
-      result.unexplained = true;
-      break;
+    if (!result_.spans.empty()) return false;
+    if (verifications_ >= kMaxVerifications) {
+      result_.unexplained = true;
+      return false;
     }
-
-    // Every search ended: does the fleet pass without what was found? One fault can hide
-    // another (a half failing for its bad node is not searched for a link across the halves).
-    std::set<int> excluded(result.bad_nodes.begin(), result.bad_nodes.end());
-    excluded.insert(result.cleared.begin(), result.cleared.end());
-    for (const auto& [a, b] : result.bad_links)
+    std::set<int> excluded(result_.bad_nodes.begin(), result_.bad_nodes.end());
+    excluded.insert(result_.cleared.begin(), result_.cleared.end());
+    for (const auto& [a, b] : result_.bad_links)
       excluded.insert(b);
     Nodes rest;
-    for (const int node : all) {
+    for (const int node : all_) {
       if (!excluded.contains(node)) rest.push_back(node);
     }
-    if (rest.size() < 2) break;
-    ++verifications;
-    if (!measure({rest}, passed)) return finish();
+    if (rest.size() < 2) return false;
+    ++verifications_;
+    std::vector<bool> passed;
+    if (!measure({rest}, passed)) return false;
     if (!passed.at(0)) open.push_back(within(rest));
+    return true;
   }
-  return finish();
+
+  const GroupRoundRunner& run_round_;
+  const BisectionOptions& options_;
+  Nodes all_;
+  BisectionResult result_;
+  Helpers helpers_;
+  int verifications_ = 0;
+};
+
+}  // namespace
+
+BisectionResult bisect_faults(int n, const GroupRoundRunner& run_round,
+                              const BisectionOptions& options) {
+  if (n < 2) throw std::invalid_argument("bisection needs at least two nodes");
+  return Bisection(n, run_round, options).run();
 }
 
 }  // namespace commcert

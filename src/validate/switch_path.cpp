@@ -117,6 +117,81 @@ std::string mismatch_of(const Topology& topology, const std::vector<NameSet>& gr
   return "the groups' switches are not joined by any switch above them";
 }
 
+// Every group is one switch's: the fault is where their paths meet. Fills `out` (a mismatch
+// when no switch joins two of them).
+void name_joining_level(const Topology& topology, const std::vector<NameSet>& groups,
+                        SwitchPathNaming& out) {
+  NameSet above;
+  for (std::size_t i = 0; i < out.below.size(); ++i) {
+    for (std::size_t j = i + 1; j < out.below.size(); ++j) {
+      const auto path =
+          topology.path_between(out.below[i].switches.front(), out.below[j].switches.front());
+      if (!path) {
+        out.mismatch = fmt::format("no switch of the topology joins {} and {}",
+                                   joined(out.below[i].switches), joined(out.below[j].switches));
+        out.below.clear();
+        return;
+      }
+      above.insert(path->lowest_common.begin(), path->lowest_common.end());
+    }
+  }
+  out.kind = SwitchPathNaming::Kind::kJoiningLevel;
+  out.above.assign(above.begin(), above.end());
+  std::vector<std::string> belows;
+  std::vector<std::string> counts;
+  for (const auto& below : out.below) {
+    belows.push_back(joined(below.switches));
+    counts.push_back(fmt::format("{} ({})", joined(below.switches), groups[below.group].size()));
+  }
+  out.path = belows.size() == 2
+                 ? fmt::format("{} <-> {} <-> {} (the level joining {} and {})", belows[0],
+                               joined(out.above), belows[1], belows[0], belows[1])
+                 : fmt::format("{} <-> {} (the level joining {})", joined(belows),
+                               joined(out.above), joined(belows));
+  out.pattern = fmt::format(
+      "the nodes under each of {} slow with every node under the others, fine with each other",
+      joined(counts));
+  out.target = fmt::format("{} and their ports facing {}, and the uplinks of those switches",
+                           joined(out.above), joined(belows));
+}
+
+// The matched groups are cut off at their switches' uplinks; the rest is one group.
+void name_uplinks(const std::vector<NameSet>& groups, std::size_t judged, SwitchPathNaming& out) {
+  out.kind = SwitchPathNaming::Kind::kUplink;
+  std::vector<std::string> paths;
+  NameSet switches;
+  NameSet parents;
+  for (const auto& below : out.below) {
+    paths.push_back(uplink_path(below));
+    switches.insert(below.switches.begin(), below.switches.end());
+    parents.insert(below.parents.begin(), below.parents.end());
+  }
+  out.path = fmt::format("{}", fmt::join(paths, "; "));
+  const std::vector<std::string> all_switches(switches.begin(), switches.end());
+  const std::vector<std::string> all_parents(parents.begin(), parents.end());
+  if (out.below.size() == 1) {
+    const auto& below = out.below.front();
+    const NameSet& group = groups[below.group];
+    const char* it = below.switches.size() == 1 ? "it" : "them";
+    out.pattern = fmt::format(
+        "{} nodes under {} ({}) slow with each of the {} nodes outside {}, fine with each other",
+        group.size(), joined(below.switches), joined(naturally({group.begin(), group.end()})),
+        judged - group.size(), it, it);
+  } else {
+    std::vector<std::string> counts;
+    for (const auto& below : out.below) {
+      counts.push_back(fmt::format("{} ({})", joined(below.switches), groups[below.group].size()));
+    }
+    out.pattern = fmt::format(
+        "the nodes under {} slow with every node outside their switch, fine with each other",
+        joined(counts));
+  }
+  const char* facing = all_switches.size() == 1 ? "it" : "them";
+  out.target = all_parents.empty() ? fmt::format("the uplinks of {}", joined(all_switches))
+                                   : fmt::format("the uplinks of {} and the ports of {} facing {}",
+                                                 joined(all_switches), joined(all_parents), facing);
+}
+
 }  // namespace
 
 SwitchPathNaming name_switch_path(const Topology& topology,
@@ -155,84 +230,13 @@ SwitchPathNaming name_switch_path(const Topology& topology,
   }
 
   if (unmatched == 0 && groups.size() >= 2) {
-    // Every group is one switch's: the fault is where their paths meet.
-    NameSet above;
-    for (std::size_t i = 0; i < out.below.size(); ++i) {
-      for (std::size_t j = i + 1; j < out.below.size(); ++j) {
-        const auto path =
-            topology.path_between(out.below[i].switches.front(), out.below[j].switches.front());
-        if (!path) {
-          out.mismatch = fmt::format("no switch of the topology joins {} and {}",
-                                     joined(out.below[i].switches), joined(out.below[j].switches));
-          out.below.clear();
-          return out;
-        }
-        above.insert(path->lowest_common.begin(), path->lowest_common.end());
-      }
-    }
-    out.kind = SwitchPathNaming::Kind::kJoiningLevel;
-    out.above.assign(above.begin(), above.end());
-    std::vector<std::string> belows;
-    std::vector<std::string> counts;
-    for (const auto& below : out.below) {
-      belows.push_back(joined(below.switches));
-      counts.push_back(fmt::format("{} ({})", joined(below.switches), groups[below.group].size()));
-    }
-    out.path = belows.size() == 2
-                   ? fmt::format("{} <-> {} <-> {} (the level joining {} and {})", belows[0],
-                                 joined(out.above), belows[1], belows[0], belows[1])
-                   : fmt::format("{} <-> {} (the level joining {})", joined(belows),
-                                 joined(out.above), joined(belows));
-    out.pattern = fmt::format(
-        "the nodes under each of {} slow with every node under the others, fine with each other",
-        joined(counts));
-    out.target = fmt::format("{} and their ports facing {}, and the uplinks of those switches",
-                             joined(out.above), joined(belows));
-    return out;
+    name_joining_level(topology, groups, out);
+  } else if (!out.below.empty() && unmatched <= 1) {
+    name_uplinks(groups, judged.size(), out);
+  } else {
+    out.below.clear();
+    out.mismatch = mismatch_of(topology, groups, matched);
   }
-
-  if (!out.below.empty() && unmatched <= 1) {
-    // The matched groups are cut off at their switches' uplinks; the rest is one group.
-    out.kind = SwitchPathNaming::Kind::kUplink;
-    std::vector<std::string> paths;
-    NameSet switches;
-    NameSet parents;
-    for (const auto& below : out.below) {
-      paths.push_back(uplink_path(below));
-      switches.insert(below.switches.begin(), below.switches.end());
-      parents.insert(below.parents.begin(), below.parents.end());
-    }
-    out.path = fmt::format("{}", fmt::join(paths, "; "));
-    const std::vector<std::string> all_switches(switches.begin(), switches.end());
-    const std::vector<std::string> all_parents(parents.begin(), parents.end());
-    if (out.below.size() == 1) {
-      const auto& below = out.below.front();
-      const NameSet& group = groups[below.group];
-      const char* it = below.switches.size() == 1 ? "it" : "them";
-      out.pattern = fmt::format(
-          "{} nodes under {} ({}) slow with each of the {} nodes outside {}, fine with each other",
-          group.size(), joined(below.switches), joined(naturally({group.begin(), group.end()})),
-          judged.size() - group.size(), it, it);
-    } else {
-      std::vector<std::string> counts;
-      for (const auto& below : out.below) {
-        counts.push_back(
-            fmt::format("{} ({})", joined(below.switches), groups[below.group].size()));
-      }
-      out.pattern = fmt::format(
-          "the nodes under {} slow with every node outside their switch, fine with each other",
-          joined(counts));
-    }
-    const char* facing = all_switches.size() == 1 ? "it" : "them";
-    out.target = all_parents.empty()
-                     ? fmt::format("the uplinks of {}", joined(all_switches))
-                     : fmt::format("the uplinks of {} and the ports of {} facing {}",
-                                   joined(all_switches), joined(all_parents), facing);
-    return out;
-  }
-
-  out.below.clear();
-  out.mismatch = mismatch_of(topology, groups, matched);
   return out;
 }
 

@@ -229,6 +229,68 @@ void store_timeout(ParseState& state, CollectiveFields& f, const CommonFields& c
   state.evidence.timeouts.push_back(std::move(timeout));
 }
 
+// A measurement's figures, its check and its wrong ranks; the errors of a record that lacks them.
+void read_measurement(ParseState& state, const CollectiveFields& f, const CommonFields& c,
+                      EvidenceRef ref, CollectiveEvidence& record) {
+  Evidence& evidence = state.evidence;
+  if (!f.bytes) record_error(R::kBytes, "missing");
+  if (!f.busbw) record_error(M::kBusbw, "missing");
+  // Who a measurement speaks for is never guessed (docs/validator.md, "The rule"): a record
+  // without its scope, or a node-scope record without the node it measured (process 0
+  // writes every node's record), cannot be attributed.
+  if (!f.has_scope) record_error(R::kScope, "missing");
+  if (f.scope == CollectiveScope::kNode && !f.has_group) record_error(R::kGroupNodes, "missing");
+  // Checked outputs come with their count of wrong elements; one wrong element is a failure
+  // whatever the status says.
+  if (f.check && !f.wrong_elements) {
+    record_error(M::kWrongElements, f.has_wrong_elements ? "null in a checked record" : "missing");
+  }
+  if (f.wrong_elements && *f.wrong_elements > 0 && record.status == RecordStatus::kOk) {
+    record.status = RecordStatus::kFail;
+    if (c.reason.empty()) {
+      record.reason = evidence.strings.intern(
+          fmt::format("status ok but {} wrong elements", *f.wrong_elements));
+    }
+  }
+  record.checked = f.check;
+  record.busbw_bytes_per_s = *f.busbw;
+  record.straggler = f.straggler;
+  record.straggler_rank = f.straggler_rank;
+  record.straggler_lead_fraction =
+      f.median_s > 0 ? static_cast<float>(f.lead_s / f.median_s) : 0.0f;
+  record.wrong_begin = static_cast<std::uint32_t>(evidence.wrong_ranks.size());
+  record.wrong_count = static_cast<std::uint32_t>(state.wrong.size());
+  evidence.wrong_ranks.insert(evidence.wrong_ranks.end(), state.wrong.begin(), state.wrong.end());
+  if (f.target_ci_pct && !(f.achieved_ci_pct && *f.achieved_ci_pct <= *f.target_ci_pct)) {
+    evidence.ci_misses.push_back({ref, record.run, record.collective, record.bytes,
+                                  *f.target_ci_pct, f.achieved_ci_pct,
+                                  evidence.strings.intern(f.stopped_by)});
+  }
+}
+
+// The fault a failed or wrong collective is.
+void add_collective_fault(ParseState& state, const CollectiveFields& f, const CommonFields& c,
+                          EvidenceRef ref, const CollectiveEvidence& record) {
+  Evidence& evidence = state.evidence;
+  // rule.collective_wrong_data judges it: the nodes of its wrong ranks, or every node of its
+  // communicator when it names none or all of them. Its writer is not its subject.
+  FaultRecord& fault = state.add_fault(c, ref, R::kKind, check_of(*f.collective));
+  fault.status = record.status;
+  fault.judged_by = FaultRecord::KindRule::kAll;
+  fault.named.clear();
+  fault.ranks.clear();
+  fault.group = record.group;
+  if (record.group == kNoString && record.scope == CollectiveScope::kNode) {
+    fault.named.push_back(record.writer);
+  } else if (record.group == kNoString) {
+    fault.whole_run = true;
+  }
+  for (const auto& w : state.wrong)
+    fault.culprits.push_back(w.node);
+  fault.blames_all_or_none = true;
+  if (record.reason != kNoString) fault.reason = evidence.text(record.reason);
+}
+
 }  // namespace
 
 void parse_collective(ParseState& state, od::object& object, EvidenceRef ref) {
@@ -266,42 +328,7 @@ void parse_collective(ParseState& state, od::object& object, EvidenceRef ref) {
   record.round = f.round;
   record.nranks = f.nranks;
   record.bytes = f.bytes.value_or(0);
-  if (record.measured()) {
-    if (!f.bytes) record_error(R::kBytes, "missing");
-    if (!f.busbw) record_error(M::kBusbw, "missing");
-    // Who a measurement speaks for is never guessed (docs/validator.md, "The rule"): a record
-    // without its scope, or a node-scope record without the node it measured (process 0
-    // writes every node's record), cannot be attributed.
-    if (!f.has_scope) record_error(R::kScope, "missing");
-    if (f.scope == CollectiveScope::kNode && !f.has_group) record_error(R::kGroupNodes, "missing");
-    // Checked outputs come with their count of wrong elements; one wrong element is a failure
-    // whatever the status says.
-    if (f.check && !f.wrong_elements) {
-      record_error(M::kWrongElements,
-                   f.has_wrong_elements ? "null in a checked record" : "missing");
-    }
-    if (f.wrong_elements && *f.wrong_elements > 0 && record.status == RecordStatus::kOk) {
-      record.status = RecordStatus::kFail;
-      if (c.reason.empty()) {
-        record.reason = evidence.strings.intern(
-            fmt::format("status ok but {} wrong elements", *f.wrong_elements));
-      }
-    }
-    record.checked = f.check;
-    record.busbw_bytes_per_s = *f.busbw;
-    record.straggler = f.straggler;
-    record.straggler_rank = f.straggler_rank;
-    record.straggler_lead_fraction =
-        f.median_s > 0 ? static_cast<float>(f.lead_s / f.median_s) : 0.0f;
-    record.wrong_begin = static_cast<std::uint32_t>(evidence.wrong_ranks.size());
-    record.wrong_count = static_cast<std::uint32_t>(state.wrong.size());
-    evidence.wrong_ranks.insert(evidence.wrong_ranks.end(), state.wrong.begin(), state.wrong.end());
-    if (f.target_ci_pct && !(f.achieved_ci_pct && *f.achieved_ci_pct <= *f.target_ci_pct)) {
-      evidence.ci_misses.push_back({ref, record.run, record.collective, record.bytes,
-                                    *f.target_ci_pct, f.achieved_ci_pct,
-                                    evidence.strings.intern(f.stopped_by)});
-    }
-  }
+  if (record.measured()) read_measurement(state, f, c, ref, record);
   if (f.has_group) {
     // The records of one group follow each other: skip the lookup while it repeats.
     if (state.group_nodes != state.last_group_nodes) {
@@ -311,25 +338,7 @@ void parse_collective(ParseState& state, od::object& object, EvidenceRef ref) {
     record.group = state.last_group;
   }
   if (!c.reason.empty()) record.reason = evidence.strings.intern(c.reason);
-  if (is_fault(record.status)) {
-    // rule.collective_wrong_data judges it: the nodes of its wrong ranks, or every node of its
-    // communicator when it names none or all of them. Its writer is not its subject.
-    FaultRecord& fault = state.add_fault(c, ref, R::kKind, check_of(*f.collective));
-    fault.status = record.status;
-    fault.judged_by = FaultRecord::KindRule::kAll;
-    fault.named.clear();
-    fault.ranks.clear();
-    fault.group = record.group;
-    if (record.group == kNoString && record.scope == CollectiveScope::kNode) {
-      fault.named.push_back(writer);
-    } else if (record.group == kNoString) {
-      fault.whole_run = true;
-    }
-    for (const auto& w : state.wrong)
-      fault.culprits.push_back(w.node);
-    fault.blames_all_or_none = true;
-    if (record.reason != kNoString) fault.reason = evidence.text(record.reason);
-  }
+  if (is_fault(record.status)) add_collective_fault(state, f, c, ref, record);
   evidence.collectives.push_back(record);
 }
 

@@ -89,6 +89,24 @@ void LineSource::produce() {
   }
 }
 
+std::optional<std::string> LineSource::read_into(char* data, std::size_t limit, std::size_t& filled,
+                                                 std::uint64_t& total, bool& eof) {
+  while (filled < limit) {
+    const ssize_t got = ::read(fd_, data + filled, limit - filled);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return fmt::format("cannot read {}: {}", path_.string(), std::strerror(errno));
+    if (got == 0) {
+      eof = true;
+      break;
+    }
+    filled += static_cast<std::size_t>(got);
+    // Counted as read, not only by size: a device or pipe (/dev/zero, /dev/urandom) has none.
+    total += static_cast<std::uint64_t>(got);
+    if (total > kMaxRecordsFileBytes) return too_large(path_);
+  }
+  return std::nullopt;
+}
+
 void LineSource::produce_chunks() {
   const std::size_t padding = parser_padding();
   std::string carry;  // a partial line from the previous chunk
@@ -108,28 +126,11 @@ void LineSource::produce_chunks() {
     std::memcpy(data, carry.data(), carry.size());
     std::size_t filled = carry.size();
     const std::size_t limit = chunk->data.size() - padding;
-    while (filled < limit) {
-      const ssize_t got = ::read(fd_, data + filled, limit - filled);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) {
-        chunk->error = fmt::format("cannot read {}: {}", path_.string(), std::strerror(errno));
-        chunk->end = true;
-        push_ready(std::move(chunk));
-        return;
-      }
-      if (got == 0) {
-        eof = true;
-        break;
-      }
-      filled += static_cast<std::size_t>(got);
-      // Counted as read, not only by size: a device or pipe (/dev/zero, /dev/urandom) has none.
-      total += static_cast<std::uint64_t>(got);
-      if (total > kMaxRecordsFileBytes) {
-        chunk->error = too_large(path_);
-        chunk->end = true;
-        push_ready(std::move(chunk));
-        return;
-      }
+    if (auto error = read_into(data, limit, filled, total, eof)) {
+      chunk->error = std::move(*error);
+      chunk->end = true;
+      push_ready(std::move(chunk));
+      return;
     }
     std::size_t longest = 0;
     std::uint32_t long_line_number = 0;

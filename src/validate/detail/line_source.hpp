@@ -57,6 +57,10 @@ class LineSource {
 
   void produce();
   void produce_chunks();
+  // Reads into data[filled, limit) until it is full or the file ends (`eof`), counting `total`;
+  // the error when the read fails or the file grows past what a records file may be.
+  std::optional<std::string> read_into(char* data, std::size_t limit, std::size_t& filled,
+                                       std::uint64_t& total, bool& eof);
   std::unique_ptr<Chunk> take_free();
   void push_ready(std::unique_ptr<Chunk> chunk);
 

@@ -13,6 +13,50 @@
 namespace commcert::rules {
 namespace {
 
+// Groups fine within and slow across: one finding per node of every group, naming the switch
+// path when a topology matches the groups, else the groups by their nodes.
+void suspect_switch_findings(const Evidence& evidence, const PairVerdict& verdict, Finding f,
+                             std::vector<Finding>& out) {
+  f.code = "localization.suspect_switch";
+  std::vector<std::string> sides;
+  for (const auto& group : verdict.groups) {
+    std::vector<std::string> names;
+    names.reserve(group.size());
+    for (const NodeId node : group)
+      names.push_back(evidence.node_name(node));
+    sides.push_back(fmt::format("{{{}}}", fmt::join(names, ", ")));
+  }
+  const std::string cut = fmt::format("{}", fmt::join(sides, " and "));
+  f.fields.emplace_back("cut", cut);
+  // With a topology that matches the groups, the switch; else the groups by their nodes.
+  std::string path = "between " + cut;
+  std::string pattern = "every pair across is slow, every pair within a group is fine";
+  std::string target = "the uplinks and spine ports between these groups' leaf switches";
+  std::vector<std::string> switches;
+  if (verdict.naming) {
+    path = verdict.naming->path;
+    pattern = verdict.naming->pattern;
+    target = verdict.naming->target;
+    std::set<std::string> named(verdict.naming->above.begin(), verdict.naming->above.end());
+    for (const auto& below : verdict.naming->below) {
+      named.insert(below.switches.begin(), below.switches.end());
+      named.insert(below.parents.begin(), below.parents.end());
+    }
+    switches.assign(named.begin(), named.end());
+  }
+  f.link = LinkRef{"switch_path", path, -1, std::move(switches)};
+  f.fields.emplace_back("path", std::move(path));
+  f.fields.emplace_back("pattern", std::move(pattern));
+  f.fields.emplace_back("target", std::move(target));
+  for (const auto& group : verdict.groups) {
+    for (const NodeId node : group) {
+      Finding each = f;
+      each.node = node;
+      out.push_back(std::move(each));
+    }
+  }
+}
+
 // Pairwise rounds name the culprit of a cluster-wide shortfall: a node slow in the rounds and
 // again with a known-good partner is quarantined; a slow pair whose nodes pass with known-good
 // partners is a suspect link, a warning on both nodes that blames neither; a node slow and not
@@ -67,47 +111,9 @@ class PairLocalizationRule final : public Rule {
           out.push_back(std::move(other));
           break;
         }
-        case PairVerdictKind::kSuspectSwitch: {
-          f.code = "localization.suspect_switch";
-          std::vector<std::string> sides;
-          for (const auto& group : verdict.groups) {
-            std::vector<std::string> names;
-            names.reserve(group.size());
-            for (const NodeId node : group)
-              names.push_back(evidence.node_name(node));
-            sides.push_back(fmt::format("{{{}}}", fmt::join(names, ", ")));
-          }
-          const std::string cut = fmt::format("{}", fmt::join(sides, " and "));
-          f.fields.emplace_back("cut", cut);
-          // With a topology that matches the groups, the switch; else the groups by their nodes.
-          std::string path = "between " + cut;
-          std::string pattern = "every pair across is slow, every pair within a group is fine";
-          std::string target = "the uplinks and spine ports between these groups' leaf switches";
-          std::vector<std::string> switches;
-          if (verdict.naming) {
-            path = verdict.naming->path;
-            pattern = verdict.naming->pattern;
-            target = verdict.naming->target;
-            std::set<std::string> named(verdict.naming->above.begin(), verdict.naming->above.end());
-            for (const auto& below : verdict.naming->below) {
-              named.insert(below.switches.begin(), below.switches.end());
-              named.insert(below.parents.begin(), below.parents.end());
-            }
-            switches.assign(named.begin(), named.end());
-          }
-          f.link = LinkRef{"switch_path", path, -1, std::move(switches)};
-          f.fields.emplace_back("path", std::move(path));
-          f.fields.emplace_back("pattern", std::move(pattern));
-          f.fields.emplace_back("target", std::move(target));
-          for (const auto& group : verdict.groups) {
-            for (const NodeId node : group) {
-              Finding each = f;
-              each.node = node;
-              out.push_back(std::move(each));
-            }
-          }
+        case PairVerdictKind::kSuspectSwitch:
+          suspect_switch_findings(evidence, verdict, std::move(f), out);
           break;
-        }
       }
     }
   }

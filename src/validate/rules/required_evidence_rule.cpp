@@ -74,6 +74,217 @@ std::string index_list(const std::vector<int>& indices) {
   return join(parts);
 }
 
+// What the baseline judges of a collective: the scopes with a busbw bound, from which size, and
+// whether a measurement counts only when checked.
+struct JudgedRange {
+  bool require_check = true;
+  std::uint64_t min_bytes = 0;
+  std::set<CollectiveScope> bounded;
+
+  [[nodiscard]] bool in_range(const CollectiveEvidence& c) const {
+    return bounded.empty() || (bounded.count(c.scope) > 0 && c.bytes >= min_bytes);
+  }
+  // A one-rank communicator has no bus bandwidth to judge (metrics.cpp).
+  [[nodiscard]] bool judgeable(const CollectiveEvidence& c) const {
+    return in_range(c) && (bounded.empty() || c.nranks != 1);
+  }
+  [[nodiscard]] std::string scope_names() const {
+    std::vector<std::string> scopes;
+    scopes.reserve(bounded.size());
+    for (const auto scope : bounded)
+      scopes.emplace_back(scope == CollectiveScope::kNode ? "node" : "cluster");
+    return join(scopes, " or ");
+  }
+};
+
+JudgedRange judged_range(const JudgeContext& context, const std::string& check) {
+  JudgedRange range;
+  const CollectiveSpec* spec = context.baseline.collective(check);
+  range.require_check = spec ? spec->require_check : true;
+  range.min_bytes = spec ? spec->min_bytes : CollectiveSpec{}.min_bytes;
+  for (const auto scope : {CollectiveScope::kNode, CollectiveScope::kCluster}) {
+    const auto name = scope == CollectiveScope::kNode ? "node" : "cluster";
+    if (context.baseline.bound(fmt::format("{}.busbw.{}", check, name)))
+      range.bounded.insert(scope);
+  }
+  return range;
+}
+
+// What a communicator's (or a node's) collective records show.
+struct Coverage {
+  bool any = false, measured = false, checked = false, judgeable = false;
+  // Why checked measurements were not judgeable, for the reason's message: one was in the
+  // judged scopes and sizes but ran on one rank; one was in a judged scope at all.
+  bool one_rank_in_range = false, in_judged_scope = false;
+  std::uint64_t largest = 0;  // of the checked measurements in a judged scope
+  std::optional<EvidenceRef> skipped_ref;
+  std::string skipped;
+};
+
+// Per (run, communicator): its coverage and one of its records.
+using CommunicatorCoverage = std::map<std::pair<std::uint32_t, std::uint64_t>,
+                                      std::pair<Coverage, const CollectiveEvidence*>>;
+
+// Aggregated per communicator of a run first: a cluster-wide run has thousands of records for
+// the same participants.
+CommunicatorCoverage coverage_per_communicator(const Evidence& evidence,
+                                               std::optional<StringId> collective_id,
+                                               const JudgedRange& range) {
+  CommunicatorCoverage groups;
+  if (!collective_id) return groups;
+  for (const auto& c : evidence.collectives) {
+    // Pairs are localization evidence, not a check's: judged against each other only.
+    if (c.collective != *collective_id || c.scope == CollectiveScope::kOther ||
+        c.scope == CollectiveScope::kPairs || c.scope == CollectiveScope::kGroups) {
+      continue;
+    }
+    auto& [g, sample] = groups[{c.run, Evidence::communicator(c)}];
+    sample = &c;
+    g.any = true;
+    if (measured(c.status)) {
+      g.measured = true;
+      if (c.checked || !range.require_check) {
+        g.checked = true;
+        if (range.bounded.empty() || range.bounded.count(c.scope) > 0) {
+          g.in_judged_scope = true;
+          g.largest = std::max(g.largest, c.bytes);
+        }
+        if (range.judgeable(c)) {
+          g.judgeable = true;
+        } else if (range.in_range(c)) {
+          g.one_rank_in_range = true;
+        }
+      }
+    } else if (g.skipped.empty() && c.reason != kNoString) {
+      g.skipped = std::string(evidence.text(c.reason));
+      g.skipped_ref = c.ref;
+    }
+  }
+  return groups;
+}
+
+struct NodeCoverage {
+  std::unordered_map<NodeId, Coverage> nodes;
+  std::unordered_map<NodeId, std::set<std::uint32_t>> runs_of;
+  std::unordered_set<NodeId> named_only;  // participants the run does not show took part
+};
+
+NodeCoverage coverage_per_node(const Evidence& evidence, const CommunicatorCoverage& groups,
+                               const std::unordered_set<NodeId>& confirmed) {
+  NodeCoverage out;
+  for (const auto& [key, value] : groups) {
+    const auto& [g, sample] = value;
+    const RunEvidence& run = evidence.runs[key.first];
+    for (const NodeId node : evidence.participants(*sample)) {
+      // With a rank map, only the nodes it lists took part in the run; without one, only
+      // the nodes that speak for themselves somewhere.
+      const bool took_part = run.has_rank_map
+                                 ? std::binary_search(run.nodes.begin(), run.nodes.end(), node)
+                                 : confirmed.count(node) > 0;
+      if (!took_part) {
+        out.named_only.insert(node);
+        continue;
+      }
+      Coverage& n = out.nodes[node];
+      n.any |= g.any;
+      n.measured |= g.measured;
+      n.checked |= g.checked;
+      n.judgeable |= g.judgeable;
+      n.one_rank_in_range |= g.one_rank_in_range;
+      n.in_judged_scope |= g.in_judged_scope;
+      n.largest = std::max(n.largest, g.largest);
+      if (n.skipped.empty()) {
+        n.skipped = g.skipped;
+        n.skipped_ref = g.skipped_ref;
+      }
+      out.runs_of[node].insert(key.first);
+    }
+  }
+  return out;
+}
+
+// Timeouts and errors of runs that involve a node explain its gaps best; their runs are added to
+// the runs of the nodes they involve.
+struct RunFailures {
+  std::unordered_map<std::uint32_t, const TimeoutEvidence*> timeout_of_run;
+  std::unordered_map<std::uint32_t, const StageError*> error_of_run;
+};
+
+RunFailures collective_run_failures(const Evidence& evidence, const std::string& check,
+                                    std::unordered_map<NodeId, std::set<std::uint32_t>>& runs_of) {
+  RunFailures out;
+  for (const auto& t : evidence.timeouts) {
+    if (check_of_operation(t.operation) == check ||
+        check_of_operation(t.operation) == "collective") {
+      out.timeout_of_run.try_emplace(t.run, &t);
+      for (const NodeId node : evidence.runs[t.run].nodes)
+        runs_of[node].insert(t.run);
+    }
+  }
+  for (const auto& e : evidence.collective_errors) {
+    out.error_of_run.try_emplace(e.run, &e);
+    for (const NodeId node : evidence.runs[e.run].nodes)
+      runs_of[node].insert(e.run);
+    runs_of[e.node].insert(e.run);
+  }
+  return out;
+}
+
+// Why checked measurements of a node could not be judged.
+std::string not_judgeable_detail(const Coverage& n, const JudgedRange& range) {
+  if (n.one_rank_in_range) {
+    return fmt::format(
+        ": its measurements at >= {} in scope {} ran on a one-rank communicator, which has "
+        "no bus bandwidth (run two or more ranks per communicator: one per GPU, or -g N)",
+        format_bytes(range.min_bytes), range.scope_names());
+  }
+  if (!n.in_judged_scope) {
+    return fmt::format(
+        ": the baseline judges busbw in scope {}; no checked measurement here "
+        "is in that scope",
+        range.scope_names());
+  }
+  return fmt::format(
+      ": the baseline judges busbw at >= {} in scope {}; the largest checked "
+      "measurement there is {}",
+      format_bytes(range.min_bytes), range.scope_names(), format_bytes(n.largest));
+}
+
+// Why a node has no judgeable measurement of a collective, the likeliest cause first.
+Cause collective_gap(const Evidence& evidence, const CheckInfo& info, const Coverage& n,
+                     bool named_only, const TimeoutEvidence* timeout, const StageError* error,
+                     const JudgedRange& range) {
+  const auto run_name = [&](std::uint32_t run) {
+    return std::string(evidence.text(evidence.runs[run].run_id));
+  };
+  if (!n.any && named_only) {
+    return {"evidence.missing",
+            fmt::format(" ({} records name this node only inside other nodes' records: no "
+                        "rank map of their run lists it and it wrote none there)",
+                        info.collective),
+            std::nullopt};
+  }
+  if (timeout) {
+    return {"evidence.timeout",
+            fmt::format("; run {} timed out: {}", run_name(timeout->run), timeout->reason),
+            timeout->ref};
+  }
+  if (error) {
+    return {"evidence.error", fmt::format(" (run {}): {}", run_name(error->run), error->reason),
+            error->ref};
+  }
+  if (n.measured && !n.checked) {
+    return {"evidence.unchecked", " (the sweep ran with -c 0)", std::nullopt};
+  }
+  if (n.checked) return {"evidence.not_judgeable", not_judgeable_detail(n, range), std::nullopt};
+  if (n.any) {
+    return {"evidence.skipped", n.skipped.empty() ? std::string() : ": " + n.skipped,
+            n.skipped_ref};
+  }
+  return {"evidence.missing", fmt::format(" (no {} record names this node)", info.collective),
+          std::nullopt};
+}
+
 // The one rule every verdict obeys (docs/validator.md, "The rule"), enforced here and nowhere
 // else: a node is certified only when each check its suite requires has at least one finished,
 // well-formed record attributed to that node with positive evidence. This rule names what is
@@ -218,175 +429,25 @@ class RequiredEvidenceRule final : public Rule {
                   const std::unordered_set<NodeId>& confirmed, std::vector<Finding>& out) const {
     const Evidence& evidence = context.evidence;
     const std::string check(info.id);
-    const CollectiveSpec* spec = context.baseline.collective(check);
-    const bool require_check = spec ? spec->require_check : true;
-    const std::uint64_t min_bytes = spec ? spec->min_bytes : CollectiveSpec{}.min_bytes;
-    std::set<CollectiveScope> bounded;
-    for (const auto scope : {CollectiveScope::kNode, CollectiveScope::kCluster}) {
-      const auto name = scope == CollectiveScope::kNode ? "node" : "cluster";
-      if (context.baseline.bound(fmt::format("{}.busbw.{}", check, name))) bounded.insert(scope);
-    }
-    const auto in_judged_range = [&](const CollectiveEvidence& c) {
-      return bounded.empty() || (bounded.count(c.scope) > 0 && c.bytes >= min_bytes);
-    };
-    // A one-rank communicator has no bus bandwidth to judge (metrics.cpp).
-    const auto judgeable_size = [&](const CollectiveEvidence& c) {
-      return in_judged_range(c) && (bounded.empty() || c.nranks != 1);
-    };
-    const auto collective_id = evidence.strings.find(info.collective);
-
-    struct Coverage {
-      bool any = false, measured = false, checked = false, judgeable = false;
-      // Why checked measurements were not judgeable, for the reason's message: one was in the
-      // judged scopes and sizes but ran on one rank; one was in a judged scope at all.
-      bool one_rank_in_range = false, in_judged_scope = false;
-      std::uint64_t largest = 0;  // of the checked measurements in a judged scope
-      std::optional<EvidenceRef> skipped_ref;
-      std::string skipped;
-    };
-    // Aggregate per communicator of a run first: a cluster-wide run has thousands of records
-    // for the same participants.
-    std::map<std::pair<std::uint32_t, std::uint64_t>,
-             std::pair<Coverage, const CollectiveEvidence*>>
-        groups;
-    if (collective_id) {
-      for (const auto& c : evidence.collectives) {
-        // Pairs are localization evidence, not a check's: judged against each other only.
-        if (c.collective != *collective_id || c.scope == CollectiveScope::kOther ||
-            c.scope == CollectiveScope::kPairs || c.scope == CollectiveScope::kGroups) {
-          continue;
-        }
-        auto& [g, sample] = groups[{c.run, Evidence::communicator(c)}];
-        sample = &c;
-        g.any = true;
-        if (measured(c.status)) {
-          g.measured = true;
-          if (c.checked || !require_check) {
-            g.checked = true;
-            if (bounded.empty() || bounded.count(c.scope) > 0) {
-              g.in_judged_scope = true;
-              g.largest = std::max(g.largest, c.bytes);
-            }
-            if (judgeable_size(c)) {
-              g.judgeable = true;
-            } else if (in_judged_range(c)) {
-              g.one_rank_in_range = true;
-            }
-          }
-        } else if (g.skipped.empty() && c.reason != kNoString) {
-          g.skipped = std::string(evidence.text(c.reason));
-          g.skipped_ref = c.ref;
-        }
-      }
-    }
-    std::unordered_map<NodeId, Coverage> nodes;
-    std::unordered_map<NodeId, std::set<std::uint32_t>> runs_of;
-    std::unordered_set<NodeId> named_only;  // participants the run does not show took part
-    for (const auto& [key, value] : groups) {
-      const auto& [g, sample] = value;
-      const RunEvidence& run = evidence.runs[key.first];
-      for (const NodeId node : evidence.participants(*sample)) {
-        // With a rank map, only the nodes it lists took part in the run; without one, only
-        // the nodes that speak for themselves somewhere.
-        const bool took_part = run.has_rank_map
-                                   ? std::binary_search(run.nodes.begin(), run.nodes.end(), node)
-                                   : confirmed.count(node) > 0;
-        if (!took_part) {
-          named_only.insert(node);
-          continue;
-        }
-        Coverage& n = nodes[node];
-        n.any |= g.any;
-        n.measured |= g.measured;
-        n.checked |= g.checked;
-        n.judgeable |= g.judgeable;
-        n.one_rank_in_range |= g.one_rank_in_range;
-        n.in_judged_scope |= g.in_judged_scope;
-        n.largest = std::max(n.largest, g.largest);
-        if (n.skipped.empty()) {
-          n.skipped = g.skipped;
-          n.skipped_ref = g.skipped_ref;
-        }
-        runs_of[node].insert(key.first);
-      }
-    }
-    // Timeouts and errors of runs that involve a node explain its gaps best.
-    std::unordered_map<std::uint32_t, const TimeoutEvidence*> timeout_of_run;
-    for (const auto& t : evidence.timeouts) {
-      if (check_of_operation(t.operation) == check ||
-          check_of_operation(t.operation) == "collective") {
-        timeout_of_run.try_emplace(t.run, &t);
-        for (const NodeId node : evidence.runs[t.run].nodes)
-          runs_of[node].insert(t.run);
-      }
-    }
-    std::unordered_map<std::uint32_t, const StageError*> error_of_run;
-    for (const auto& e : evidence.collective_errors) {
-      error_of_run.try_emplace(e.run, &e);
-      for (const NodeId node : evidence.runs[e.run].nodes)
-        runs_of[node].insert(e.run);
-      runs_of[e.node].insert(e.run);
-    }
-
+    const JudgedRange range = judged_range(context, check);
+    NodeCoverage coverage = coverage_per_node(
+        evidence,
+        coverage_per_communicator(evidence, evidence.strings.find(info.collective), range),
+        confirmed);
+    const RunFailures failures = collective_run_failures(evidence, check, coverage.runs_of);
     for (const NodeId node : context.nodes) {
-      const Coverage n = nodes.count(node) ? nodes[node] : Coverage{};
+      const Coverage n = coverage.nodes.count(node) ? coverage.nodes[node] : Coverage{};
       if (n.judgeable) continue;
-      Cause cause;
       const TimeoutEvidence* timeout = nullptr;
       const StageError* error = nullptr;
-      for (const std::uint32_t run : runs_of[node]) {
-        if (!timeout && timeout_of_run.count(run)) timeout = timeout_of_run[run];
-        if (!error && error_of_run.count(run)) error = error_of_run[run];
+      for (const std::uint32_t run : coverage.runs_of[node]) {
+        if (!timeout && failures.timeout_of_run.count(run))
+          timeout = failures.timeout_of_run.at(run);
+        if (!error && failures.error_of_run.count(run)) error = failures.error_of_run.at(run);
       }
-      const auto run_name = [&](std::uint32_t run) {
-        return std::string(evidence.text(evidence.runs[run].run_id));
-      };
-      if (!n.any && named_only.count(node)) {
-        cause = {"evidence.missing",
-                 fmt::format(" ({} records name this node only inside other nodes' records: no "
-                             "rank map of their run lists it and it wrote none there)",
-                             info.collective),
-                 std::nullopt};
-      } else if (timeout) {
-        cause = {"evidence.timeout",
-                 fmt::format("; run {} timed out: {}", run_name(timeout->run), timeout->reason),
-                 timeout->ref};
-      } else if (error) {
-        cause = {"evidence.error",
-                 fmt::format(" (run {}): {}", run_name(error->run), error->reason), error->ref};
-      } else if (n.measured && !n.checked) {
-        cause = {"evidence.unchecked", " (the sweep ran with -c 0)", std::nullopt};
-      } else if (n.checked) {
-        std::vector<std::string> scopes;
-        scopes.reserve(bounded.size());
-        for (const auto scope : bounded)
-          scopes.emplace_back(scope == CollectiveScope::kNode ? "node" : "cluster");
-        std::string why;
-        if (n.one_rank_in_range) {
-          why = fmt::format(
-              ": its measurements at >= {} in scope {} ran on a one-rank communicator, which has "
-              "no bus bandwidth (run two or more ranks per communicator: one per GPU, or -g N)",
-              format_bytes(min_bytes), join(scopes, " or "));
-        } else if (!n.in_judged_scope) {
-          why = fmt::format(
-              ": the baseline judges busbw in scope {}; no checked measurement here "
-              "is in that scope",
-              join(scopes, " or "));
-        } else {
-          why = fmt::format(
-              ": the baseline judges busbw at >= {} in scope {}; the largest checked "
-              "measurement there is {}",
-              format_bytes(min_bytes), join(scopes, " or "), format_bytes(n.largest));
-        }
-        cause = {"evidence.not_judgeable", std::move(why), std::nullopt};
-      } else if (n.any) {
-        cause = {"evidence.skipped", n.skipped.empty() ? std::string() : ": " + n.skipped,
-                 n.skipped_ref};
-      } else {
-        cause = {"evidence.missing",
-                 fmt::format(" (no {} record names this node)", info.collective), std::nullopt};
-      }
-      out.push_back(gap(node, check, cause));
+      out.push_back(gap(node, check,
+                        collective_gap(evidence, info, n, coverage.named_only.count(node) > 0,
+                                       timeout, error, range)));
     }
   }
 
