@@ -17,6 +17,7 @@
 #include "ingest/nccl_tests_json.hpp"
 #include "ingest/nccl_tests_log.hpp"
 #include "ingest/nccl_tests_records.hpp"
+#include "records/run_meta.hpp"
 
 namespace commcert {
 namespace {
@@ -261,7 +262,7 @@ int IngestCommand::run(Invocation& invocation) {
       }
     }
   }
-  Json files = Json::array();
+  std::vector<Json> files;
   for (const auto& outcome : outcomes)
     files.push_back(file_summary(outcome));
   // A test cut off before its footer did not finish: the validator holds its nodes
@@ -281,20 +282,19 @@ int IngestCommand::run(Invocation& invocation) {
         (outcome.dcgm &&
          std::any_of(outcome.dcgm->records.begin(), outcome.dcgm->records.end(), is_fault));
   }
-  const Json meta = {{"schema", kRecordSchemaVersion},
-                     {"run_id", run_id},
-                     {"command", "ingest"},
-                     {"source", sources_of(outcomes)},
-                     {"argv", invocation.arguments},
-                     {"status", cut_off  ? "running"
-                                : faults ? "fail"
-                                         : "ok"},
-                     {"exit_code", nullptr},
-                     {"start_time", started},
-                     {"end_time", utc_timestamp_now()},
-                     {"nodes", nodes},
-                     {"ingest", {{"files", std::move(files)}}}};
-  write_json_file_atomically(created / "meta.json", meta);
+  RunMeta meta;
+  meta.schema = kRecordSchemaVersion;
+  meta.run_id = run_id;
+  meta.command = "ingest";
+  meta.source = sources_of(outcomes);
+  meta.argv = invocation.arguments;
+  meta.status = cut_off ? "running" : faults ? "fail" : "ok";
+  meta.exit_code = OrNull<int>();
+  meta.start_time = started;
+  meta.end_time = utc_timestamp_now();
+  meta.nodes = nodes;
+  meta.ingest = MetaIngest{std::move(files)};
+  write_json_file_atomically(created / RunMeta::kFileName, to_json(meta));
   fmt::print("ingested {} measurement(s) and {} error record(s) on {} node(s) into {}\n",
              measurements, errors, nodes.size(), created.string());
   if (dcgm_gpus > 0) {

@@ -14,6 +14,7 @@
 #include "records/burn.hpp"
 #include "records/collective.hpp"
 #include "records/membw.hpp"
+#include "records/run_meta.hpp"
 
 namespace commcert {
 namespace {
@@ -267,11 +268,15 @@ RunSummary summarize_run(const fs::path& path, std::size_t* unreadable_lines) {
   summary.metrics = merge_by_key(samples);
   summary.started = first_time;
 
-  if (const fs::path meta = directory / "meta.json"; fs::is_regular_file(meta)) {
-    const Json json = read_json_file(meta);
-    if (json.is_object()) {
-      summary.meta_json = json.dump();
-      summary.started = string_or(json, "start_time", summary.started);
+  if (const fs::path meta_path = directory / RunMeta::kFileName; fs::is_regular_file(meta_path)) {
+    try {
+      const RunMeta meta = read_run_meta(meta_path);
+      summary.meta_json = to_json(meta).dump();
+      summary.started = meta.start_time.value_or(summary.started);
+    } catch (const RunMetaError& error) {
+      // An unreadable meta.json (cut short) leaves the run described by its records alone; one
+      // that reads but says something wrong is not to be kept as if it were right.
+      if (error.problem() != RunMetaError::Problem::kUnreadable) throw UsageError(error.what());
     }
   }
   if (const fs::path verdict = directory / "verdict.json"; fs::is_regular_file(verdict))

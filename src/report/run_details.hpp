@@ -131,8 +131,8 @@ struct StageCommand {
   std::string status;
 };
 
-// meta.json (and suite.json) of one run directory, as far as it could be read.
-struct RunMeta {
+// What meta.json (and suite.json) of one run directory say, as far as they could be read.
+struct RunDescription {
   std::string directory;
   std::string run_id;
   std::string suite;
@@ -148,7 +148,7 @@ struct RunMeta {
 };
 
 struct RunDetails {
-  std::vector<RunMeta> runs;
+  std::vector<RunDescription> runs;
   std::vector<CollectivePlot> collectives;
   std::vector<JudgedBusbw> judged;
   std::vector<PairMatrix> pairs;

@@ -134,7 +134,7 @@ RunDetails details() {
   membw.copy = 2.6e12;
   membw.datasheet_peak = 3.35e12;
   run.membws.push_back(membw);
-  RunMeta meta;
+  RunDescription meta;
   meta.run_id = "r1";
   meta.environment = {{"NCCL_DEBUG", "</code><script>alert(2)</script>"}};
   meta.commands = {{"run", {"commcert", "run", "ci", "--node-name", "node{rank}"}, "ok"}};
