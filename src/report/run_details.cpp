@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string_view>
@@ -243,23 +242,6 @@ std::vector<PairMatrix> pair_matrices(const Evidence& evidence, const Baseline& 
   return matrices;
 }
 
-// The lines of one file that the evidence points at, parsed; a line that no longer parses (the
-// file changed since) is left out.
-std::map<std::uint32_t, Json> read_lines(const std::string& path,
-                                         const std::set<std::uint32_t>& wanted) {
-  std::map<std::uint32_t, Json> lines;
-  if (wanted.empty()) return lines;
-  std::ifstream in(path);
-  std::string line;
-  for (std::uint32_t number = 1; std::getline(in, line); ++number) {
-    if (!wanted.contains(number)) continue;
-    Json parsed = Json::parse(line, nullptr, false);
-    if (parsed.is_object()) lines.emplace(number, std::move(parsed));
-    if (number >= *wanted.rbegin()) break;
-  }
-  return lines;
-}
-
 std::optional<double> number_at(const Json& object, std::string_view key) {
   if (!object.is_object()) return std::nullopt;
   const auto it = object.find(key);
@@ -329,24 +311,13 @@ void sort_by_node_and_gpu(std::vector<Row>& rows) {
   });
 }
 
-// Burn and membw records carry what the evidence drops (telemetry, datasheet peaks): read back
-// the very lines the validator judged, so a duplicate it dropped stays dropped here.
-void per_gpu_records(const Evidence& evidence, RunDetails& details) {
-  std::map<std::uint32_t, std::set<std::uint32_t>> wanted;
-  for (const auto& burn : evidence.burns)
-    wanted[burn.ref.file].insert(burn.ref.line);
-  for (const auto& membw : evidence.membws)
-    wanted[membw.ref.file].insert(membw.ref.line);
-  std::map<std::uint32_t, std::map<std::uint32_t, Json>> lines;
-  for (const auto& [file, numbers] : wanted) {
-    if (file < evidence.files.size()) lines[file] = read_lines(evidence.files[file].path, numbers);
-  }
+// Burn and membw records carry what the evidence drops (telemetry, datasheet peaks): the very
+// lines the validator judged, kept as it read them, so a duplicate it dropped stays dropped here.
+void per_gpu_records(const Evidence& evidence, const GpuRecordLines& lines, RunDetails& details) {
   const auto record_of = [&](const EvidenceRef& ref) -> const Json& {
     static const Json kNull = nullptr;
-    const auto file = lines.find(ref.file);
-    if (file == lines.end()) return kNull;
-    const auto line = file->second.find(ref.line);
-    return line == file->second.end() ? kNull : line->second;
+    const Json* record = lines.find(ref);
+    return record ? *record : kNull;
   };
   for (const auto& burn : evidence.burns) {
     const Json& record = record_of(burn.ref);
@@ -523,14 +494,27 @@ std::vector<RunDescription> run_descriptions(const Evidence& evidence) {
 
 }  // namespace
 
+RecordReader::RecordObserver GpuRecordLines::observer() {
+  return [this](EvidenceRef ref, std::string_view kind, std::string_view line) {
+    if (kind != BurnRecord::kKind && kind != MembwRecord::kKind) return;
+    Json record = Json::parse(line, nullptr, false);
+    if (record.is_object()) lines_.emplace(std::pair(ref.file, ref.line), std::move(record));
+  };
+}
+
+const Json* GpuRecordLines::find(EvidenceRef ref) const {
+  const auto found = lines_.find({ref.file, ref.line});
+  return found == lines_.end() ? nullptr : &found->second;
+}
+
 RunDetails collect_run_details(const Evidence& evidence, const Baseline& baseline,
-                               const FleetVerdict& verdict) {
+                               const FleetVerdict& verdict, const GpuRecordLines& gpu_lines) {
   RunDetails details;
   details.runs = run_descriptions(evidence);
   details.judged = judged_figures(evidence, baseline);
   details.collectives = collective_plots(evidence, baseline, verdict, details.judged);
   details.pairs = pair_matrices(evidence, baseline);
-  per_gpu_records(evidence, details);
+  per_gpu_records(evidence, gpu_lines, details);
   return details;
 }
 

@@ -127,6 +127,7 @@ LoadedInputs load_inputs(const std::vector<std::string>& paths, const InputOptio
     throw UsageError("no results given: name results directories or records files");
   LoadedInputs loaded;
   RecordReader reader(loaded.evidence);
+  if (options.on_record) reader.observe(options.on_record);
   std::vector<fs::path> seen;
   for (const auto& argument : paths) {
     for (const auto& run : resolve(argument)) {
