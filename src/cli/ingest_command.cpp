@@ -263,6 +263,7 @@ int IngestCommand::run(Invocation& invocation) {
     }
   }
   std::vector<Json> files;
+  files.reserve(outcomes.size());
   for (const auto& outcome : outcomes)
     files.push_back(file_summary(outcome));
   // A test cut off before its footer did not finish: the validator holds its nodes

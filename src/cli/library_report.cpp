@@ -98,6 +98,7 @@ std::vector<std::pair<std::string, MetaLibrary>> meta_libraries(
     return text.empty() ? OrNull<std::string>() : OrNull<std::string>(text);
   };
   std::vector<std::pair<std::string, MetaLibrary>> out;
+  out.reserve(libraries.size());
   for (const auto& library : libraries) {
     out.emplace_back(
         library.name,

@@ -324,7 +324,7 @@ void StageSession::open(const GpuRuntimeInfo& gpu, Json parameters,
   RunMeta meta = start_meta(command_, invocation_, *output_, plane, group_, gpu, ranks_, warnings_);
   if (!backend) meta.backend = OrNull<MetaBackend>();  // no communicator: no data plane
   // Typed on the way out: a parameter of the wrong type stops the stage here, not a reader.
-  meta.parameters = stage_parameters_from_json(command_, parameters);
+  meta.parameters = stage_parameters_from_json(command_, std::move(parameters));
   meta.fault_injection = OrNull<std::string>();
   output_->update_meta(to_json(meta));
   if (reporting()) {

@@ -4,6 +4,7 @@
 #include <concepts>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -476,7 +477,7 @@ Json to_json(const RunMeta& meta) {
   return out;
 }
 
-StageParameters stage_parameters_from_json(std::string_view command, const Json& json) {
+StageParameters stage_parameters_from_json(std::string_view command, Json json) {
   if (command == "sweep") return parameters_as<SweepParameters>(json);
   if (command == "burn") return parameters_as<BurnParameters>(json);
   if (command == "membw") return parameters_as<MembwParameters>(json);
@@ -484,7 +485,7 @@ StageParameters stage_parameters_from_json(std::string_view command, const Json&
   if (command == "p2p") return parameters_as<P2pParameters>(json);
   if (command == "links") return parameters_as<LinksParameters>(json);
   if (!json.is_object()) wrong_type(json, kParameters, "an object");
-  return OtherParameters{json};
+  return OtherParameters{std::move(json)};
 }
 
 RunMeta run_meta_from_json(const Json& json) {

@@ -221,8 +221,7 @@ struct RunMeta {
 [[nodiscard]] RunMeta run_meta_from_json(const Json& json);
 // `command` picks the alternative: sweep, burn, membw, health, p2p, links; any other command's
 // parameters are OtherParameters. Throws RunMetaError (kWrongType) naming `parameters.<field>`.
-[[nodiscard]] StageParameters stage_parameters_from_json(std::string_view command,
-                                                         const Json& json);
+[[nodiscard]] StageParameters stage_parameters_from_json(std::string_view command, Json json);
 
 // Reads a meta.json file (at most kMaxRunMetaBytes). Throws RunMetaError whose message starts
 // with the file's path: kUnreadable when it is missing, not JSON (a truncated file) or not an
