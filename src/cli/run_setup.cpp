@@ -124,8 +124,10 @@ RunMeta start_meta(std::string_view command, const Invocation& invocation, const
   meta.nodes = distinct_nodes(ranks);
   meta.processes = group.process_count();
   meta.ranks = ranks;
+  const Json recorded = recorded_environment();  // items() refers to it: keep it alive
   std::vector<std::pair<std::string, std::string>> environment;
-  for (const auto& [name, value] : recorded_environment().items())
+  environment.reserve(recorded.size());
+  for (const auto& [name, value] : recorded.items())
     environment.emplace_back(name, value.get<std::string>());
   meta.environment = std::move(environment);
   meta.warnings = warnings;
