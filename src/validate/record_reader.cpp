@@ -52,7 +52,7 @@ struct RecordReader::Impl {
         ++unknown_kinds[detail::sniff_string_field(text, "kind")];
       } else {
         ++summary.records;
-        if (observer) observer(ref, detail::sniff_string_field(text, "kind"), text);
+        if (observer) observer(ref, parser.last_kind(), text);
       }
     } catch (const detail::UnsupportedSchema& error) {
       lost(ref, text, "input.unsupported_schema", error.what());

@@ -87,6 +87,25 @@ TEST(RunSummaryInputs, RecordsAreReadAsTheValidatorReadsThem) {
   EXPECT_EQ(summary.metrics[1].node, "node1");
 }
 
+// JSON as other tools write it (Python's json.dumps: a space after each colon and comma) reads
+// as commcert's own compact lines do.
+TEST(RunSummaryInputs, SpacedJsonReadsLikeCompactJson) {
+  TempDirectory tmp;
+  std::string spaced = collective("node0", 1e9).dump();
+  for (const std::string from : {"\":", ",\""}) {
+    const std::string to = from == "\":" ? "\": " : ", \"";
+    for (auto at = spaced.find(from); at != std::string::npos; at = spaced.find(from, at + 2))
+      spaced.replace(at, from.size(), to);
+  }
+  ASSERT_NE(spaced.find("\"kind\": \"collective\""), std::string::npos) << spaced;
+  std::size_t unreadable = 0;
+  const RunSummary summary =
+      summarize_run(write_run(tmp.path(), spaced + "\n", kMeta), &unreadable);
+  EXPECT_EQ(unreadable, 0u);
+  ASSERT_EQ(summary.metrics.size(), 1u);
+  EXPECT_DOUBLE_EQ(summary.metrics[0].value, 1e9);
+}
+
 TEST(RunSummaryInputs, TheFingerprintIsOfTheFileWhateverIsReadOfIt) {
   TempDirectory a;
   TempDirectory b;
