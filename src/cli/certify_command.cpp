@@ -144,6 +144,8 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
   std::optional<Topology> topology = read_topology_option(flags_.topology);
   InputOptions input_options;
   input_options.allow_partial = flags_.allow_partial;
+  GpuRecordLines gpu_lines;
+  if (outputs_read_run(outputs)) input_options.on_record = gpu_lines.observer();
   LoadedInputs inputs = load_inputs(flags_.inputs, input_options);
   complete_topology_from_slurm(topology, inputs.notes);
 
@@ -160,7 +162,8 @@ int CertifyCommand::run(Invocation& /*invocation*/) {
 
   const FleetVerdict shown = restrict_to(verdict, flags_.nodes);
   std::optional<RunDetails> details;
-  if (outputs_read_run(outputs)) details = collect_run_details(inputs.evidence, baseline, verdict);
+  if (outputs_read_run(outputs))
+    details = collect_run_details(inputs.evidence, baseline, verdict, gpu_lines);
   const bool reported =
       write_reports(Report(shown, details ? &*details : nullptr), outputs, "commcert certify");
   // The path is the run directory's, named by whoever made it: escaped to stay one line.

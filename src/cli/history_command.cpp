@@ -39,8 +39,11 @@ int HistoryCommand::add() {
     std::size_t unreadable = 0;
     runs.push_back(summarize_run(path, &unreadable));
     if (unreadable > 0) {
-      fmt::print(stderr, "commcert history: warning: {}: {} line(s) are not JSON records\n",
-                 printable(path), unreadable);
+      fmt::print(
+          stderr,
+          "commcert history: warning: {}: {} line(s) could not be read as records (left out; "
+          "certify names each)\n",
+          printable(path), unreadable);
     }
   }
   const std::string path = flags_.history.value_or(std::string(kDefaultHistoryPath));

@@ -17,6 +17,7 @@
 #include "ingest/nccl_tests_json.hpp"
 #include "ingest/nccl_tests_log.hpp"
 #include "ingest/nccl_tests_records.hpp"
+#include "records/run_meta.hpp"
 
 namespace commcert {
 namespace {
@@ -324,25 +325,25 @@ int IngestCommand::run(Invocation& invocation) {
   const IngestTally tally = tally_outcomes(outcomes);
   refuse_when_nothing_was_read(outcomes, flags_.logs, tally.problems);
   const fs::path created = write_records(flags_.out, run_id, outcomes);
-  Json files = Json::array();
+  std::vector<Json> files;
+  files.reserve(outcomes.size());
   for (const auto& outcome : outcomes)
     files.push_back(file_summary(outcome));
   // A test cut off before its footer did not finish: the validator holds its nodes
   // inconclusive as for any unfinished run (certify --allow-partial judges it anyway).
-  const Json meta = {{"schema", kRecordSchemaVersion},
-                     {"run_id", run_id},
-                     {"command", "ingest"},
-                     {"source", sources_of(outcomes)},
-                     {"argv", invocation.arguments},
-                     {"status", tally.cut_off               ? "running"
-                                : reports_a_fault(outcomes) ? "fail"
-                                                            : "ok"},
-                     {"exit_code", nullptr},
-                     {"start_time", started},
-                     {"end_time", utc_timestamp_now()},
-                     {"nodes", tally.nodes},
-                     {"ingest", {{"files", std::move(files)}}}};
-  write_json_file_atomically(created / "meta.json", meta);
+  RunMeta meta;
+  meta.schema = kRecordSchemaVersion;
+  meta.run_id = run_id;
+  meta.command = "ingest";
+  meta.source = sources_of(outcomes);
+  meta.argv = invocation.arguments;
+  meta.status = tally.cut_off ? "running" : reports_a_fault(outcomes) ? "fail" : "ok";
+  meta.exit_code = OrNull<int>();
+  meta.start_time = started;
+  meta.end_time = utc_timestamp_now();
+  meta.nodes = tally.nodes;
+  meta.ingest = MetaIngest{std::move(files)};
+  write_json_file_atomically(created / RunMeta::kFileName, to_json(meta));
   print_summary(tally, created, outcomes);
   return tally.problems > 0 || tally.cut_off ? to_int(ExitCode::kFailed) : to_int(ExitCode::kOk);
 }

@@ -92,18 +92,18 @@ std::string format_library_lines(const std::vector<LibraryStatus>& libraries) {
   return text;
 }
 
-Json libraries_json(const std::vector<LibraryStatus>& libraries) {
-  Json out = Json::object();
+std::vector<std::pair<std::string, MetaLibrary>> meta_libraries(
+    const std::vector<LibraryStatus>& libraries) {
+  const auto text_or_null = [](const std::string& text) {
+    return text.empty() ? OrNull<std::string>() : OrNull<std::string>(text);
+  };
+  std::vector<std::pair<std::string, MetaLibrary>> out;
+  out.reserve(libraries.size());
   for (const auto& library : libraries) {
-    Json entry = {{"available", library.available}};
-    const auto text_or_null = [](const std::string& text) {
-      return text.empty() ? Json(nullptr) : Json(text);
-    };
-    entry["version"] = text_or_null(library.version);
-    entry["path"] = text_or_null(library.path);
-    entry["origin"] = text_or_null(library.origin);
-    entry["detail"] = text_or_null(library.detail);
-    out[library.name] = std::move(entry);
+    out.emplace_back(
+        library.name,
+        MetaLibrary{library.available, text_or_null(library.version), text_or_null(library.path),
+                    text_or_null(library.origin), text_or_null(library.detail)});
   }
   return out;
 }

@@ -2,9 +2,10 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "core/json.hpp"
+#include "records/run_meta.hpp"
 
 namespace commcert {
 
@@ -27,7 +28,8 @@ struct LibraryStatus {
 
 // "  nccl       2.28.9   /usr/lib/libnccl.so.2 (system library path)" per library.
 [[nodiscard]] std::string format_library_lines(const std::vector<LibraryStatus>& libraries);
-// {name: {available, version, path, origin, detail}} for meta.json.
-[[nodiscard]] Json libraries_json(const std::vector<LibraryStatus>& libraries);
+// meta.json's `libraries`: {name: {available, version, path, origin, detail}}.
+[[nodiscard]] std::vector<std::pair<std::string, MetaLibrary>> meta_libraries(
+    const std::vector<LibraryStatus>& libraries);
 
 }  // namespace commcert

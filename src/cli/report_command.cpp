@@ -164,12 +164,14 @@ int ReportCommand::run(Invocation& /*invocation*/) {
       suite_ref ? std::optional<Suite>(load_suite_ref(*suite_ref)) : std::nullopt;
   InputOptions input_options;
   input_options.allow_partial = flags_.allow_partial;
+  GpuRecordLines gpu_lines;
+  if (outputs_read_run(outputs)) input_options.on_record = gpu_lines.observer();
   LoadedInputs inputs = load_inputs(flags_.inputs, input_options);
   const FleetVerdict verdict =
       judge(inputs.evidence, baseline, suite ? &*suite : nullptr, std::move(inputs.notes));
   std::optional<RunDetails> details;
   if (outputs_read_run(outputs)) {
-    details = collect_run_details(inputs.evidence, baseline, verdict);
+    details = collect_run_details(inputs.evidence, baseline, verdict, gpu_lines);
     if (flags_.history) add_trends(*flags_.history, verdict, *details);
   }
   const bool reported =

@@ -334,9 +334,11 @@ class SuiteRunner {
 
  private:
   // The results of this run so far: its suite.json says running until the verdict is written.
-  LoadedInputs load_own_run() const {
+  // `on_record`: shown each record read (InputOptions::on_record).
+  LoadedInputs load_own_run(RecordReader::RecordObserver on_record = {}) const {
     InputOptions options;
     options.own_run = true;
+    options.on_record = std::move(on_record);
     return load_inputs({output_.directory().string()}, options);
   }
 
@@ -410,7 +412,9 @@ class SuiteRunner {
   Judged judge_run(int worst_stage_status) {
     if (worst_stage_status == to_int(ExitCode::kUsage)) return {worst_stage_status};
     try {
-      LoadedInputs inputs = load_own_run();
+      GpuRecordLines gpu_lines;
+      LoadedInputs inputs = load_own_run(
+          outputs_read_run(reports_) ? gpu_lines.observer() : RecordReader::RecordObserver());
       complete_topology_from_slurm(topology_, inputs.notes);
       const FleetVerdict verdict =
           judge(inputs.evidence, baseline_, &suite_, std::move(inputs.notes),
@@ -419,10 +423,10 @@ class SuiteRunner {
       write_json_file_atomically(path, to_json(verdict));
       std::optional<RunDetails> details;
       if (outputs_read_run(reports_)) {
-        details = collect_run_details(inputs.evidence, baseline_, verdict);
+        details = collect_run_details(inputs.evidence, baseline_, verdict, gpu_lines);
         // suite.json says running until this verdict is out; the reports are read later, when
         // it says what the verdict made of the run.
-        for (RunMeta& run : details->runs) {
+        for (RunDescription& run : details->runs) {
           if (std::filesystem::path(run.directory) == output_.directory())
             run.status = suite_outcome(verdict.exit_status());
         }

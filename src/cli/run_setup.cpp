@@ -96,42 +96,41 @@ std::vector<std::string> measurement_warnings(const ProcessGroup& group,
   return warnings;
 }
 
-Json start_meta(std::string_view command, const Invocation& invocation, const RunOutput& output,
-                const BackendChoice& backend, const ProcessGroup& group, const GpuRuntimeInfo& gpu,
-                const std::vector<RankIdentity>& ranks, const std::vector<std::string>& warnings) {
-  Json meta;
-  meta["schema"] = kRecordSchemaVersion;
-  meta["run_id"] = output.run_id();
-  meta["command"] = command;
-  meta["argv"] = invocation.arguments;
-  meta["status"] = "running";
-  meta["exit_code"] = nullptr;
-  meta["start_time"] = utc_timestamp_now();
-  meta["end_time"] = nullptr;
-  meta["commcert"] = {{"version", build_info::kVersion},
-                      {"git", build_info::kGitDescribe},
-                      {"build_type", build_info::kBuildType},
-                      {"compiler", build_info::kCompiler},
-                      {"features",
-                       {{"cuda", build_info::kWithCuda},
-                        {"mpi", build_info::kWithMpi},
-                        {"verbs", build_info::kWithVerbs}}}};
-  meta["backend"] = {
-      {"name", backend.name}, {"selection", backend.selection}, {"reason", backend.reason}};
+RunMeta start_meta(std::string_view command, const Invocation& invocation, const RunOutput& output,
+                   const BackendChoice& backend, const ProcessGroup& group,
+                   const GpuRuntimeInfo& gpu, const std::vector<RankIdentity>& ranks,
+                   const std::vector<std::string>& warnings) {
+  RunMeta meta;
+  meta.schema = kRecordSchemaVersion;
+  meta.run_id = output.run_id();
+  meta.command = std::string(command);
+  meta.argv = invocation.arguments;
+  meta.status = "running";
+  meta.exit_code = OrNull<int>();
+  meta.start_time = utc_timestamp_now();
+  meta.end_time = OrNull<std::string>();
+  meta.commcert = MetaBuild{
+      build_info::kVersion, build_info::kGitDescribe, build_info::kBuildType, build_info::kCompiler,
+      MetaBuildFeatures{build_info::kWithCuda, build_info::kWithMpi, build_info::kWithVerbs}};
+  meta.backend = MetaBackend{backend.name, backend.selection, backend.reason};
   const auto version_or_null = [](const std::optional<int>& v, std::string (*format)(int)) {
-    return v ? Json(format(*v)) : Json(nullptr);
+    return v ? OrNull<std::string>(format(*v)) : OrNull<std::string>();
   };
   const auto mpi = group.mpi_library();
-  meta["versions"] = {{"mpi", mpi ? Json(*mpi) : Json(nullptr)},
-                      {"nccl", version_or_null(gpu.nccl_version, format_nccl_version)},
-                      {"cuda_runtime", version_or_null(gpu.runtime_version, format_cuda_version)},
-                      {"cuda_driver", version_or_null(gpu.driver_version, format_cuda_version)}};
-  meta["libraries"] = libraries_json(runtime_libraries(mpi));
-  meta["nodes"] = distinct_nodes(ranks);
-  meta["processes"] = group.process_count();
-  meta["ranks"] = to_json(ranks);
-  meta["environment"] = recorded_environment();
-  meta["warnings"] = warnings;
+  meta.versions = MetaVersions{mpi, version_or_null(gpu.nccl_version, format_nccl_version),
+                               version_or_null(gpu.runtime_version, format_cuda_version),
+                               version_or_null(gpu.driver_version, format_cuda_version)};
+  meta.libraries = meta_libraries(runtime_libraries(mpi));
+  meta.nodes = distinct_nodes(ranks);
+  meta.processes = group.process_count();
+  meta.ranks = ranks;
+  const Json recorded = recorded_environment();  // items() refers to it: keep it alive
+  std::vector<std::pair<std::string, std::string>> environment;
+  environment.reserve(recorded.size());
+  for (const auto& [name, value] : recorded.items())
+    environment.emplace_back(name, value.get<std::string>());
+  meta.environment = std::move(environment);
+  meta.warnings = warnings;
   return meta;
 }
 

@@ -14,6 +14,7 @@
 #include "core/node_identity.hpp"
 #include "core/rank_identity.hpp"
 #include "core/run_output.hpp"
+#include "records/run_meta.hpp"
 
 namespace commcert {
 
@@ -54,10 +55,10 @@ void validate_stage_options(const StageOptions& options);
                                                             const BackendChoice& backend);
 
 // The fields of meta.json known at start (docs/records.md "meta.json").
-[[nodiscard]] Json start_meta(std::string_view command, const Invocation& invocation,
-                              const RunOutput& output, const BackendChoice& backend,
-                              const ProcessGroup& group, const GpuRuntimeInfo& gpu,
-                              const std::vector<RankIdentity>& ranks,
-                              const std::vector<std::string>& warnings);
+[[nodiscard]] RunMeta start_meta(std::string_view command, const Invocation& invocation,
+                                 const RunOutput& output, const BackendChoice& backend,
+                                 const ProcessGroup& group, const GpuRuntimeInfo& gpu,
+                                 const std::vector<RankIdentity>& ranks,
+                                 const std::vector<std::string>& warnings);
 
 }  // namespace commcert

@@ -13,6 +13,7 @@
 #include "core/errors.hpp"
 #include "core/node_identity.hpp"
 #include "core/run_output.hpp"
+#include "records/run_meta.hpp"
 #include "records/stage.hpp"
 
 namespace commcert {
@@ -322,11 +323,12 @@ void StageSession::open(const GpuRuntimeInfo& gpu, Json parameters,
   if (backend) backend_name_ = backend->name;
   warnings_ = measurement_warnings(group_, plane);
   warnings_.insert(warnings_.end(), warnings.begin(), warnings.end());
-  Json meta = start_meta(command_, invocation_, *output_, plane, group_, gpu, ranks_, warnings_);
-  if (!backend) meta["backend"] = nullptr;  // no communicator: the stage has no data plane
-  meta["parameters"] = std::move(parameters);
-  meta["fault_injection"] = nullptr;
-  output_->update_meta(meta);
+  RunMeta meta = start_meta(command_, invocation_, *output_, plane, group_, gpu, ranks_, warnings_);
+  if (!backend) meta.backend = OrNull<MetaBackend>();  // no communicator: no data plane
+  // Typed on the way out: a parameter of the wrong type stops the stage here, not a reader.
+  meta.parameters = stage_parameters_from_json(command_, std::move(parameters));
+  meta.fault_injection = OrNull<std::string>();
+  output_->update_meta(to_json(meta));
   if (reporting()) {
     RunRecord run;
     run.origin = this->origin(0);

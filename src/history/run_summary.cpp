@@ -11,14 +11,21 @@
 #include "core/bounded_input.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
+#include "core/record_fields.hpp"
 #include "records/burn.hpp"
 #include "records/collective.hpp"
 #include "records/membw.hpp"
+#include "records/run_meta.hpp"
+#include "validate/evidence.hpp"
+#include "validate/record_reader.hpp"
 
 namespace commcert {
 namespace {
 
 namespace fs = std::filesystem;
+
+// What made a record when commcert did not (`commcert ingest`: nccl-tests, dcgm).
+constexpr const char* kSource = "source";
 
 // FNV-1a, 64 bits: a stable content fingerprint, not a security measure.
 class Fingerprint {
@@ -34,6 +41,20 @@ class Fingerprint {
  private:
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;
 };
+
+// The fingerprint of a records file's bytes, line by line with each line's newline (a last line
+// without one gets one): the same run added twice is one run, whatever reads its records.
+std::string fingerprint_of(const fs::path& records) {
+  std::ifstream in(records, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("{}: cannot be read", records.string()));
+  Fingerprint fingerprint;
+  std::string line;
+  while (std::getline(in, line)) {
+    fingerprint.add(line);
+    fingerprint.add("\n");
+  }
+  return fingerprint.hex();
+}
 
 const Json* member(const Json& object, const char* name) {
   if (!object.is_object()) return nullptr;
@@ -54,7 +75,7 @@ std::optional<double> number(const Json& object, const char* name) {
 
 std::string node_of_group(const Json& record) {
   const Json* group = member(record, CollectiveRecord::kGroupNodes);
-  if (!group || !group->is_array() || group->empty()) return string_or(record, "host");
+  if (!group || !group->is_array() || group->empty()) return string_or(record, RecordFields::kHost);
   std::string joined;
   for (const auto& node : *group) {
     if (!node.is_string()) continue;
@@ -69,7 +90,8 @@ std::string node_of_group(const Json& record) {
 std::optional<SampleMoments> iteration_moments(const Json& record) {
   const Json* times = member(record, CollectiveResult::kIterationTime);
   if (!times || !times->is_object()) return std::nullopt;
-  if (const Json* samples = member(*times, "samples_s"); samples && samples->is_array()) {
+  if (const Json* samples = member(*times, IterationTimes::kSamplesS);
+      samples && samples->is_array()) {
     std::vector<SampleMoments> each;
     for (const auto& sample : *samples) {
       if (sample.is_number()) each.push_back({1, sample.get<double>(), 0});
@@ -84,8 +106,8 @@ std::optional<SampleMoments> iteration_moments(const Json& record) {
 }
 
 void add_collective(const Json& record, std::vector<RunFigure>& out) {
-  const std::string status = string_or(record, "status");
-  if (status != "ok" && status != "fail") return;
+  const std::string status = string_or(record, RecordFields::kStatus);
+  if (status != to_string(RecordStatus::kOk) && status != to_string(RecordStatus::kFail)) return;
   // busbw of a one-rank group is 0 by definition (the ring factor of one rank): its algbw is
   // the figure that can move.
   const bool single_rank = number(record, CollectiveResult::kBusFactor).value_or(1) == 0;
@@ -113,9 +135,9 @@ void add_collective(const Json& record, std::vector<RunFigure>& out) {
 }
 
 std::string gpu_label(const Json& record) {
-  const Json* gpu = member(record, "gpu");
+  const Json* gpu = member(record, RecordFields::kGpu);
   if (!gpu) return {};
-  const auto index = number(*gpu, "index");
+  const auto index = number(*gpu, GpuIdentityFields::kIndex);
   return index ? fmt::format("gpu{}", static_cast<int>(*index)) : std::string{};
 }
 
@@ -123,7 +145,7 @@ void add_burn(const Json& record, std::vector<RunFigure>& out) {
   const auto tflops = number(record, BurnMeasurement::kTflops);
   if (!tflops) return;
   RunFigure sample;
-  sample.node = string_or(record, "host");
+  sample.node = string_or(record, RecordFields::kHost);
   sample.gpu = gpu_label(record);
   sample.subject = "burn";
   sample.variant = string_or(record, BurnRecord::kKernel);
@@ -139,7 +161,7 @@ void add_membw(const Json& record, std::vector<RunFigure>& out) {
     for (const auto& [name, value] : figures->items()) {
       if (!value.is_number() || name == MembwBandwidth::kDatasheetPeak) continue;
       RunFigure sample;
-      sample.node = string_or(record, "host");
+      sample.node = string_or(record, RecordFields::kHost);
       sample.gpu = gpu_label(record);
       sample.subject = "membw";
       sample.metric = name;
@@ -232,46 +254,46 @@ RunSummary summarize_run(const fs::path& path, std::size_t* unreadable_lines) {
   if (!fs::is_regular_file(records))
     throw UsageError(
         fmt::format("{}: no records.jsonl (not a commcert run directory)", path.string()));
-  std::ifstream in(records, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot be read", records.string()));
   summary.path = directory;
+  summary.fingerprint = fingerprint_of(records);
 
-  Fingerprint fingerprint;
+  // The validator's reader reads the file, as certify does: a record it cannot read (cut short,
+  // not JSON, not a valid record, a newer schema) is not summarized either, and an exact repeat
+  // counts once. Each record it keeps is shown here with its kind.
+  Evidence evidence;
+  RecordReader reader(evidence);
   std::vector<RunFigure> samples;
-  std::size_t unreadable = 0;
   std::string first_time;
-  std::string line;
-  while (std::getline(in, line)) {
-    fingerprint.add(line);
-    fingerprint.add("\n");
+  reader.observe([&](EvidenceRef, std::string_view kind, std::string_view line) {
     const Json record = Json::parse(line, nullptr, false);
-    if (!record.is_object()) {
-      if (!line.empty()) ++unreadable;
-      continue;
-    }
-    if (summary.run_id.empty()) summary.run_id = string_or(record, "run_id");
-    if (first_time.empty()) first_time = string_or(record, "time");
-    if (summary.source.empty()) summary.source = string_or(record, "source");
-    const std::string kind = string_or(record, "kind");
+    if (!record.is_object()) return;
+    if (summary.run_id.empty()) summary.run_id = string_or(record, RecordFields::kRunId);
+    if (first_time.empty()) first_time = string_or(record, RecordFields::kTime);
+    if (summary.source.empty()) summary.source = string_or(record, kSource);
     if (kind == CollectiveRecord::kKind)
       add_collective(record, samples);
     else if (kind == BurnRecord::kKind)
       add_burn(record, samples);
     else if (kind == MembwRecord::kKind)
       add_membw(record, samples);
-  }
+  });
+  reader.read_file(records);
+  const std::size_t unreadable = evidence.files.front().unreadable;
   if (summary.run_id.empty())
     throw UsageError(fmt::format("{}: no record names its run", records.string()));
   if (summary.source.empty()) summary.source = "commcert";
-  summary.fingerprint = fingerprint.hex();
   summary.metrics = merge_by_key(samples);
   summary.started = first_time;
 
-  if (const fs::path meta = directory / "meta.json"; fs::is_regular_file(meta)) {
-    const Json json = read_json_file(meta);
-    if (json.is_object()) {
-      summary.meta_json = json.dump();
-      summary.started = string_or(json, "start_time", summary.started);
+  if (const fs::path meta_path = directory / RunMeta::kFileName; fs::is_regular_file(meta_path)) {
+    try {
+      const RunMeta meta = read_run_meta(meta_path);
+      summary.meta_json = to_json(meta).dump();
+      summary.started = meta.start_time.value_or(summary.started);
+    } catch (const RunMetaError& error) {
+      // An unreadable meta.json (cut short) leaves the run described by its records alone; one
+      // that reads but says something wrong is not to be kept as if it were right.
+      if (error.problem() != RunMetaError::Problem::kUnreadable) throw UsageError(error.what());
     }
   }
   if (const fs::path verdict = directory / "verdict.json"; fs::is_regular_file(verdict))

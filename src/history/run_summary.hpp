@@ -55,8 +55,11 @@ struct RunSummary {
 };
 
 // Reads a run directory (records.jsonl, meta.json, verdict.json if present) or one records
-// file. Lines that are not JSON objects are skipped and counted in `unreadable_lines`. Throws
-// UsageError for a path without records.
+// file. Records are read by the validator's reader: lines it cannot read (not JSON, not a valid
+// record, a newer schema, cut short) are left out and counted in `unreadable_lines`, and an exact
+// repeat counts once. meta.json is read as records/run_meta.hpp says: one cut short is left out.
+// Throws UsageError for a path without records, and for a meta.json with a field of the wrong
+// type or a newer schema (naming the file and the field).
 [[nodiscard]] RunSummary summarize_run(const std::filesystem::path& path,
                                        std::size_t* unreadable_lines = nullptr);
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string_view>
@@ -14,6 +13,7 @@
 #include "core/json.hpp"
 #include "records/burn.hpp"
 #include "records/membw.hpp"
+#include "records/run_meta.hpp"
 #include "validate/metrics.hpp"
 #include "validate/pair_localization.hpp"
 
@@ -242,23 +242,6 @@ std::vector<PairMatrix> pair_matrices(const Evidence& evidence, const Baseline& 
   return matrices;
 }
 
-// The lines of one file that the evidence points at, parsed; a line that no longer parses (the
-// file changed since) is left out.
-std::map<std::uint32_t, Json> read_lines(const std::string& path,
-                                         const std::set<std::uint32_t>& wanted) {
-  std::map<std::uint32_t, Json> lines;
-  if (wanted.empty()) return lines;
-  std::ifstream in(path);
-  std::string line;
-  for (std::uint32_t number = 1; std::getline(in, line); ++number) {
-    if (!wanted.contains(number)) continue;
-    Json parsed = Json::parse(line, nullptr, false);
-    if (parsed.is_object()) lines.emplace(number, std::move(parsed));
-    if (number >= *wanted.rbegin()) break;
-  }
-  return lines;
-}
-
 std::optional<double> number_at(const Json& object, std::string_view key) {
   if (!object.is_object()) return std::nullopt;
   const auto it = object.find(key);
@@ -328,24 +311,13 @@ void sort_by_node_and_gpu(std::vector<Row>& rows) {
   });
 }
 
-// Burn and membw records carry what the evidence drops (telemetry, datasheet peaks): read back
-// the very lines the validator judged, so a duplicate it dropped stays dropped here.
-void per_gpu_records(const Evidence& evidence, RunDetails& details) {
-  std::map<std::uint32_t, std::set<std::uint32_t>> wanted;
-  for (const auto& burn : evidence.burns)
-    wanted[burn.ref.file].insert(burn.ref.line);
-  for (const auto& membw : evidence.membws)
-    wanted[membw.ref.file].insert(membw.ref.line);
-  std::map<std::uint32_t, std::map<std::uint32_t, Json>> lines;
-  for (const auto& [file, numbers] : wanted) {
-    if (file < evidence.files.size()) lines[file] = read_lines(evidence.files[file].path, numbers);
-  }
+// Burn and membw records carry what the evidence drops (telemetry, datasheet peaks): the very
+// lines the validator judged, kept as it read them, so a duplicate it dropped stays dropped here.
+void per_gpu_records(const Evidence& evidence, const GpuRecordLines& lines, RunDetails& details) {
   const auto record_of = [&](const EvidenceRef& ref) -> const Json& {
     static const Json kNull = nullptr;
-    const auto file = lines.find(ref.file);
-    if (file == lines.end()) return kNull;
-    const auto line = file->second.find(ref.line);
-    return line == file->second.end() ? kNull : line->second;
+    const Json* record = lines.find(ref);
+    return record ? *record : kNull;
   };
   for (const auto& burn : evidence.burns) {
     const Json& record = record_of(burn.ref);
@@ -402,93 +374,119 @@ void per_gpu_records(const Evidence& evidence, RunDetails& details) {
   sort_by_node_and_gpu(details.membws);
 }
 
-std::vector<std::pair<std::string, std::string>> scalar_fields(const Json& object) {
-  std::vector<std::pair<std::string, std::string>> fields;
-  if (!object.is_object()) return fields;
-  for (const auto& [key, value] : object.items()) {
-    if (value.is_string()) {
-      fields.emplace_back(key, value.get<std::string>());
-    } else if (value.is_boolean() || value.is_number()) {
-      fields.emplace_back(key, value.dump());
-    }
+// Name and value of each field that is there, values as text.
+class Pairs {
+ public:
+  template <typename T>
+  Pairs& add(std::string name, const std::optional<T>& value) {
+    if (value) add(std::move(name), *value);
+    return *this;
   }
-  return fields;
+  template <typename T>
+  Pairs& add(std::string name, const std::optional<OrNull<T>>& value) {
+    if (value && *value) add(std::move(name), **value);
+    return *this;
+  }
+  Pairs& add(std::string name, const std::string& value) {
+    pairs_.emplace_back(std::move(name), value);
+    return *this;
+  }
+  Pairs& add(std::string name, bool value) {
+    pairs_.emplace_back(std::move(name), value ? "true" : "false");
+    return *this;
+  }
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> take() {
+    return std::move(pairs_);
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> pairs_;
+};
+
+std::vector<std::pair<std::string, std::string>> build_fields(const std::optional<MetaBuild>& b) {
+  Pairs pairs;
+  if (!b) return pairs.take();
+  pairs.add("version", b->version)
+      .add("git", b->git)
+      .add("build_type", b->build_type)
+      .add("compiler", b->compiler);
+  if (const auto& f = b->features)
+    pairs.add("feature cuda", f->cuda).add("feature mpi", f->mpi).add("feature verbs", f->verbs);
+  return pairs.take();
 }
 
-StageCommand stage_command(const Json& meta) {
-  StageCommand stage;
-  stage.command = string_at(meta, "command");
-  stage.status = string_at(meta, "status");
-  const Json& argv = object_at(meta, "argv");
-  if (argv.is_array()) {
-    for (const auto& arg : argv) {
-      if (arg.is_string()) stage.argv.push_back(arg.get<std::string>());
-    }
-  }
-  return stage;
+std::vector<std::pair<std::string, std::string>> version_fields(
+    const std::optional<MetaVersions>& v) {
+  Pairs pairs;
+  if (!v) return pairs.take();
+  return pairs.add("mpi", v->mpi)
+      .add("nccl", v->nccl)
+      .add("cuda_runtime", v->cuda_runtime)
+      .add("cuda_driver", v->cuda_driver)
+      .take();
 }
 
-std::optional<Json> read_json_file(const std::filesystem::path& path) {
+StageCommand stage_command(const RunMeta& meta) {
+  return {meta.command.value_or(""), meta.argv.value_or(std::vector<std::string>{}),
+          meta.status.value_or("")};
+}
+
+// The run directory's meta.json, or nullopt when it is absent or cannot be read: the verdict's
+// notes already say so.
+std::optional<RunMeta> read_meta(const std::filesystem::path& directory) {
+  const std::filesystem::path path = directory / RunMeta::kFileName;
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) return std::nullopt;
   try {
-    Json json = Json::parse(read_bounded_file(path, kMaxRunMetaBytes, path.filename().string()),
-                            nullptr, false);
-    if (json.is_object()) return json;
+    return read_run_meta(path);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// suite.json of `commcert run`: the suite's name and the status it gives the whole run.
+void read_suite(const std::filesystem::path& directory, RunDescription& run) {
+  const std::filesystem::path path = directory / "suite.json";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return;
+  try {
+    const Json suite = Json::parse(
+        read_bounded_file(path, kMaxRunMetaBytes, path.filename().string()), nullptr, false);
+    if (!suite.is_object()) return;
+    if (const auto name = suite.find("suite"); name != suite.end() && name->is_string())
+      run.suite = name->get<std::string>();
+    if (const auto status = suite.find("status");
+        status != suite.end() && status->is_string() && !status->get<std::string>().empty())
+      run.status = status->get<std::string>();
   } catch (const std::exception&) {
     // The verdict's notes already say the file could not be read.
   }
-  return std::nullopt;
 }
 
-std::vector<RunMeta> run_metas(const Evidence& evidence) {
-  std::vector<RunMeta> runs;
+std::vector<RunDescription> run_descriptions(const Evidence& evidence) {
+  std::vector<RunDescription> runs;
   std::set<std::filesystem::path> seen;
   for (const auto& file : evidence.files) {
     const std::filesystem::path directory = std::filesystem::path(file.path).parent_path();
     if (!seen.insert(directory).second) continue;
-    const auto meta = read_json_file(directory / "meta.json");
+    const auto meta = read_meta(directory);
     if (!meta) continue;
-    RunMeta run;
+    RunDescription run;
     run.directory = directory.string();
-    run.run_id = string_at(*meta, "run_id");
-    run.status = string_at(*meta, "status");
-    run.start_time = string_at(*meta, "start_time");
-    run.end_time = string_at(*meta, "end_time");
-    const Json& commcert = object_at(*meta, "commcert");
-    run.build = scalar_fields(commcert);
-    for (auto& [name, value] : scalar_fields(object_at(commcert, "features")))
-      run.build.emplace_back("feature " + name, std::move(value));
-    run.versions = scalar_fields(object_at(*meta, "versions"));
-    run.environment = scalar_fields(object_at(*meta, "environment"));
-    const Json& warnings = object_at(*meta, "warnings");
-    if (warnings.is_array()) {
-      for (const auto& warning : warnings) {
-        if (warning.is_string()) run.warnings.push_back(warning.get<std::string>());
-      }
-    }
-    const Json& fault = object_at(*meta, "fault_injection");
-    if (!fault.is_null())
-      run.fault_injection = fault.is_string() ? fault.get<std::string>() : fault.dump();
-    const Json& earlier = object_at(*meta, "earlier");
-    if (earlier.is_array()) {
-      for (const auto& stage : earlier) {
-        run.commands.push_back(stage_command(stage));
-        // meta.json's own times are its latest command's: the run spans all of them.
-        // Timestamps are ISO 8601 UTC of one width, so text order is time order.
-        const std::string start = string_at(stage, "start_time");
-        const std::string end = string_at(stage, "end_time");
-        if (!start.empty() && (run.start_time.empty() || start < run.start_time))
-          run.start_time = start;
-        if (!end.empty() && end > run.end_time) run.end_time = end;
-      }
-    }
+    run.run_id = meta->run_id.value_or("");
+    run.status = meta->status.value_or("");
+    // meta.json's own times are its latest command's: the run spans all of them.
+    run.start_time = meta->first_start_time();
+    run.end_time = meta->last_end_time();
+    run.fault_injection = meta->fault_plan();
+    run.build = build_fields(meta->commcert);
+    run.versions = version_fields(meta->versions);
+    run.environment = meta->environment.value_or(run.environment);
+    run.warnings = meta->warnings.value_or(run.warnings);
+    for (const auto& stage : meta->earlier)
+      run.commands.push_back(stage_command(stage));
     run.commands.push_back(stage_command(*meta));
-    if (const auto suite = read_json_file(directory / "suite.json")) {
-      run.suite = string_at(*suite, "suite");
-      const std::string status = string_at(*suite, "status");
-      if (!status.empty()) run.status = status;
-    }
+    read_suite(directory, run);
     runs.push_back(std::move(run));
   }
   return runs;
@@ -496,14 +494,27 @@ std::vector<RunMeta> run_metas(const Evidence& evidence) {
 
 }  // namespace
 
+RecordReader::RecordObserver GpuRecordLines::observer() {
+  return [this](EvidenceRef ref, std::string_view kind, std::string_view line) {
+    if (kind != BurnRecord::kKind && kind != MembwRecord::kKind) return;
+    Json record = Json::parse(line, nullptr, false);
+    if (record.is_object()) lines_.emplace(std::pair(ref.file, ref.line), std::move(record));
+  };
+}
+
+const Json* GpuRecordLines::find(EvidenceRef ref) const {
+  const auto found = lines_.find({ref.file, ref.line});
+  return found == lines_.end() ? nullptr : &found->second;
+}
+
 RunDetails collect_run_details(const Evidence& evidence, const Baseline& baseline,
-                               const FleetVerdict& verdict) {
+                               const FleetVerdict& verdict, const GpuRecordLines& gpu_lines) {
   RunDetails details;
-  details.runs = run_metas(evidence);
+  details.runs = run_descriptions(evidence);
   details.judged = judged_figures(evidence, baseline);
   details.collectives = collective_plots(evidence, baseline, verdict, details.judged);
   details.pairs = pair_matrices(evidence, baseline);
-  per_gpu_records(evidence, details);
+  per_gpu_records(evidence, gpu_lines, details);
   return details;
 }
 

@@ -1,14 +1,17 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/json.hpp"
 #include "history/node_trend.hpp"
 #include "validate/baseline.hpp"
 #include "validate/evidence.hpp"
+#include "validate/record_reader.hpp"
 #include "validate/verdict.hpp"
 
 namespace commcert {
@@ -131,8 +134,8 @@ struct StageCommand {
   std::string status;
 };
 
-// meta.json (and suite.json) of one run directory, as far as it could be read.
-struct RunMeta {
+// What meta.json (and suite.json) of one run directory say, as far as they could be read.
+struct RunDescription {
   std::string directory;
   std::string run_id;
   std::string suite;
@@ -148,7 +151,7 @@ struct RunMeta {
 };
 
 struct RunDetails {
-  std::vector<RunMeta> runs;
+  std::vector<RunDescription> runs;
   std::vector<CollectivePlot> collectives;
   std::vector<JudgedBusbw> judged;
   std::vector<PairMatrix> pairs;
@@ -160,10 +163,26 @@ struct RunDetails {
   std::size_t trends_left_out = 0;  // nodes beyond the cap on how many trends a page shows
 };
 
-// Reads what the verdict does not hold from the evidence and, for burn and membw records and
-// meta.json, from the lines and files the evidence points at. A meta.json that cannot be read is
-// left out (the verdict already carries a note about it), never an error.
+// The burn and membw records as the validator's reader kept them: what the evidence drops
+// (telemetry, timelines, datasheet peaks) for the per-GPU sections, without reading records.jsonl
+// a second time. Give observer() to load_inputs (InputOptions::on_record); this object must
+// outlive the loading.
+class GpuRecordLines {
+ public:
+  [[nodiscard]] RecordReader::RecordObserver observer();
+  // The record at `ref`, or nullptr when it was not a burn or membw record kept.
+  [[nodiscard]] const Json* find(EvidenceRef ref) const;
+
+ private:
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Json> lines_;  // (file, line) -> record
+};
+
+// Reads what the verdict does not hold from the evidence, the burn and membw records in
+// `gpu_lines`, and each run directory's meta.json (records/run_meta.hpp) and suite.json. A
+// meta.json that cannot be read is left out (the verdict already carries a note about it), never
+// an error.
 [[nodiscard]] RunDetails collect_run_details(const Evidence& evidence, const Baseline& baseline,
-                                             const FleetVerdict& verdict);
+                                             const FleetVerdict& verdict,
+                                             const GpuRecordLines& gpu_lines);
 
 }  // namespace commcert

@@ -8,6 +8,7 @@
 #include "core/bounded_input.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
+#include "records/run_meta.hpp"
 #include "validate/record_reader.hpp"
 
 namespace commcert {
@@ -52,8 +53,8 @@ std::vector<RunFiles> resolve(const std::string& argument) {
   return runs;
 }
 
-// A string field of meta.json or suite.json; a value of another type is an input error naming
-// the file and the field (never a library exception).
+// A string field of suite.json; a value of another type is an input error naming the file and
+// the field (never a library exception).
 std::optional<std::string> string_field(const Json& json, const fs::path& file, const char* key) {
   const auto it = json.find(key);
   if (it == json.end() || it->is_null()) return std::nullopt;
@@ -64,52 +65,59 @@ std::optional<std::string> string_field(const Json& json, const fs::path& file, 
   return it->get<std::string>();
 }
 
-// What a run says of itself: the `status` of its latest command and of every earlier one that
-// wrote to the same directory (`earlier`); fields of another type are left out.
-std::vector<std::string> statuses_of(const Json& json) {
-  std::vector<std::string> statuses;
-  const auto add = [&](const Json& object) {
-    if (!object.is_object()) return;
-    const auto it = object.find("status");
-    if (it != object.end() && it->is_string()) statuses.push_back(it->get<std::string>());
-  };
-  add(json);
-  if (const auto earlier = json.find("earlier"); earlier != json.end() && earlier->is_array()) {
-    for (const auto& e : *earlier)
-      add(e);
-  }
-  return statuses;
+std::string unfinished_note(const std::string& run, const fs::path& file,
+                            std::vector<InputNote>& notes) {
+  std::string unfinished =
+      fmt::format("run {} never finished ({} still says running)", run, file.filename().string());
+  notes.push_back({"input.run_unfinished", file.string(), 0,
+                   fmt::format("{}: it was killed or is still going; its evidence certifies no "
+                               "node (certify --allow-partial judges it anyway)",
+                               unfinished)});
+  return unfinished;
 }
 
-// meta.json (and suite.json of `commcert run`) tell whether the run finished and whether faults
-// were injected on purpose. Returns why the run is unfinished, empty when nothing says so;
-// `statuses` gets what the file says of the run (statuses_of).
-std::string read_meta(const fs::path& meta, std::vector<InputNote>& notes,
+// meta.json tells whether the run finished and whether faults were injected on purpose (read
+// through the typed RunMeta: a field of the wrong type, or a schema newer than this reader, is
+// a UsageError naming the file and the field). Returns why the run is unfinished, empty when
+// nothing says so; `statuses` gets what the file says of the run (RunMeta::statuses).
+std::string read_meta(const fs::path& path, std::vector<InputNote>& notes,
                       std::vector<std::string>& statuses) {
-  const Json json = Json::parse(read_bounded_file(meta, kMaxRunMetaBytes, meta.filename().string()),
-                                nullptr, false);
-  if (json.is_discarded() || !json.is_object()) {
-    notes.push_back({"input.meta_unreadable", meta.string(), 0,
-                     fmt::format("{} is not valid JSON", meta.filename().string())});
+  RunMeta meta;
+  try {
+    meta = read_run_meta(path);
+  } catch (const RunMetaError& error) {
+    if (error.problem() != RunMetaError::Problem::kUnreadable) throw UsageError(error.what());
+    notes.push_back({"input.meta_unreadable", path.string(), 0,
+                     fmt::format("{} is not valid JSON", path.filename().string())});
     return {};
   }
-  const std::string run = string_field(json, meta, "run_id").value_or("?");
-  statuses = statuses_of(json);
+  const std::string run = meta.run_id.value_or("?");
+  statuses = meta.statuses();
   std::string unfinished;
-  if (string_field(json, meta, "status") == "running") {
-    unfinished =
-        fmt::format("run {} never finished ({} still says running)", run, meta.filename().string());
-    notes.push_back({"input.run_unfinished", meta.string(), 0,
-                     fmt::format("{}: it was killed or is still going; its evidence certifies no "
-                                 "node (certify --allow-partial judges it anyway)",
-                                 unfinished)});
-  }
-  if (json.contains("fault_injection") && !json["fault_injection"].is_null()) {
-    notes.push_back({"input.fault_injection", meta.string(), 0,
-                     fmt::format("run {} injected faults on purpose: {}", run,
-                                 json["fault_injection"].dump())});
+  if (meta.status == "running") unfinished = unfinished_note(run, path, notes);
+  if (const std::string plan = meta.fault_plan(); !plan.empty()) {
+    notes.push_back({"input.fault_injection", path.string(), 0,
+                     fmt::format("run {} injected faults on purpose: {}", run, Json(plan).dump())});
   }
   return unfinished;
+}
+
+// suite.json of `commcert run`: whether the suite finished, and the status it gives the run
+// and each of its stages.
+std::string read_suite(const fs::path& path, std::vector<InputNote>& notes,
+                       std::vector<std::string>& statuses) {
+  const Json json = Json::parse(read_bounded_file(path, kMaxRunMetaBytes, path.filename().string()),
+                                nullptr, false);
+  if (json.is_discarded() || !json.is_object()) {
+    notes.push_back({"input.meta_unreadable", path.string(), 0,
+                     fmt::format("{} is not valid JSON", path.filename().string())});
+    return {};
+  }
+  const std::string run = string_field(json, path, "run_id").value_or("?");
+  const std::optional<std::string> status = string_field(json, path, "status");
+  if (status) statuses.push_back(*status);
+  if (status != "running") return {};
+  return unfinished_note(run, path, notes);
 }
 
 }  // namespace
@@ -119,6 +127,7 @@ LoadedInputs load_inputs(const std::vector<std::string>& paths, const InputOptio
     throw UsageError("no results given: name results directories or records files");
   LoadedInputs loaded;
   RecordReader reader(loaded.evidence);
+  if (options.on_record) reader.observe(options.on_record);
   std::vector<fs::path> seen;
   for (const auto& argument : paths) {
     for (const auto& run : resolve(argument)) {
@@ -146,7 +155,7 @@ LoadedInputs load_inputs(const std::vector<std::string>& paths, const InputOptio
       if (unfinished.empty() && !run.suite.empty() && !options.own_run) {
         // Both files speak for the run: it went well only if neither says otherwise.
         std::vector<std::string> suite_statuses;
-        unfinished = read_meta(run.suite, loaded.notes, suite_statuses);
+        unfinished = read_suite(run.suite, loaded.notes, suite_statuses);
         statuses.insert(statuses.end(), suite_statuses.begin(), suite_statuses.end());
         if (meta_path.empty()) meta_path = run.suite.string();
       }

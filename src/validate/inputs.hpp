@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "validate/evidence.hpp"
+#include "validate/record_reader.hpp"
 #include "validate/verdict.hpp"
 
 namespace commcert {
@@ -22,6 +23,8 @@ struct InputOptions {
   // The caller is the `commcert run` that writes these results: its own suite.json says
   // `running` until its verdict is written, which does not make the run unfinished.
   bool own_run = false;
+  // Shown each record as it is read (RecordReader::observe); none when empty.
+  RecordReader::RecordObserver on_record{};
 };
 
 // Each path is a records file, a run directory (records.jsonl, meta.json) or a results root

@@ -28,6 +28,7 @@ struct RecordReader::Impl {
   detail::RecordParser parser;
   detail::LineSet seen;  // every line read so far, to count exact repeats
   std::map<std::string, std::size_t> unknown_kinds;  // per file, reset for each
+  RecordObserver observer;
 
   void line(std::uint32_t file, const detail::SourceLine& source) {
     auto& summary = evidence.files[file];
@@ -51,6 +52,7 @@ struct RecordReader::Impl {
         ++unknown_kinds[detail::sniff_string_field(text, "kind")];
       } else {
         ++summary.records;
+        if (observer) observer(ref, parser.last_kind(), text);
       }
     } catch (const detail::UnsupportedSchema& error) {
       lost(ref, text, "input.unsupported_schema", error.what());
@@ -107,6 +109,10 @@ RecordReader::~RecordReader() = default;
 
 void RecordReader::read_file(const std::filesystem::path& path) {
   impl_->read(path);
+}
+
+void RecordReader::observe(RecordObserver observer) {
+  impl_->observer = std::move(observer);
 }
 
 }  // namespace commcert

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <string_view>
 
 #include "validate/evidence.hpp"
 
@@ -22,6 +24,14 @@ class RecordReader {
 
   // Throws UsageError when the file cannot be opened or read.
   void read_file(const std::filesystem::path& path);
+
+  // Shown every line the reader keeps as a record of a kind it judges (not a repeat, not a lost
+  // line), in file order, with its kind: for readers that want fields the evidence drops (the
+  // report's telemetry, the history's figures) without reading the file a second time. The
+  // text is valid only during the call.
+  using RecordObserver =
+      std::function<void(EvidenceRef ref, std::string_view kind, std::string_view line)>;
+  void observe(RecordObserver observer);
 
  private:
   struct Impl;

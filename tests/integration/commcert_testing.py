@@ -13,6 +13,7 @@ BIN = os.environ.get("COMMCERT_BIN", "commcert")
 SOURCE_DIR = Path(os.environ.get("COMMCERT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 HAVE_MPI = os.environ.get("COMMCERT_HAVE_MPI", "1") == "1"
 SCHEMA_PATH = SOURCE_DIR / "docs" / "schema" / "record.schema.json"
+META_SCHEMA_PATH = SOURCE_DIR / "docs" / "schema" / "meta.schema.json"
 
 try:
     import jsonschema
@@ -32,7 +33,9 @@ class Result:
         return read_records(self.run_dir / "records.jsonl")
 
     def meta(self):
-        return json.loads((self.run_dir / "meta.json").read_text())
+        meta = json.loads((self.run_dir / "meta.json").read_text())
+        validate_meta(meta)
+        return meta
 
     def collective_records(self, status=None):
         return [r for r in self.records()
@@ -61,6 +64,17 @@ def read_records(path):
             except json.JSONDecodeError as error:
                 raise AssertionError(f"{path}:{number}: not JSON: {error}") from error
     return records
+
+
+def validate_meta(meta):
+    """Every meta.json a test reads through Result.meta() follows docs/schema/meta.schema.json."""
+    if jsonschema is None:
+        raise AssertionError("python3-jsonschema is missing: run scripts/bootstrap")
+    validator = jsonschema.Draft202012Validator(json.loads(META_SCHEMA_PATH.read_text()))
+    errors = sorted(validator.iter_errors(meta), key=lambda e: list(e.path))
+    if errors:
+        raise AssertionError("meta.json violates docs/schema/meta.schema.json: " +
+                             "; ".join(f"{list(e.path)}: {e.message}" for e in errors[:3]))
 
 
 def validate_records(test, records):

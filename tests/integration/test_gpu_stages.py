@@ -25,6 +25,14 @@ FIXTURES = SOURCE / "tests" / "fixtures"
 FAKE_NVML = BINARY / "tests" / "fake_nvml" / "current" / "libnvidia-ml.so.1"
 SCHEMA = json.loads((SOURCE / "docs" / "schema" / "record.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+META_VALIDATOR = jsonschema.Draft202012Validator(
+    json.loads((SOURCE / "docs" / "schema" / "meta.schema.json").read_text()))
+
+
+def validate_meta(meta):
+    errors = [f"{list(e.path)}: {e.message}" for e in META_VALIDATOR.iter_errors(meta)]
+    if errors:
+        raise AssertionError("meta.json violates docs/schema/meta.schema.json: " + "; ".join(errors[:3]))
 
 
 class Run:
@@ -39,7 +47,9 @@ class Run:
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
     def meta(self):
-        return json.loads((self.directory / "meta.json").read_text())
+        meta = json.loads((self.directory / "meta.json").read_text())
+        validate_meta(meta)  # every stage's meta.json follows docs/schema/meta.schema.json
+        return meta
 
     def of_kind(self, kind):
         return [r for r in self.records() if r["kind"] == kind]

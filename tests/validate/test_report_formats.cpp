@@ -134,7 +134,7 @@ RunDetails details() {
   membw.copy = 2.6e12;
   membw.datasheet_peak = 3.35e12;
   run.membws.push_back(membw);
-  RunMeta meta;
+  RunDescription meta;
   meta.run_id = "r1";
   meta.environment = {{"NCCL_DEBUG", "</code><script>alert(2)</script>"}};
   meta.commands = {{"run", {"commcert", "run", "ci", "--node-name", "node{rank}"}, "ok"}};
@@ -401,14 +401,17 @@ TEST(MarkdownReport, QuotesInReasonsAreNotReferences) {
 }
 
 // The model from real records: the committed v1 burn and membw lines, read through the
-// validator as certify reads them; the figures come from the lines the evidence points at.
+// validator as certify reads them; the figures come from the lines the validator's reader kept.
 TEST(RunDetails, BurnAndMembwFiguresComeFromTheJudgedRecords) {
   const std::string burn = fixtures::source_path("tests/fixtures/records/v1/burn.jsonl").string();
   const std::string membw = fixtures::source_path("tests/fixtures/records/v1/membw.jsonl").string();
-  LoadedInputs inputs = load_inputs({burn, membw});
+  GpuRecordLines gpu_lines;
+  InputOptions options;
+  options.on_record = gpu_lines.observer();
+  LoadedInputs inputs = load_inputs({burn, membw}, options);
   const Baseline baseline = fixtures::shipped_baseline("h100-sxm-8gpu-ndr400");
   const FleetVerdict v = judge(inputs.evidence, baseline, nullptr, std::move(inputs.notes));
-  const RunDetails run = collect_run_details(inputs.evidence, baseline, v);
+  const RunDetails run = collect_run_details(inputs.evidence, baseline, v, gpu_lines);
   const auto gpu0 = std::find_if(run.burns.begin(), run.burns.end(), [](const BurnGpu& gpu) {
     return gpu.gpu == 0 && gpu.status == "ok";
   });

@@ -35,6 +35,7 @@ std::string sniff_string_field(std::string_view line, std::string_view key) {
 
 struct RecordParser::Impl : ParseState {
   using ParseState::ParseState;
+  std::string last_kind;  // of the line parse() last stored
 };
 
 namespace {
@@ -55,6 +56,10 @@ void unknown_kind_fault(ParseState& state, od::object& object, EvidenceRef ref,
 
 RecordParser::RecordParser(Evidence& evidence) : impl_(std::make_unique<Impl>(evidence)) {}
 RecordParser::~RecordParser() = default;
+
+const std::string& RecordParser::last_kind() const {
+  return impl_->last_kind;
+}
 
 LineOutcome RecordParser::parse(const char* line, std::size_t length, std::size_t capacity,
                                 EvidenceRef ref) {
@@ -106,6 +111,7 @@ LineOutcome RecordParser::parse(const char* line, std::size_t length, std::size_
   if (document.current_location().error() != simdjson::OUT_OF_BOUNDS) {
     throw SyntaxError("trailing content after the record");
   }
+  impl_->last_kind = kind_text;
   return LineOutcome::kStored;
 }
 

@@ -35,6 +35,8 @@ class RecordParser {
 
   // `capacity` >= length + simdjson's padding: the bytes after the line must be readable.
   LineOutcome parse(const char* line, std::size_t length, std::size_t capacity, EvidenceRef ref);
+  // The kind of the record parse() last returned kStored for.
+  [[nodiscard]] const std::string& last_kind() const;
 
  private:
   struct Impl;
