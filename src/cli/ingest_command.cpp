@@ -245,7 +245,7 @@ fs::path write_records(const std::string& out, const std::string& run_id,
     throw UsageError(
         fmt::format("{} already holds a run: choose another --run-id", directory.string()));
   }
-  const fs::path created = create_run_directory(out, run_id);
+  fs::path created = create_run_directory(out, run_id);
   RecordsFile records(created / "records.jsonl");
   for (const auto& outcome : outcomes) {
     for (const auto& record : outcome.ingested.records)
