@@ -59,6 +59,32 @@ UnwrittenTail unwritten_tail(const RankLayout& layout, const LoopPlan& plan, int
   return {output + layout.output_elements * element - bytes, bytes};
 }
 
+// NCCL's asynchronous errors (a peer gone, a network failure) surface as errors rather than as a
+// silent wait.
+void throw_async_error(ncclComm_t comm) {
+  ncclResult_t async_error = ncclSuccess;
+  COMMCERT_CHECK_NCCL(ncclCommGetAsyncError(comm, &async_error), comm);
+  COMMCERT_CHECK_NCCL(async_error, comm);
+}
+
+// Polls until `query` (of a stream or an event) no longer says "not ready": `each_poll` runs first
+// in every round (an abort request is carried out there), `still_waiting` after a round that
+// found the work unfinished.
+template <typename Query, typename EachPoll, typename StillWaiting>
+void poll_until_done(ncclComm_t comm, Query query, EachPoll each_poll, StillWaiting still_waiting) {
+  while (true) {
+    each_poll();
+    const cudaError_t state = query();
+    if (state != cudaErrorNotReady) {
+      COMMCERT_CHECK_CUDA(state);
+      return;
+    }
+    throw_async_error(comm);
+    still_waiting();
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
 }  // namespace
 
 bool NcclCommunicator::leaves_output_unwritten(const LoopPlan& plan) const {
@@ -200,9 +226,7 @@ void NcclCommunicator::wait_for_iterations(std::size_t iterations,
         ++completed[s];
         watched.refresh(slot.watchdog_slot);
       }
-      ncclResult_t async_error = ncclSuccess;
-      COMMCERT_CHECK_NCCL(ncclCommGetAsyncError(slot.comm.get(), &async_error), slot.comm.get());
-      COMMCERT_CHECK_NCCL(async_error, slot.comm.get());
+      throw_async_error(slot.comm.get());
       // A rank that never launched (an injected hang) is never done: the watchdog ends it.
       all_done = all_done && launched[s] && completed[s] == iterations;
     }
@@ -233,18 +257,9 @@ void NcclCommunicator::barrier() {
   }
   COMMCERT_CHECK_NCCL(ncclGroupEnd());
   for (Slot& slot : slots_) {
-    while (true) {
-      honour_abort_request();
-      const cudaError_t state = cudaStreamQuery(slot.stream.get());
-      if (state != cudaErrorNotReady) {
-        COMMCERT_CHECK_CUDA(state);
-        break;
-      }
-      ncclResult_t async_error = ncclSuccess;
-      COMMCERT_CHECK_NCCL(ncclCommGetAsyncError(slot.comm.get(), &async_error), slot.comm.get());
-      COMMCERT_CHECK_NCCL(async_error, slot.comm.get());
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+    poll_until_done(
+        slot.comm.get(), [&] { return cudaStreamQuery(slot.stream.get()); },
+        [this] { honour_abort_request(); }, [] {});
     watched.end(slot.watchdog_slot);
   }
 }
@@ -398,22 +413,14 @@ void NcclCommunicator::measure_back_to_back(const LoopPlan& plan,
     COMMCERT_CHECK_CUDA(cudaEventRecord(slot.events[1].get(), slot.stream.get()));
   }
   for (Slot& slot : slots_) {
-    while (true) {
-      honour_abort_request();
-      const cudaError_t state = cudaEventQuery(slot.events[1].get());
-      if (state != cudaErrorNotReady) {
-        COMMCERT_CHECK_CUDA(state);
-        break;
-      }
-      ncclResult_t async_error = ncclSuccess;
-      COMMCERT_CHECK_NCCL(ncclCommGetAsyncError(slot.comm.get(), &async_error), slot.comm.get());
-      COMMCERT_CHECK_NCCL(async_error, slot.comm.get());
-      if (!allowance.expired()) {
-        for (const Slot& other : slots_)
-          watched.refresh(other.watchdog_slot);
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+    poll_until_done(
+        slot.comm.get(), [&] { return cudaEventQuery(slot.events[1].get()); },
+        [this] { honour_abort_request(); },
+        [&] {
+          if (allowance.expired()) return;
+          for (const Slot& other : slots_)
+            watched.refresh(other.watchdog_slot);
+        });
   }
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     float milliseconds = 0;
