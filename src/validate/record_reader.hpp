@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -10,14 +11,24 @@
 namespace commcert {
 
 // Reads records.jsonl files into Evidence: a background thread splits lines and finds repeats
-// (detail/line_source.hpp) while this thread parses, in bounded memory whatever the file size.
+// (detail/line_source.hpp) while worker threads parse chunks of lines, in bounded memory
+// whatever the file size.
 // Nothing is dropped silently: a line that is not a record becomes an InputIssue
 // (input.unparsable, or input.truncated for an unterminated last line), an exact repeat of an
 // earlier line (a file copied twice) is counted and noted, a record of a kind this validator
 // does not judge is noted.
 class RecordReader {
  public:
+  struct Options {
+    // Threads parsing chunks of a file at once; 1: this thread parses. Their evidence is
+    // appended in file order, so the result is the same whatever the number.
+    std::size_t parse_threads = 1;
+    std::size_t chunk_bytes = std::size_t{16} << 20;
+  };
+  // Parses on up to four threads (as many as there are cores), or as many as the environment
+  // variable COMMCERT_PARSE_THREADS says.
   explicit RecordReader(Evidence& evidence);
+  RecordReader(Evidence& evidence, Options options);
   ~RecordReader();
   RecordReader(const RecordReader&) = delete;
   RecordReader& operator=(const RecordReader&) = delete;

@@ -5,44 +5,84 @@
 namespace commcert::detail {
 namespace {
 
-constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ull;
+// wyhash (final version 4, public domain, github.com/wangyi-fudan/wyhash): three independent
+// 64x64->128-bit multiplies per 48 bytes, so the CPU overlaps them; ten times the speed of a
+// multiply chain per 8 bytes on kilobyte lines, and each line of a 14 GB fleet is hashed once.
+__extension__ using Wide = unsigned __int128;  // GCC and Clang: a 128-bit product
 
-std::uint64_t mix(std::uint64_t h) {  // MurmurHash3's finalizer
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return h;
+constexpr std::uint64_t kSecret[4] = {0xa0761d6478bd642full, 0xe7037ed1a0b428dbull,
+                                      0x8ebc6af09c88c6e3ull, 0x589965cc75374cc3ull};
+
+std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
+  const Wide product = static_cast<Wide>(a) * b;
+  return static_cast<std::uint64_t>(product) ^ static_cast<std::uint64_t>(product >> 64);
+}
+
+std::uint64_t read8(const char* p) {
+  std::uint64_t word;
+  std::memcpy(&word, p, 8);
+  return word;
+}
+
+std::uint64_t read4(const char* p) {
+  std::uint32_t word;
+  std::memcpy(&word, p, 4);
+  return word;
 }
 
 }  // namespace
 
 std::uint64_t LineSet::hash(std::string_view line) {
-  // Eight bytes per step: several times faster than std::hash on kilobyte lines.
-  std::uint64_t h = line.size() * kMultiplier;
-  std::size_t i = 0;
-  for (; i + 8 <= line.size(); i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, line.data() + i, 8);
-    h = (h ^ mix(word)) * kMultiplier;
+  const char* p = line.data();
+  std::size_t left = line.size();
+  std::uint64_t seed = mix(kSecret[0], kSecret[1]);
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+  if (left <= 16) {
+    if (left >= 4) {
+      a = (read4(p) << 32) | read4(p + ((left >> 3) << 2));
+      b = (read4(p + left - 4) << 32) | read4(p + left - 4 - ((left >> 3) << 2));
+    } else if (left > 0) {
+      a = (std::uint64_t{static_cast<unsigned char>(p[0])} << 16) |
+          (std::uint64_t{static_cast<unsigned char>(p[left >> 1])} << 8) |
+          static_cast<unsigned char>(p[left - 1]);
+    }
+  } else {
+    if (left > 48) {
+      std::uint64_t lane1 = seed;
+      std::uint64_t lane2 = seed;
+      do {
+        seed = mix(read8(p) ^ kSecret[1], read8(p + 8) ^ seed);
+        lane1 = mix(read8(p + 16) ^ kSecret[2], read8(p + 24) ^ lane1);
+        lane2 = mix(read8(p + 32) ^ kSecret[3], read8(p + 40) ^ lane2);
+        p += 48;
+        left -= 48;
+      } while (left > 48);
+      seed ^= lane1 ^ lane2;
+    }
+    while (left > 16) {
+      seed = mix(read8(p) ^ kSecret[1], read8(p + 8) ^ seed);
+      p += 16;
+      left -= 16;
+    }
+    a = read8(p + left - 16);
+    b = read8(p + left - 8);
   }
-  std::uint64_t tail = 0;
-  std::memcpy(&tail, line.data() + i, line.size() - i);
-  h = (h ^ mix(tail)) * kMultiplier;
-  h = mix(h);
+  const Wide product = static_cast<Wide>(a ^ kSecret[1]) * (b ^ seed);
+  const auto low = static_cast<std::uint64_t>(product);
+  const auto high = static_cast<std::uint64_t>(product >> 64);
+  const std::uint64_t h = mix(low ^ kSecret[0] ^ line.size(), high ^ kSecret[1]);
   return h == 0 ? 1 : h;
 }
 
-std::optional<EvidenceRef> LineSet::insert(std::string_view line, EvidenceRef ref) {
-  if (2 * (used_ + 1) > slots_.size()) grow();
-  const std::uint64_t h = hash(line);
+std::optional<EvidenceRef> LineSet::insert_hashed(std::uint64_t line_hash, EvidenceRef ref) {
+  if (4 * (used_ + 1) > 3 * slots_.size()) grow();
   const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+  for (std::size_t i = line_hash & mask;; i = (i + 1) & mask) {
     Slot& slot = slots_[i];
-    if (slot.hash == h) return slot.ref;
+    if (slot.hash == line_hash) return slot.ref;
     if (slot.hash == 0) {
-      slot = {h, ref};
+      slot = {line_hash, ref};
       ++used_;
       return std::nullopt;
     }

@@ -16,9 +16,6 @@
 namespace commcert::detail {
 namespace {
 
-constexpr std::size_t kChunkBytes = std::size_t{16} << 20;
-constexpr std::size_t kChunks = 3;  // one being filled, one queued, one being parsed
-
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) {
     text.remove_suffix(1);
@@ -37,8 +34,9 @@ std::string too_large(const std::filesystem::path& path) {
 
 }  // namespace
 
-LineSource::LineSource(const std::filesystem::path& path, std::uint32_t file, LineSet& seen)
-    : path_(path), file_(file), seen_(seen) {
+LineSource::LineSource(const std::filesystem::path& path, std::uint32_t file, LineSet& seen,
+                       Options options)
+    : path_(path), file_(file), chunk_bytes_(options.chunk_bytes), seen_(seen) {
   fd_ = open_input(path, "records file");
   struct stat info {};
   if (::fstat(fd_, &info) == 0 && S_ISREG(info.st_mode) &&
@@ -46,19 +44,23 @@ LineSource::LineSource(const std::filesystem::path& path, std::uint32_t file, Li
     ::close(fd_);
     throw UsageError(too_large(path));
   }
-  for (std::size_t i = 0; i < kChunks; ++i)
+  for (std::size_t i = 0; i < std::max<std::size_t>(options.chunks, 2); ++i)
     free_.push_back(std::make_unique<Chunk>());
   thread_ = std::thread([this] { produce(); });
 }
 
 LineSource::~LineSource() {
+  stop();
+  thread_.join();
+  ::close(fd_);
+}
+
+void LineSource::stop() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   changed_.notify_all();
-  thread_.join();
-  ::close(fd_);
 }
 
 std::unique_ptr<LineSource::Chunk> LineSource::take_free() {
@@ -119,7 +121,7 @@ void LineSource::produce_chunks() {
     chunk->lines.clear();
     chunk->lines_read = 0;
     // A line longer than a chunk: make room for it and as much again.
-    const std::size_t room = std::max(kChunkBytes, 2 * carry.size());
+    const std::size_t room = std::max(chunk_bytes_, 2 * carry.size());
     if (chunk->data.size() < room + padding) chunk->data.resize(room + padding);
     char* data = chunk->data.data();
     // NOLINTNEXTLINE(bugprone-not-null-terminated-result): bytes, not a C string.
@@ -147,7 +149,6 @@ void LineSource::produce_chunks() {
       line.capacity = chunk->data.size() - static_cast<std::size_t>(text.data() - data);
       line.number = number;
       line.terminated = terminated;
-      line.duplicate_of = seen_.insert(text, {file_, number});
       chunk->lines.push_back(line);
     };
     std::size_t start = 0;
@@ -162,6 +163,7 @@ void LineSource::produce_chunks() {
       add(start, filled, false);
       start = filled;
     }
+    find_repeats(chunk->lines);
     carry.assign(data + start, filled - start);
     // A line longer than any record can be (a file of NULs, /dev/zero) would otherwise make the
     // chunks grow with it until memory runs out.
@@ -177,6 +179,40 @@ void LineSource::produce_chunks() {
     chunk->end = eof;
     push_ready(std::move(chunk));
   }
+}
+
+void LineSource::find_repeats(std::vector<SourceLine>& lines) {
+  // Hash every line first, then look each up with the slot of a line a few ahead already on its
+  // way into the cache: the table outgrows the caches (256 MiB at ten million lines).
+  constexpr std::size_t kAhead = 8;
+  hashes_.resize(lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    hashes_[i] = LineSet::hash(std::string_view(lines[i].data, lines[i].length));
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (i + kAhead < lines.size()) seen_.prefetch(hashes_[i + kAhead]);
+    lines[i].duplicate_of = seen_.insert_hashed(hashes_[i], {file_, lines[i].number});
+    if (lines[i].duplicate_of && !repeated_) {
+      repeated_ = true;
+      lines[i].first_repeat_in_file = true;
+    }
+  }
+}
+
+std::unique_ptr<LineSource::Chunk> LineSource::take() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [this] { return stop_ || !ready_.empty(); });
+  if (stop_) return nullptr;
+  auto chunk = std::move(ready_.front());
+  ready_.pop_front();
+  return chunk;
+}
+
+void LineSource::recycle(std::unique_ptr<Chunk> chunk) {
+  {
+    std::lock_guard lock(mutex_);
+    free_.push_back(std::move(chunk));
+  }
+  changed_.notify_all();
 }
 
 bool LineSource::next(Batch& batch) {
