@@ -50,8 +50,9 @@ struct IterationPolicy {
 // Whether a timed batch is run a second time, unchecked, with its operations back to back, so
 // that `time` comes from that pass (RankLoopResult::back_to_back_seconds): when checks ran
 // between the operations of the first. What the checks read and write between operations
-// changes what the cache holds when each starts, which moved a window by -25 % to +35 % against
-// a plain loop of the same calls (docs/performance.md); the second pass is that plain loop.
+// changes what the cache holds when each starts, which made a window anything from 34 % longer
+// to 36 % shorter than IMB's for the same calls (docs/performance.md); the second pass is a
+// plain loop of them.
 // Not with -z 1 (a barrier after every operation is part of what it asks for), nor with an
 // injected fault (faults act between the operations of the first pass). The same on every rank
 // of a group, which all enter the pass together.
