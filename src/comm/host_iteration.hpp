@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "comm/communicator.hpp"
+
 namespace commcert {
 
 // What a host-memory backend (MpiCommunicator) does in one iteration, in order. Kept apart from
@@ -43,6 +45,20 @@ struct IterationPolicy {
   if (policy.blocking) steps.push_back(IterationStep::kBarrierAfter);
   if (policy.check) steps.push_back(IterationStep::kCheck);
   return steps;
+}
+
+// Whether a timed batch is run a second time, unchecked, with its operations back to back, so
+// that `time` comes from that pass (RankLoopResult::back_to_back_seconds): when checks ran
+// between the operations of the first. What the checks read and write between operations
+// changes what the cache holds when each starts, which made a window anything from 34 % longer
+// to 36 % shorter than IMB's for the same calls (docs/performance.md); the second pass is a
+// plain loop of them.
+// Not with -z 1 (a barrier after every operation is part of what it asks for), nor with an
+// injected fault (faults act between the operations of the first pass). The same on every rank
+// of a group, which all enter the pass together.
+[[nodiscard]] inline bool times_back_to_back_pass(const LoopPlan& plan) {
+  return plan.timed && plan.check && plan.blocking == 0 && plan.iterations > 0 &&
+         (plan.faults == nullptr || plan.faults->empty());
 }
 
 // Reads one word of every cache line of [data, data + bytes) and returns their XOR (so the reads

@@ -53,6 +53,9 @@ class MpiCommunicator final : public Communicator {
   struct RunState;
   void run_step(IterationStep step, const RunState& state, RankLoopResult& result);
   void timed_operation(const RunState& state, RankLoopResult& result);
+  // The checked batch's operations again, back to back after a barrier: their span into
+  // `result.back_to_back_seconds` (times_back_to_back_pass).
+  void measure_back_to_back(const RunState& state, RankLoopResult& result);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

@@ -87,5 +87,35 @@ TEST(HostIteration, TouchForReadFoldsOneWordPerCacheLine) {
   EXPECT_EQ(touch_for_read(bytes.data(), 0), 0u);
 }
 
+TEST(HostIteration, CheckedBatchesAreTimedAgainBackToBack) {
+  // Checks between operations change what the cache holds when each starts, so `time` comes
+  // from a second, unchecked pass of the same operations run as a plain loop.
+  LoopPlan plan;
+  plan.iterations = 20;
+  EXPECT_TRUE(times_back_to_back_pass(plan));
+  const FaultPlan no_faults;
+  plan.faults = &no_faults;
+  EXPECT_TRUE(times_back_to_back_pass(plan));
+}
+
+TEST(HostIteration, NoSecondPassWhereTheFirstIsAlreadyTheFigure) {
+  const auto with = [](auto change) {
+    LoopPlan plan;
+    plan.iterations = 20;
+    change(plan);
+    return times_back_to_back_pass(plan);
+  };
+  // -c 0: the timed operations already ran back to back.
+  EXPECT_FALSE(with([](LoopPlan& p) { p.check = false; }));
+  // Warm-up: nothing is timed.
+  EXPECT_FALSE(with([](LoopPlan& p) { p.timed = false; }));
+  // -z 1: a barrier after every operation is what was asked for; its windows are the figure.
+  EXPECT_FALSE(with([](LoopPlan& p) { p.blocking = 1; }));
+  EXPECT_FALSE(with([](LoopPlan& p) { p.iterations = 0; }));
+  // An injected fault acts between the operations of the checked pass, whose windows show it.
+  const FaultPlan delay = parse_fault_plan("delay:1:1000");
+  EXPECT_FALSE(with([&](LoopPlan& p) { p.faults = &delay; }));
+}
+
 }  // namespace
 }  // namespace commcert

@@ -31,6 +31,8 @@ class EveryCollectivePassesItsCheck(CommcertTestCase):
             self.assertEqual(record["status"], "ok", json.dumps(record)[:300])
             self.assertTrue(record["check"])
             self.assertEqual(record["wrong_elements"], 0)
+            # Checked: `time` from the second, unchecked pass run back to back.
+            self.assertEqual(record["timing"], "back_to_back")
             self.assertEqual(record["nranks"], 4)
             self.assertEqual(record["nodes"], 4)
             self.assertEqual(len(record["rank_time_s"]), 4)
@@ -88,8 +90,10 @@ class RecordsAndMeta(CommcertTestCase):
             self.assertNotIn("hunter2", line)
 
     def test_cycles_adaptive_aggregation(self):
+        # -c 0: `time` is then the ranks' windows combined, which the record's rank times show
+        # (with checks it comes from the back-to-back pass, whose per-rank spans it does not).
         result = self.sweep(["allreduce", "-b", "32K", "-e", "32K", "-N", "2", "-a", "3",
-                             "--target-ci", "50", "--size-budget", "2s"])
+                             "--target-ci", "50", "--size-budget", "2s", "-c", "0"])
         self.assertEqual(result.returncode, 0, result.stderr)
         measured = result.collective_records()
         self.assertEqual({r["cycle"] for r in measured}, {0, 1})
@@ -137,6 +141,17 @@ class RecordsAndMeta(CommcertTestCase):
         result = self.sweep(["allgather", "-b", "8K", "-e", "8K", "-z", "1"])
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.meta()["parameters"]["blocking"], 1)
+        for record in result.collective_records("ok"):
+            self.assertEqual(record["timing"], "windows")
+
+    def test_unchecked_operations_are_timed_by_their_windows(self):
+        result = self.sweep(["allreduce", "-b", "64K", "-e", "64K", "-n", "4", "-c", "0"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        measured = result.collective_records("ok")
+        self.assertEqual(len(measured), 2)
+        for record in measured:
+            self.assertIsNone(record["wrong_elements"])
+            self.assertEqual(record["timing"], "windows")
 
 
 class InjectedFaultsAreDetected(CommcertTestCase):
@@ -154,6 +169,8 @@ class InjectedFaultsAreDetected(CommcertTestCase):
             # The others waited for it about as long as it was late: less on a loaded 2-core
             # machine, where the waiting ranks share the cores (CI saw 38% of a 3 ms delay).
             self.assertGreater(record["straggler"]["lead_s"], 0.003)
+            # The delay acts between checked operations: no back-to-back pass hides it.
+            self.assertEqual(record["timing"], "windows")
         self.assertEqual(result.meta()["fault_injection"], "delay:2:10000")
 
     def test_corruption_is_attributed_to_the_rank(self):
