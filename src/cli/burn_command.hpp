@@ -43,9 +43,7 @@ class BurnCommand final : public Command {
     std::optional<std::uint64_t> seed;
   };
   RawFlags flags_;
-  StageFlags stage_{StageFlagSpec("300", "Bound on any one wait for a GPU or a peer process")
-                        .with_gpus_per_process(1)
-                        .with_zero_timeout_note("a burn is always bounded")};
+  StageFlags stage_{one_gpu_stage_flag_spec().with_zero_timeout_note("a burn is always bounded")};
 };
 
 }  // namespace commcert

@@ -100,19 +100,13 @@ int apply_to_slurm(const FleetVerdict& shown, bool dry_run, std::FILE* out, int 
 }  // namespace
 
 void CertifyCommand::configure(CLI::App& app) {
-  app.add_option("results", flags_.inputs,
-                 "Results directories (results/<run-id>), results roots or records.jsonl files")
+  add_results_argument(app, flags_.inputs);
+  add_baseline_option(app, flags_.baseline,
+                      "Baseline YAML of the nodes' SKU, or a built-in one ({})")
       ->required();
-  app.add_option("--baseline", flags_.baseline,
-                 fmt::format("Baseline YAML of the nodes' SKU, or a built-in one ({})",
-                             embedded_baseline_names()))
-      ->envname("COMMCERT_BASELINE")
-      ->required();
-  app.add_option("--suite", flags_.suite,
-                 fmt::format("Suite YAML naming the required checks, or a built-in one ({}); "
-                             "default: the baseline's",
-                             embedded_suite_names()))
-      ->envname("COMMCERT_SUITE");
+  add_suite_option(app, flags_.suite,
+                   "Suite YAML naming the required checks, or a built-in one ({}); default: the "
+                   "baseline's");
   app.add_option("--verdict", flags_.verdict,
                  "Where to write verdict.json (default: in the first results directory)");
   add_report_options(app, flags_.report, "text");

@@ -7,6 +7,28 @@
 #include "bench/gpu_datasheet.hpp"
 
 namespace commcert {
+namespace {
+
+// A GPU stage's records: without GPUs, one from the process saying why nothing ran; with them,
+// one per GPU slot, from the slot's rank and naming its GPU.
+template <typename Record>
+Record unavailable_record(const GpuSlots& plan, const SlotOrigin& origin) {
+  Record record;
+  record.origin = origin(0);
+  record.status = plan.unavailable_status;
+  record.reason = plan.unavailable_reason;
+  return record;
+}
+
+template <typename Record>
+Record slot_record(const SlotOrigin& origin, std::size_t slot, const GpuIdentity& gpu) {
+  Record record;
+  record.origin = origin(slot);
+  record.origin.gpu = gpu;
+  return record;
+}
+
+}  // namespace
 
 Json burn_fingerprint_entries(const std::string& node, std::size_t slot_count,
                               const std::vector<BurnOutcome>& outcomes) {
@@ -44,19 +66,14 @@ std::vector<Json> burn_records(const BurnSettings& settings, const GpuSlots& pla
   const std::string kernel(burn_kernel_name(settings.kernel));
   std::vector<Json> records;
   if (plan.gpus.empty()) {
-    BurnRecord record;
-    record.origin = origin(0);
-    record.status = plan.unavailable_status;
-    record.reason = plan.unavailable_reason;
+    auto record = unavailable_record<BurnRecord>(plan, origin);
     record.kernel = kernel;
     records.push_back(to_json(record));
   }
   for (std::size_t slot = 0; slot < outcomes.size(); ++slot) {
     const BurnOutcome& outcome = outcomes[slot];
     const PeerVerdict& peers = verdicts.at(static_cast<std::size_t>(first_rank) + slot);
-    BurnRecord record;
-    record.origin = origin(slot);
-    record.origin.gpu = outcome.gpu;
+    auto record = slot_record<BurnRecord>(origin, slot, outcome.gpu);
     record.status = burn_status(outcome, peers);
     if (record.status != RecordStatus::kOk) record.reason = burn_reason(outcome, peers, node);
     record.kernel = kernel;
@@ -90,17 +107,11 @@ std::vector<Json> membw_records(const GpuSlots& plan, const std::vector<MembwOut
                                 const SlotOrigin& origin) {
   std::vector<Json> records;
   if (plan.gpus.empty()) {
-    MembwRecord record;
-    record.origin = origin(0);
-    record.status = plan.unavailable_status;
-    record.reason = plan.unavailable_reason;
-    records.push_back(to_json(record));
+    records.push_back(to_json(unavailable_record<MembwRecord>(plan, origin)));
   }
   for (std::size_t slot = 0; slot < outcomes.size(); ++slot) {
     const MembwOutcome& outcome = outcomes[slot];
-    MembwRecord record;
-    record.origin = origin(slot);
-    record.origin.gpu = outcome.gpu;
+    auto record = slot_record<MembwRecord>(origin, slot, outcome.gpu);
     record.status = membw_status(outcome);
     if (record.status != RecordStatus::kOk) record.reason = membw_reason(outcome);
     const GpuDatasheet* sheet = find_gpu_datasheet(outcome.gpu.name);

@@ -15,6 +15,7 @@
 #include "comm/watchdog.hpp"
 #include "core/errors.hpp"
 #include "core/progress.hpp"
+#include "core/split.hpp"
 #include "core/units.hpp"
 #include "links/link_measurement.hpp"
 #include "links/link_schedule.hpp"
@@ -25,17 +26,6 @@ namespace commcert {
 namespace {
 
 constexpr std::uint64_t kMaxMessageBytes = std::uint64_t{1} << 30;
-
-std::vector<std::string_view> split_list(std::string_view text) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
 
 // Where this process is in the schedule, for the watchdog thread: what a timeout record names
 // (links_of_timeout): the link of each process that did not arrive in the round under way, or
@@ -292,7 +282,7 @@ class LinkRounds {
 
 std::vector<LinkTest> parse_link_tests(std::string_view text, std::string_view flag) {
   std::vector<LinkTest> tests;
-  for (const std::string_view name : split_list(text)) {
+  for (const std::string_view name : split_at(text)) {
     std::optional<LinkTest> found;
     for (const LinkTest test : {LinkTest::kWriteBandwidth, LinkTest::kWriteBandwidthBidirectional,
                                 LinkTest::kReadBandwidth, LinkTest::kWriteLatency}) {
@@ -354,7 +344,7 @@ LinksSettings LinksCommand::resolve_settings() const {
       std::find(s.tests.begin(), s.tests.end(), LinkTest::kReadBandwidth) != s.tests.end()) {
     throw UsageError("--tests: read_bw is an RDMA read and needs --transport verbs");
   }
-  for (const std::string_view text : split_list(flags_.sizes)) {
+  for (const std::string_view text : split_at(flags_.sizes)) {
     const std::uint64_t bytes = parse_size(text, "--sizes");
     if (bytes == 0 || bytes > kMaxMessageBytes) {
       throw UsageError(fmt::format("--sizes: {} is not from 1 byte to 1G", text));

@@ -38,9 +38,8 @@ class MembwCommand final : public Command {
     std::optional<std::uint64_t> seed;
   };
   RawFlags flags_;
-  StageFlags stage_{StageFlagSpec("300", "Bound on any one wait for a GPU or a peer process")
-                        .with_iterations(20, 100000, "Timed samples per measurement (median kept)")
-                        .with_gpus_per_process(1)};
+  StageFlags stage_{one_gpu_stage_flag_spec().with_iterations(
+      20, 100000, "Timed samples per measurement (median kept)")};
 };
 
 }  // namespace commcert

@@ -9,6 +9,7 @@
 #include "cli/stage_session.hpp"
 #include "core/errors.hpp"
 #include "core/progress.hpp"
+#include "core/split.hpp"
 #include "core/units.hpp"
 #include "health/pci_address.hpp"
 
@@ -17,17 +18,6 @@ namespace {
 
 constexpr std::uint64_t kMinCopyBytes = std::uint64_t{1} << 20;
 constexpr std::uint64_t kMaxCopyBytes = std::uint64_t{16} << 30;
-
-std::vector<std::string_view> split_list(std::string_view text) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
 
 // This process's one record: why it has no figures.
 Json lone_record(const StageSession& session, RecordStatus status, std::string reason) {
@@ -92,7 +82,7 @@ P2pMeasured measure_p2p(StageSession& session, const P2pSettings& s,
 
 P2pSelection parse_p2p_selection(std::string_view methods, std::string_view paths) {
   P2pSelection s{false, false, false, false, false, false};
-  for (const std::string_view name : split_list(methods)) {
+  for (const std::string_view name : split_at(methods)) {
     if (name == "ce") {
       s.copy_engine = true;
     } else if (name == "sm") {
@@ -103,7 +93,7 @@ P2pSelection parse_p2p_selection(std::string_view methods, std::string_view path
       throw UsageError(fmt::format("--methods: unknown method '{}' (ce, sm, latency)", name));
     }
   }
-  for (const std::string_view name : split_list(paths)) {
+  for (const std::string_view name : split_at(paths)) {
     if (name == "gpu_gpu") {
       s.gpu_gpu = true;
     } else if (name == "host_gpu") {

@@ -124,19 +124,13 @@ void add_trends(const std::string& path, const FleetVerdict& verdict, RunDetails
 }  // namespace
 
 void ReportCommand::configure(CLI::App& app) {
-  app.add_option("results", flags_.inputs,
-                 "Results directories (results/<run-id>), results roots or records.jsonl files")
-      ->required();
-  app.add_option("--baseline", flags_.baseline,
-                 fmt::format("Baseline YAML or built-in baseline ({}); default: the one the run "
-                             "used (its suite.json)",
-                             embedded_baseline_names()))
-      ->envname("COMMCERT_BASELINE");
-  app.add_option("--suite", flags_.suite,
-                 fmt::format("Suite YAML or built-in suite ({}) naming the required checks; "
-                             "default: the run's, else the baseline's",
-                             embedded_suite_names()))
-      ->envname("COMMCERT_SUITE");
+  add_results_argument(app, flags_.inputs);
+  add_baseline_option(app, flags_.baseline,
+                      "Baseline YAML or built-in baseline ({}); default: the one the run used "
+                      "(its suite.json)");
+  add_suite_option(app, flags_.suite,
+                   "Suite YAML or built-in suite ({}) naming the required checks; default: the "
+                   "run's, else the baseline's");
   add_report_options(app, flags_.report, "md");
   app.add_flag("--allow-partial", flags_.allow_partial,
                "Judge runs that never finished instead of holding their nodes inconclusive");

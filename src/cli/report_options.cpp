@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/printable.hpp"
+#include "validate/suite_baseline_lookup.hpp"
 
 namespace commcert {
 
@@ -21,6 +22,39 @@ void add_report_options(CLI::App& app, ReportFlags& flags, std::string_view defa
       ->type_name("NAME=PATH")
       // One value per --report, so `--report json=v.json RESULTS` leaves RESULTS positional.
       ->allow_extra_args(false);
+}
+
+void add_results_argument(CLI::App& app, std::vector<std::string>& inputs) {
+  app.add_option("results", inputs,
+                 "Results directories (results/<run-id>), results roots or records.jsonl files")
+      ->required();
+}
+
+namespace {
+
+template <typename Target>
+CLI::Option* add_baseline_option_to(CLI::App& app, Target& baseline, std::string_view help) {
+  return app
+      .add_option("--baseline", baseline,
+                  fmt::format(fmt::runtime(help), embedded_baseline_names()))
+      ->envname("COMMCERT_BASELINE");
+}
+
+}  // namespace
+
+CLI::Option* add_baseline_option(CLI::App& app, std::string& baseline, std::string_view help) {
+  return add_baseline_option_to(app, baseline, help);
+}
+
+CLI::Option* add_baseline_option(CLI::App& app, std::optional<std::string>& baseline,
+                                 std::string_view help) {
+  return add_baseline_option_to(app, baseline, help);
+}
+
+CLI::Option* add_suite_option(CLI::App& app, std::optional<std::string>& suite,
+                              std::string_view help) {
+  return app.add_option("--suite", suite, fmt::format(fmt::runtime(help), embedded_suite_names()))
+      ->envname("COMMCERT_SUITE");
 }
 
 bool write_reports(const Report& report, const std::vector<VerdictOutput>& outputs,

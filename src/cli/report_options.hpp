@@ -20,6 +20,18 @@ struct ReportFlags {
 
 void add_report_options(CLI::App& app, ReportFlags& flags, std::string_view default_format);
 
+// The results a command judges (certify, report): one or more positional paths, required.
+void add_results_argument(CLI::App& app, std::vector<std::string>& inputs);
+
+// What a command judges against, read the same way by every command that judges: --baseline
+// (else COMMCERT_BASELINE) and --suite (else COMMCERT_SUITE). `help` says what the command does
+// with it; its `{}` becomes the names of the built-in baselines or suites.
+CLI::Option* add_baseline_option(CLI::App& app, std::string& baseline, std::string_view help);
+CLI::Option* add_baseline_option(CLI::App& app, std::optional<std::string>& baseline,
+                                 std::string_view help);
+CLI::Option* add_suite_option(CLI::App& app, std::optional<std::string>& suite,
+                              std::string_view help);
+
 // Writes every output; a file that could not be written is one line on stderr under `prefix`.
 // Returns false when one could not be written.
 bool write_reports(const Report& report, const std::vector<VerdictOutput>& outputs,

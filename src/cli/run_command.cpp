@@ -548,10 +548,8 @@ void RunCommand::configure(CLI::App& app) {
   app.add_option("suite", flags_.suite,
                  fmt::format("Suite file or built-in suite ({})", embedded_suite_names()))
       ->required();
-  app.add_option("--baseline", flags_.baseline,
-                 fmt::format("Baseline file or built-in baseline ({}); default: the suite's",
-                             embedded_baseline_names()))
-      ->envname("COMMCERT_BASELINE");
+  add_baseline_option(app, flags_.baseline,
+                      "Baseline file or built-in baseline ({}); default: the suite's");
   app.add_flag("--plan", flags_.plan_only, "Print the stages, budgets and checks; run nothing");
   add_report_options(app, flags_.report, "text");
   add_history_option(app, flags_.history,

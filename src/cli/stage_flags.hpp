@@ -51,6 +51,13 @@ struct StageFlagSpec {
   std::optional<int> gpus_per_process;      // -g/--ngpus's default; nullopt: no -g
 };
 
+// The GPU stages that drive one GPU per process (burn, membw): -g 1, and -T bounding any one wait
+// for a GPU or a peer process, five minutes unless set.
+[[nodiscard]] inline StageFlagSpec one_gpu_stage_flag_spec() {
+  return StageFlagSpec("300", "Bound on any one wait for a GPU or a peer process")
+      .with_gpus_per_process(1);
+}
+
 // The values of the flags stages share, declared on a stage's CLI11 app by one call (add_to) so
 // each flag reads the same in every stage. A stage's other flags stay its own.
 class StageFlags {

@@ -9,19 +9,10 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/split.hpp"
 
 namespace commcert {
 namespace {
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  while (true) {
-    const auto at = text.find(separator);
-    parts.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return parts;
-    text.remove_prefix(at + 1);
-  }
-}
 
 std::uint64_t parse_number(std::string_view text, std::string_view entry, std::string_view what) {
   std::uint64_t value = 0;
@@ -37,8 +28,8 @@ std::uint64_t parse_number(std::string_view text, std::string_view entry, std::s
 FaultPlan parse_fault_plan(std::string_view text) {
   std::vector<Fault> faults;
   if (text.empty()) return FaultPlan{};
-  for (std::string_view entry : split(text, ',')) {
-    const auto fields = split(entry, ':');
+  for (std::string_view entry : split_at(text, ',')) {
+    const auto fields = split_at(entry, ':');
     const auto usage = [&](std::string_view why) {
       return UsageError(
           fmt::format("COMMCERT_FAULT: {} in '{}' (expected delay:<rank>:<us>, corrupt:<rank>, "

@@ -52,6 +52,12 @@ Json make_record(const RecordOrigin& origin, std::string_view kind, RecordStatus
   return record;
 }
 
+Json make_record(const RecordHead& head, std::string_view kind) {
+  Json record = make_record(head.origin, kind, head.status);
+  if (head.reason) record[RecordFields::kReason] = *head.reason;
+  return record;
+}
+
 std::string utc_timestamp_now() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t seconds = std::chrono::system_clock::to_time_t(now);

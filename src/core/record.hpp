@@ -40,6 +40,17 @@ struct RecordOrigin {
 [[nodiscard]] Json make_record(const RecordOrigin& origin, std::string_view kind,
                                RecordStatus status);
 
+// What a stage's record of one kind (burn, membw, health, link, p2p) starts with: who wrote it,
+// its status and, when there is one, why (`reason`).
+struct RecordHead {
+  RecordOrigin origin;
+  RecordStatus status = RecordStatus::kOk;
+  std::optional<std::string> reason;
+};
+
+// make_record's fields, then `reason` when the head has one.
+[[nodiscard]] Json make_record(const RecordHead& head, std::string_view kind);
+
 // ISO 8601 UTC with milliseconds, e.g. "2026-11-21T23:39:00.123Z".
 [[nodiscard]] std::string utc_timestamp_now();
 

@@ -30,23 +30,26 @@ class Collector {
   GpuHealth& health_;
 };
 
+// One ECC counter (nvml::kVolatileEcc or kAggregateEcc), its queries named ecc.<scope>.<kind>.
+EccCounts ecc_counts(Collector& c, const NvmlLibrary& nvml, nvml::Device device, int counter,
+                     std::string_view scope) {
+  const std::string corrected = fmt::format("ecc.{}.corrected", scope);
+  const std::string uncorrected = fmt::format("ecc.{}.uncorrected", scope);
+  EccCounts counts;
+  counts.corrected =
+      c.take(nvml.ecc_errors(device, nvml::kMemoryErrorCorrected, counter), corrected.c_str());
+  counts.uncorrected =
+      c.take(nvml.ecc_errors(device, nvml::kMemoryErrorUncorrected, counter), uncorrected.c_str());
+  return counts;
+}
+
 // ECC counts, remapped rows and retired pages: the GPU memory's own account of its errors.
 void probe_memory_errors(Collector& c, const NvmlLibrary& nvml, nvml::Device device, GpuHealth& h) {
   if (auto enabled = c.take(nvml.ecc_enabled(device), "ecc.enabled")) {
     GpuEcc ecc;
     ecc.enabled = *enabled;
-    ecc.volatile_counts.corrected =
-        c.take(nvml.ecc_errors(device, nvml::kMemoryErrorCorrected, nvml::kVolatileEcc),
-               "ecc.volatile.corrected");
-    ecc.volatile_counts.uncorrected =
-        c.take(nvml.ecc_errors(device, nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc),
-               "ecc.volatile.uncorrected");
-    ecc.aggregate.corrected =
-        c.take(nvml.ecc_errors(device, nvml::kMemoryErrorCorrected, nvml::kAggregateEcc),
-               "ecc.aggregate.corrected");
-    ecc.aggregate.uncorrected =
-        c.take(nvml.ecc_errors(device, nvml::kMemoryErrorUncorrected, nvml::kAggregateEcc),
-               "ecc.aggregate.uncorrected");
+    ecc.volatile_counts = ecc_counts(c, nvml, device, nvml::kVolatileEcc, "volatile");
+    ecc.aggregate = ecc_counts(c, nvml, device, nvml::kAggregateEcc, "aggregate");
     h.ecc = ecc;
   }
 

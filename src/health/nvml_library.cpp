@@ -163,6 +163,24 @@ NvmlResult<unsigned> NvmlLibrary::unsigned_query(std::string_view function,
   return result_of(code, value);
 }
 
+template <typename... Args>
+NvmlResult<bool> NvmlLibrary::feature_query(std::string_view function, nvml::Device device,
+                                            Args... args) const {
+  int state = 0;
+  const auto code =
+      call<nvml::Return (*)(nvml::Device, Args..., int*)>(function, device, args..., &state);
+  return result_of(code, state == nvml::kFeatureEnabled);
+}
+
+template <typename... Args>
+NvmlResult<std::uint64_t> NvmlLibrary::counter_query(std::string_view function, nvml::Device device,
+                                                     Args... args) const {
+  unsigned long long count = 0;
+  const auto code = call<nvml::Return (*)(nvml::Device, Args..., unsigned long long*)>(
+      function, device, args..., &count);
+  return result_of(code, static_cast<std::uint64_t>(count));
+}
+
 NvmlResult<std::string> NvmlLibrary::driver_version() const {
   std::vector<char> buffer(nvml::kVersionBufferSize, '\0');
   const auto code = call<nvml::Return (*)(char*, unsigned)>(
@@ -235,10 +253,7 @@ NvmlResult<bool> NvmlLibrary::ecc_enabled(nvml::Device device) const {
 
 NvmlResult<std::uint64_t> NvmlLibrary::ecc_errors(nvml::Device device, int error_type,
                                                   int counter_type) const {
-  unsigned long long count = 0;
-  const auto code = call<nvml::Return (*)(nvml::Device, int, int, unsigned long long*)>(
-      "nvmlDeviceGetTotalEccErrors", device, error_type, counter_type, &count);
-  return result_of(code, static_cast<std::uint64_t>(count));
+  return counter_query("nvmlDeviceGetTotalEccErrors", device, error_type, counter_type);
 }
 
 NvmlResult<NvmlRemappedRows> NvmlLibrary::remapped_rows(nvml::Device device) const {
@@ -262,10 +277,7 @@ NvmlResult<unsigned> NvmlLibrary::retired_pages(nvml::Device device, int cause) 
 }
 
 NvmlResult<bool> NvmlLibrary::retired_pages_pending(nvml::Device device) const {
-  int pending = 0;
-  const auto code = call<nvml::Return (*)(nvml::Device, int*)>(
-      "nvmlDeviceGetRetiredPagesPendingStatus", device, &pending);
-  return result_of(code, pending == nvml::kFeatureEnabled);
+  return feature_query("nvmlDeviceGetRetiredPagesPendingStatus", device);
 }
 
 NvmlResult<unsigned> NvmlLibrary::pcie_generation(nvml::Device device, bool maximum) const {
@@ -284,18 +296,12 @@ NvmlResult<unsigned> NvmlLibrary::pcie_replay_counter(nvml::Device device) const
 }
 
 NvmlResult<bool> NvmlLibrary::nvlink_active(nvml::Device device, unsigned link) const {
-  int active = 0;
-  const auto code = call<nvml::Return (*)(nvml::Device, unsigned, int*)>("nvmlDeviceGetNvLinkState",
-                                                                         device, link, &active);
-  return result_of(code, active == nvml::kFeatureEnabled);
+  return feature_query("nvmlDeviceGetNvLinkState", device, link);
 }
 
 NvmlResult<std::uint64_t> NvmlLibrary::nvlink_error_counter(nvml::Device device, unsigned link,
                                                             int counter) const {
-  unsigned long long value = 0;
-  const auto code = call<nvml::Return (*)(nvml::Device, unsigned, int, unsigned long long*)>(
-      "nvmlDeviceGetNvLinkErrorCounter", device, link, counter, &value);
-  return result_of(code, static_cast<std::uint64_t>(value));
+  return counter_query("nvmlDeviceGetNvLinkErrorCounter", device, link, counter);
 }
 
 NvmlResult<unsigned> NvmlLibrary::temperature_c(nvml::Device device) const {

@@ -124,6 +124,15 @@ class NvmlLibrary {
                                                      unsigned size) const;
   [[nodiscard]] NvmlResult<unsigned> unsigned_query(std::string_view function,
                                                     nvml::Device device) const;
+  // `function(device, args..., &state)`: whether a feature (an NVLink, a pending page
+  // retirement) is enabled.
+  template <typename... Args>
+  [[nodiscard]] NvmlResult<bool> feature_query(std::string_view function, nvml::Device device,
+                                               Args... args) const;
+  // `function(device, args..., &count)`: a 64-bit error counter.
+  template <typename... Args>
+  [[nodiscard]] NvmlResult<std::uint64_t> counter_query(std::string_view function,
+                                                        nvml::Device device, Args... args) const;
 
   void* handle_;
   std::string path_;

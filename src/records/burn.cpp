@@ -1,14 +1,12 @@
 #include "records/burn.hpp"
 
-#include "core/record_fields.hpp"
 #include "records/json_values.hpp"
 
 namespace commcert {
 
 Json to_json(const BurnRecord& record) {
   using F = BurnMeasurement;
-  Json out = make_record(record.origin, BurnRecord::kKind, record.status);
-  if (record.reason) out[RecordFields::kReason] = *record.reason;
+  Json out = make_record(record, BurnRecord::kKind);
   out[BurnRecord::kKernel] = record.kernel;
   if (!record.measurement) return out;
   const BurnMeasurement& m = *record.measurement;

@@ -69,12 +69,9 @@ struct BurnMeasurement {
 
 // One GPU's burn. A GPU on which nothing ran (skipped, failed in set-up, no GPU at all) has no
 // measurement: the record names only the kernel.
-struct BurnRecord {
+struct BurnRecord : RecordHead {
   static constexpr const char* kKind = "burn";
   static constexpr const char* kKernel = "kernel";
-  RecordOrigin origin;
-  RecordStatus status = RecordStatus::kOk;
-  std::optional<std::string> reason;
   std::string kernel;
   std::optional<BurnMeasurement> measurement;
 };

@@ -2,7 +2,6 @@
 
 #include <type_traits>
 
-#include "core/record_fields.hpp"
 #include "records/json_values.hpp"
 
 namespace commcert {
@@ -130,8 +129,7 @@ Json xid_events_json(const std::optional<std::vector<XidEvent>>& events) {
 }
 
 Json to_json(const HealthRecord& record) {
-  Json out = make_record(record.origin, HealthRecord::kKind, record.status);
-  if (record.reason) out[RecordFields::kReason] = *record.reason;
+  Json out = make_record(record, HealthRecord::kKind);
   std::visit(
       [&](const auto& fields) {
         if constexpr (std::is_same_v<std::decay_t<decltype(fields)>, std::monostate>) {

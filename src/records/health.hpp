@@ -194,16 +194,13 @@ struct NodeHealthFields {
 
 // A health record. Without fields (std::monostate) it names only its component: a component
 // that could not be looked at (skipped, error: `reason` says why).
-struct HealthRecord {
+struct HealthRecord : RecordHead {
   static constexpr const char* kKind = "health";
   static constexpr const char* kComponent = "component";
   static constexpr const char* kComponentGpu = "gpu";
   static constexpr const char* kComponentIbPort = "ib_port";
   static constexpr const char* kComponentNode = "node";
 
-  RecordOrigin origin;
-  RecordStatus status = RecordStatus::kOk;
-  std::optional<std::string> reason;
   std::string component;  // with fields, the one they belong to
   std::variant<std::monostate, GpuHealthFields, IbPortHealthFields, NodeHealthFields> fields;
 };

@@ -1,6 +1,5 @@
 #include "records/link.hpp"
 
-#include "core/record_fields.hpp"
 #include "records/json_values.hpp"
 
 namespace commcert {
@@ -38,8 +37,7 @@ Json counters_json(const std::optional<std::vector<LinkCounterDeltas>>& counters
 
 Json to_json(const LinkRecord& record) {
   using R = LinkRecord;
-  Json out = make_record(record.origin, R::kKind, record.status);
-  if (record.reason) out[RecordFields::kReason] = *record.reason;
+  Json out = make_record(record, R::kKind);
   out[R::kTransport] = record.transport;
   out[R::kMemory] = record.memory;
   out[R::kTest] = or_null(record.test);

@@ -57,7 +57,7 @@ struct LinkMeasurement {
   std::optional<double> latency_s;    // latency test: the median one-way time
 };
 
-struct LinkRecord {
+struct LinkRecord : RecordHead {
   static constexpr const char* kKind = "link";
   static constexpr const char* kTransport = "transport";
   static constexpr const char* kMemory = "memory";
@@ -69,9 +69,6 @@ struct LinkRecord {
   static constexpr const char* kDevices = "devices";
   static constexpr const char* kRegistrations = "registrations";
   static constexpr const char* kCounterDeltas = "counter_deltas";
-  RecordOrigin origin;
-  RecordStatus status = RecordStatus::kOk;
-  std::optional<std::string> reason;
   std::string transport;            // "mpi" or "verbs"
   std::string memory;               // "host" or "gpu"
   std::optional<std::string> test;  // nullopt: the record says why nothing was tested

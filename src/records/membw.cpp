@@ -1,6 +1,5 @@
 #include "records/membw.hpp"
 
-#include "core/record_fields.hpp"
 #include "records/json_values.hpp"
 
 namespace commcert {
@@ -42,8 +41,7 @@ Json integrity_json(const std::optional<MembwIntegrity>& integrity) {
 
 Json to_json(const MembwRecord& record) {
   using F = MembwMeasurement;
-  Json out = make_record(record.origin, MembwRecord::kKind, record.status);
-  if (record.reason) out[RecordFields::kReason] = *record.reason;
+  Json out = make_record(record, MembwRecord::kKind);
   if (!record.measurement) return out;
   const MembwMeasurement& m = *record.measurement;
   out[F::kBandwidth] = bandwidth_json(m.bandwidth);

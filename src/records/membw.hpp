@@ -78,11 +78,8 @@ struct MembwMeasurement {
 };
 
 // One GPU's memory stage; without a measurement when there was no GPU to measure.
-struct MembwRecord {
+struct MembwRecord : RecordHead {
   static constexpr const char* kKind = "membw";
-  RecordOrigin origin;
-  RecordStatus status = RecordStatus::kOk;
-  std::optional<std::string> reason;
   std::optional<MembwMeasurement> measurement;
 };
 

@@ -1,6 +1,5 @@
 #include "records/p2p.hpp"
 
-#include "core/record_fields.hpp"
 #include "records/json_values.hpp"
 
 namespace commcert {
@@ -8,8 +7,7 @@ namespace commcert {
 Json to_json(const P2pRecord& record) {
   using R = P2pRecord;
   using M = P2pMeasurement;
-  Json out = make_record(record.origin, R::kKind, record.status);
-  if (record.reason) out[RecordFields::kReason] = *record.reason;
+  Json out = make_record(record, R::kKind);
   out[R::kPath] = or_null(record.path);
   out[R::kMethod] = or_null(record.method);
   out[R::kAccess] = or_null(record.access);

@@ -35,7 +35,8 @@ struct P2pMeasurement {
   std::optional<double> latency_s;    // pointer chase: the median time of one dependent load
 };
 
-struct P2pRecord {
+// `origin.gpu` is the GPU whose copy engine or SMs ran the work.
+struct P2pRecord : RecordHead {
   static constexpr const char* kKind = "p2p";
   static constexpr const char* kPath = "path";
   static constexpr const char* kMethod = "method";
@@ -46,9 +47,6 @@ struct P2pRecord {
   static constexpr const char* kHostNumaNode = "host_numa_node";
   static constexpr const char* kHostNumaLocal = "host_numa_local";
   static constexpr const char* kPeerAccess = "peer_access";
-  RecordOrigin origin;  // gpu: the GPU whose engine or SMs ran the work
-  RecordStatus status = RecordStatus::kOk;
-  std::optional<std::string> reason;
   std::optional<std::string> path;    // gpu_gpu | host_gpu | device_local; nullopt: nothing ran
   std::optional<std::string> method;  // copy_engine | sm_copy | pointer_chase
   // gpu_gpu: write (the source GPU pushes) or read (the destination GPU pulls).

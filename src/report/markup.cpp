@@ -1,91 +1,79 @@
 #include "report/markup.hpp"
 
+#include <span>
+
 #include <fmt/format.h>
 
 namespace commcert {
+namespace {
+
+struct Entity {
+  char character;
+  const char* reference;
+};
+
+// What markup and a Markdown table cell both write as references.
+constexpr Entity kHtmlEntities[] = {{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}};
+// What markup writes as references besides: quotes, and the white space an attribute keeps.
+constexpr Entity kAttributeEntities[] = {
+    {'"', "&quot;"}, {'\'', "&#39;"}, {'\t', "&#9;"}, {'\n', "&#10;"}, {'\r', "&#13;"}};
+
+const char* reference_of(char c, std::span<const Entity> entities) {
+  for (const Entity& entity : entities) {
+    if (entity.character == c) return entity.reference;
+  }
+  return nullptr;
+}
+
+// `c` as itself, or, where `hidden` (a control character), as the text \xNN.
+void append_visible(std::string& out, char c, bool hidden) {
+  if (hidden) {
+    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+  } else {
+    out += c;
+  }
+}
+
+bool is_control(char c) {
+  return static_cast<unsigned char>(c) < 0x20;
+}
+
+}  // namespace
 
 std::string escape_markup(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      case '\t':
-        out += "&#9;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
+    if (const char* reference = reference_of(c, kHtmlEntities)) {
+      out += reference;
+    } else if (const char* attribute_reference = reference_of(c, kAttributeEntities)) {
+      out += attribute_reference;
+    } else {
+      append_visible(out, c, is_control(c));
     }
   }
   return out;
 }
 
 std::string escape_markdown(std::string_view text) {
+  // Table cell ends, code, emphasis, links, strikethrough, and the escape character itself.
+  constexpr std::string_view kBackslashed = "|\\`*_[]~";
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '\t':
-        out += ' ';
-        break;
-      case '\r':
-        if (i + 1 < text.size() && text[i + 1] == '\n') ++i;  // CRLF is one line break
-        out += "<br>";
-        break;
-      case '\n':
-        out += "<br>";
-        break;
-      case '|':
-      case '\\':
-      case '`':
-      case '*':
-      case '_':
-      case '[':
-      case ']':
-      case '~':
-        out += '\\';
-        out += c;
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
+    if (const char* reference = reference_of(c, kHtmlEntities)) {
+      out += reference;
+    } else if (c == '\t') {
+      out += ' ';
+    } else if (c == '\r' || c == '\n') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;  // CRLF is one line break
+      out += "<br>";
+    } else if (kBackslashed.find(c) != std::string_view::npos) {
+      out += '\\';
+      out += c;
+    } else {
+      append_visible(out, c, is_control(c) || c == '\x7f');
     }
   }
   return out;

@@ -311,6 +311,18 @@ void sort_by_node_and_gpu(std::vector<Row>& rows) {
   });
 }
 
+// The columns a burn or membw row starts with: the GPU (its model from the record) and status.
+template <typename StageEvidence>
+void fill_gpu_stage_row(const Evidence& evidence, const StageEvidence& stage, const Json& record,
+                        GpuStageRow& row) {
+  row.node = evidence.node_name(stage.node);
+  row.gpu = stage.gpu.index;
+  row.uuid = std::string(evidence.text(stage.gpu.uuid));
+  row.name = string_at(object_at(record, "gpu"), "name");
+  row.status = std::string(to_string(stage.status));
+  row.reason = stage.reason;
+}
+
 // Burn and membw records carry what the evidence drops (telemetry, datasheet peaks): the very
 // lines the validator judged, kept as it read them, so a duplicate it dropped stays dropped here.
 void per_gpu_records(const Evidence& evidence, const GpuRecordLines& lines, RunDetails& details) {
@@ -322,13 +334,8 @@ void per_gpu_records(const Evidence& evidence, const GpuRecordLines& lines, RunD
   for (const auto& burn : evidence.burns) {
     const Json& record = record_of(burn.ref);
     BurnGpu row;
-    row.node = evidence.node_name(burn.node);
-    row.gpu = burn.gpu.index;
-    row.uuid = std::string(evidence.text(burn.gpu.uuid));
-    row.name = string_at(object_at(record, "gpu"), "name");
+    fill_gpu_stage_row(evidence, burn, record, row);
     row.kernel = std::string(evidence.text(burn.kernel));
-    row.status = std::string(to_string(burn.status));
-    row.reason = burn.reason;
     row.tflops = burn.tflops;
     const Json& windows = object_at(record, BurnMeasurement::kTflopsWindows);
     row.tflops_min = number_at(windows, "min");
@@ -352,12 +359,7 @@ void per_gpu_records(const Evidence& evidence, const GpuRecordLines& lines, RunD
   for (const auto& membw : evidence.membws) {
     const Json& record = record_of(membw.ref);
     MembwGpu row;
-    row.node = evidence.node_name(membw.node);
-    row.gpu = membw.gpu.index;
-    row.uuid = std::string(evidence.text(membw.gpu.uuid));
-    row.name = string_at(object_at(record, "gpu"), "name");
-    row.status = std::string(to_string(membw.status));
-    row.reason = membw.reason;
+    fill_gpu_stage_row(evidence, membw, record, row);
     row.read = membw.read;
     row.write = membw.write;
     row.copy = membw.copy;

@@ -95,14 +95,18 @@ struct BurnTimeline {
   std::vector<std::vector<std::string>> throttle;
 };
 
-struct BurnGpu {
+// What a GPU stage's record says about the GPU it ran on.
+struct GpuStageRow {
   std::string node;
   int gpu = -1;
   std::string uuid;
   std::string name;  // GPU model
-  std::string kernel;
   std::string status;
   std::string reason;
+};
+
+struct BurnGpu : GpuStageRow {
+  std::string kernel;
   std::optional<double> tflops;  // median window
   std::optional<double> tflops_min, tflops_max;
   std::optional<double> datasheet_peak_tflops;
@@ -114,13 +118,7 @@ struct BurnGpu {
   std::optional<BurnTimeline> timeline;  // absent in records written before it existed
 };
 
-struct MembwGpu {
-  std::string node;
-  int gpu = -1;
-  std::string uuid;
-  std::string name;
-  std::string status;
-  std::string reason;
+struct MembwGpu : GpuStageRow {
   std::optional<double> read, write, copy, memcpy_d2d, h2d, d2h;  // bytes/s
   std::optional<double> datasheet_peak;                           // bytes/s
   std::optional<double> fraction_of_peak;

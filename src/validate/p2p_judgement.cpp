@@ -1,6 +1,7 @@
 #include "validate/p2p_judgement.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -170,38 +171,18 @@ std::vector<P2pPeerVerdict> judge_p2p_peer_figures(const Evidence& evidence, con
 }
 
 std::optional<double> pcie_bytes_per_s(int generation, int width) {
-  if (width <= 0) return std::nullopt;
-  double transfers = 0;  // GT/s per lane
-  double efficiency = 0;
-  switch (generation) {
-    case 1:
-      transfers = 2.5;
-      efficiency = 8.0 / 10.0;
-      break;
-    case 2:
-      transfers = 5.0;
-      efficiency = 8.0 / 10.0;
-      break;
-    case 3:
-      transfers = 8.0;
-      efficiency = 128.0 / 130.0;
-      break;
-    case 4:
-      transfers = 16.0;
-      efficiency = 128.0 / 130.0;
-      break;
-    case 5:
-      transfers = 32.0;
-      efficiency = 128.0 / 130.0;
-      break;
-    case 6:
-      transfers = 64.0;
-      efficiency = 242.0 / 256.0;
-      break;
-    default:
-      return std::nullopt;
-  }
-  return transfers * 1e9 * efficiency / 8.0 * width;
+  struct PcieGeneration {
+    double transfers;   // GT/s per lane
+    double efficiency;  // payload bits per line bit: 8b/10b, 128b/130b, then FLIT mode
+  };
+  static constexpr PcieGeneration kGenerations[] = {
+      {2.5, 8.0 / 10.0},     {5.0, 8.0 / 10.0},     {8.0, 128.0 / 130.0},
+      {16.0, 128.0 / 130.0}, {32.0, 128.0 / 130.0}, {64.0, 242.0 / 256.0},
+  };
+  if (width <= 0 || generation < 1 || generation > static_cast<int>(std::size(kGenerations)))
+    return std::nullopt;
+  const PcieGeneration& gen = kGenerations[generation - 1];
+  return gen.transfers * 1e9 * gen.efficiency / 8.0 * width;
 }
 
 PairMatrixClassification classify_pair_matrix(const std::vector<P2pPairFigure>& figures) {

@@ -23,24 +23,13 @@ class LinkRule final : public Rule {
     const LinkJudgement judgement = judge_links(evidence, context.baseline.links);
     for (const auto& v : judgement.verdicts) {
       const LinkSeries& series = judgement.series[v.series];
-      const std::string unit = series.latency ? "µs" : "GB/s";
-      Finding f;
-      f.node = v.node;
-      f.check = "links";
-      f.rule = std::string(id());
-      f.measured = v.measured;
-      f.limit = series.limit;
-      f.unit = unit;
-      f.evidence = v.evidence;
-      f.fields = {{"test", std::string(evidence.text(series.test))},
-                  {"size", format_bytes(series.bytes)},
-                  {"rail", series.rail >= 0 ? fmt::format(" rail {}", series.rail) : ""},
-                  {"measured", format_figure(v.measured)},
-                  {"limit", format_figure(series.limit)},
-                  {"unit", unit},
-                  {"failed", std::to_string(v.failed)},
-                  {"partners", std::to_string(v.partners)},
-                  {"run", std::string(evidence.text(evidence.runs[series.run].run_id))}};
+      Finding f = pair_test_finding(evidence, id(), "links", v.node, series, v);
+      f.fields.insert(f.fields.end(),
+                      {{"test", std::string(evidence.text(series.test))},
+                       {"size", format_bytes(series.bytes)},
+                       {"rail", series.rail >= 0 ? fmt::format(" rail {}", series.rail) : ""},
+                       {"failed", std::to_string(v.failed)},
+                       {"partners", std::to_string(v.partners)}});
       switch (v.kind) {
         case LinkVerdictKind::kSlowNode:
           f.code = "links.slow_node";

@@ -38,21 +38,8 @@ class P2pPairRule final : public Rule {
     const P2pJudgement judgement = judge_p2p_pairs(evidence, context.baseline.p2p);
     for (const auto& v : judgement.verdicts) {
       const P2pSeries& series = judgement.series[v.series];
-      const std::string unit = series.latency ? "µs" : "GB/s";
-      Finding f;
-      f.node = series.node;
-      f.check = "p2p";
-      f.rule = std::string(id());
-      f.measured = v.measured;
-      f.limit = series.limit;
-      f.unit = unit;
-      f.evidence = v.evidence;
-      f.fields = {{"where", ""},
-                  {"test", series_label(evidence, series)},
-                  {"measured", format_figure(v.measured)},
-                  {"limit", format_figure(series.limit)},
-                  {"unit", unit},
-                  {"run", std::string(evidence.text(evidence.runs[series.run].run_id))}};
+      Finding f = pair_test_finding(evidence, id(), "p2p", series.node, series, v);
+      f.fields.insert(f.fields.end(), {{"where", ""}, {"test", series_label(evidence, series)}});
       switch (v.kind) {
         case P2pVerdictKind::kSlowGpu:
           f.code = "p2p.slow_gpu";

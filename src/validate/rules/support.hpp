@@ -36,6 +36,29 @@ void limit_violation(const JudgeContext& context, std::vector<Finding>& out, Rea
                                   std::string_view check, NodeId node, const GpuKey& gpu,
                                   EvidenceRef ref);
 
+// A finding about one figure of a pair test (links between nodes, copies between GPUs) against
+// its series' limit: measured, limit and unit (µs for latency tests, else GB/s), both as values
+// and as the {measured}, {limit}, {unit} and {run} fields; the caller adds its own fields.
+template <typename Series, typename Verdict>
+[[nodiscard]] Finding pair_test_finding(const Evidence& evidence, std::string_view rule,
+                                        std::string_view check, NodeId node, const Series& series,
+                                        const Verdict& verdict) {
+  const std::string unit = series.latency ? "µs" : "GB/s";
+  Finding f;
+  f.node = node;
+  f.check = std::string(check);
+  f.rule = std::string(rule);
+  f.measured = verdict.measured;
+  f.limit = series.limit;
+  f.unit = unit;
+  f.evidence = verdict.evidence;
+  f.fields = {{"measured", format_figure(verdict.measured)},
+              {"limit", format_figure(series.limit)},
+              {"unit", unit},
+              {"run", std::string(evidence.text(evidence.runs[series.run].run_id))}};
+  return f;
+}
+
 // Replaces (or adds) one template field.
 void set_field(Finding& finding, std::string_view name, std::string value);
 
