@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/hash_slots.hpp"
 #include "validate/baseline.hpp"
 #include "validate/checks.hpp"
 
@@ -54,7 +55,7 @@ class SubjectIndex {
   // is new.
   std::pair<std::size_t, bool> emplace(const SubjectKey& key,
                                        const std::vector<MetricSample>& samples, SamplesPer per) {
-    if (4 * (used_ + 1) > 3 * slots_.size()) grow();
+    if (hash_slots_need_growth(slots_, used_)) grow_hash_slots(slots_);
     const std::uint64_t hash = subject_hash(key) | 1;  // 0 marks an empty slot
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
@@ -77,18 +78,6 @@ class SubjectIndex {
     std::uint32_t series = 0;
     std::uint32_t index = 0;
   };
-  void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    const std::size_t mask = slots_.size() - 1;
-    for (const Slot& slot : old) {
-      if (slot.hash == 0) continue;
-      std::size_t i = slot.hash & mask;
-      while (slots_[i].hash != 0)
-        i = (i + 1) & mask;
-      slots_[i] = slot;
-    }
-  }
 
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
   std::size_t used_ = 0;

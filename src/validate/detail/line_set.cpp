@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/hash_slots.hpp"
+
 namespace commcert::detail {
 namespace {
 
@@ -76,7 +78,7 @@ std::uint64_t LineSet::hash(std::string_view line) {
 }
 
 std::optional<EvidenceRef> LineSet::insert_hashed(std::uint64_t line_hash, EvidenceRef ref) {
-  if (4 * (used_ + 1) > 3 * slots_.size()) grow();
+  if (hash_slots_need_growth(slots_, used_)) grow_hash_slots(slots_);
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t i = line_hash & mask;; i = (i + 1) & mask) {
     Slot& slot = slots_[i];
@@ -86,19 +88,6 @@ std::optional<EvidenceRef> LineSet::insert_hashed(std::uint64_t line_hash, Evide
       ++used_;
       return std::nullopt;
     }
-  }
-}
-
-void LineSet::grow() {
-  std::vector<Slot> old(slots_.size() * 2);
-  old.swap(slots_);
-  const std::size_t mask = slots_.size() - 1;
-  for (const Slot& slot : old) {
-    if (slot.hash == 0) continue;
-    std::size_t i = slot.hash & mask;
-    while (slots_[i].hash != 0)
-      i = (i + 1) & mask;
-    slots_[i] = slot;
   }
 }
 

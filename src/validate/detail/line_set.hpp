@@ -34,7 +34,6 @@ class LineSet {
     std::uint64_t hash = 0;  // 0: empty
     EvidenceRef ref;
   };
-  void grow();
 
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
   std::size_t used_ = 0;
