@@ -63,21 +63,30 @@ void LineSource::stop() {
   changed_.notify_all();
 }
 
-std::unique_ptr<LineSource::Chunk> LineSource::take_free() {
+// Both queues (chunks free to fill, chunks ready to parse) hand chunks over the same way.
+std::unique_ptr<LineSource::Chunk> LineSource::pop(ChunkQueue& queue) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [this] { return stop_ || !free_.empty(); });
+  changed_.wait(lock, [this, &queue] { return stop_ || !queue.empty(); });
   if (stop_) return nullptr;
-  auto chunk = std::move(free_.front());
-  free_.pop_front();
+  auto chunk = std::move(queue.front());
+  queue.pop_front();
   return chunk;
 }
 
-void LineSource::push_ready(std::unique_ptr<Chunk> chunk) {
+void LineSource::push(ChunkQueue& queue, std::unique_ptr<Chunk> chunk) {
   {
     std::lock_guard lock(mutex_);
-    ready_.push_back(std::move(chunk));
+    queue.push_back(std::move(chunk));
   }
   changed_.notify_all();
+}
+
+std::unique_ptr<LineSource::Chunk> LineSource::take_free() {
+  return pop(free_);
+}
+
+void LineSource::push_ready(std::unique_ptr<Chunk> chunk) {
+  push(ready_, std::move(chunk));
 }
 
 void LineSource::produce() {
@@ -199,20 +208,11 @@ void LineSource::find_repeats(std::vector<SourceLine>& lines) {
 }
 
 std::unique_ptr<LineSource::Chunk> LineSource::take() {
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [this] { return stop_ || !ready_.empty(); });
-  if (stop_) return nullptr;
-  auto chunk = std::move(ready_.front());
-  ready_.pop_front();
-  return chunk;
+  return pop(ready_);
 }
 
 void LineSource::recycle(std::unique_ptr<Chunk> chunk) {
-  {
-    std::lock_guard lock(mutex_);
-    free_.push_back(std::move(chunk));
-  }
-  changed_.notify_all();
+  push(free_, std::move(chunk));
 }
 
 bool LineSource::next(Batch& batch) {

@@ -80,6 +80,8 @@ class LineSource {
   void find_repeats(std::vector<SourceLine>& lines);
   std::unique_ptr<Chunk> take_free();
   void push_ready(std::unique_ptr<Chunk> chunk);
+  std::unique_ptr<Chunk> pop(std::deque<std::unique_ptr<Chunk>>& queue);
+  void push(std::deque<std::unique_ptr<Chunk>>& queue, std::unique_ptr<Chunk> chunk);
 
   std::filesystem::path path_;
   std::uint32_t file_;
@@ -90,8 +92,9 @@ class LineSource {
   int fd_ = -1;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::unique_ptr<Chunk>> ready_;
-  std::deque<std::unique_ptr<Chunk>> free_;
+  using ChunkQueue = std::deque<std::unique_ptr<Chunk>>;
+  ChunkQueue ready_;
+  ChunkQueue free_;
   std::unique_ptr<Chunk> current_;  // the batch the consumer holds
   bool stop_ = false;
   bool finished_ = false;  // the consumer has taken the last chunk
