@@ -1,11 +1,13 @@
 #include "validate/record_reader.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -13,6 +15,7 @@
 
 #include "core/errors.hpp"
 #include "core/node_identity.hpp"
+#include "core/printable.hpp"
 #include "validate/detail/evidence_merge.hpp"
 #include "validate/detail/line_set.hpp"
 #include "validate/detail/line_source.hpp"
@@ -124,12 +127,24 @@ struct ParsedChunk {
   std::exception_ptr error;
 };
 
+constexpr std::size_t kMostParseThreads = 64;
+
 std::size_t parse_threads_from_environment() {
   // COMMCERT_PARSE_THREADS=1 parses on the calling thread (docs/performance.md).
-  if (const char* text = std::getenv("COMMCERT_PARSE_THREADS"); text != nullptr && *text) {
-    return std::clamp<std::size_t>(std::strtoul(text, nullptr, 10), 1, 64);
+  const char* text = std::getenv("COMMCERT_PARSE_THREADS");
+  if (text == nullptr || *text == '\0')
+    return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
+  std::size_t threads = 0;
+  const std::string_view value(text);
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
+  if (error != std::errc() || end != value.data() + value.size() || threads < 1 ||
+      threads > kMostParseThreads) {
+    throw UsageError(
+        fmt::format("COMMCERT_PARSE_THREADS: expected a number of threads from 1 to "
+                    "{}, got '{}'",
+                    kMostParseThreads, printable(value)));
   }
-  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
+  return threads;
 }
 
 }  // namespace

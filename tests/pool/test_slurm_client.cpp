@@ -20,10 +20,13 @@
 #include "pool/scontrol_answers.hpp"
 #include "pool/slurm_actions.hpp"
 #include "pool/slurm_client.hpp"
+#include "scoped_environment.hpp"
 #include "temp_directory.hpp"
 
 namespace commcert {
 namespace {
+
+using test_support::ScopedEnvironment;
 
 PoolAction action(PoolActionKind kind, std::string node, std::vector<std::string> command,
                   std::string reason = "", std::string why = "") {
@@ -112,31 +115,6 @@ TEST(QuerySlurmNodes, AMissingSlurmConfIsRefusedWithoutRunningScontrol) {
     ::unsetenv("SLURM_CONF");
   }
 }
-
-// Sets an environment variable for one test and puts the old value back.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
-    const char* before = std::getenv(name);
-    had_ = before != nullptr;
-    if (had_) saved_ = before;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnvironment() {
-    if (had_) {
-      ::setenv(name_, saved_.c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string saved_;
-};
 
 TEST(QuerySlurmNodes, AnScontrolThatRefusesIsAnErrorNotAnEmptyPool) {
   // A program named scontrol, first on PATH, answers as scontrol does when slurmctld is down.

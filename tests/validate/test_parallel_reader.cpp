@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "scoped_environment.hpp"
 #include "support.hpp"
 #include "validate/record_reader.hpp"
 #include "validate/verdict.hpp"
@@ -131,6 +132,34 @@ TEST(ParallelReader, ALineLongerThanAnyRecordStopsTheFileAsWithOneThread) {
     Evidence evidence;
     RecordReader reader(evidence, {threads, std::size_t{1} << 16});
     EXPECT_THROW(reader.read_file(file), UsageError) << threads << " threads";
+  }
+}
+
+// The number of parsing threads from COMMCERT_PARSE_THREADS: 1 to 64, anything else refused
+// naming the variable rather than read as some other number.
+TEST(ParallelReader, AThreadCountOutsideOneTo64IsRefusedNamingTheVariable) {
+  fixtures::TempDir dir;
+  const auto file = dir.write("records.jsonl", fixtures::burn("n0", 0, 700).dump() + "\n");
+  for (const char* accepted : {"1", "2", "64", ""}) {
+    test_support::ScopedEnvironment threads("COMMCERT_PARSE_THREADS", accepted);
+    Evidence evidence;
+    RecordReader reader(evidence);
+    reader.read_file(file);
+    EXPECT_EQ(evidence.burns.size(), 1u) << "'" << accepted << "'";
+  }
+  for (const char* refused : {"0", "65", "two", "4x", "-1", " 2", "\x1b[2J"}) {
+    test_support::ScopedEnvironment threads("COMMCERT_PARSE_THREADS", refused);
+    Evidence evidence;
+    try {
+      RecordReader reader(evidence);
+      ADD_FAILURE() << "'" << refused << "' was accepted";
+    } catch (const UsageError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("COMMCERT_PARSE_THREADS: expected a number of threads from 1 to 64"),
+                std::string::npos)
+          << message;
+      EXPECT_EQ(message.find('\x1b'), std::string::npos) << "the terminal escape is shown raw";
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/errors.hpp"
 #include "support.hpp"
+#include "validate/detail/line_set.hpp"
 #include "validate/inputs.hpp"
 #include "validate/record_reader.hpp"
 
@@ -186,6 +187,50 @@ TEST(RecordReader, ExactDuplicatesAreReadOnceAndCounted) {
   EXPECT_EQ(e.burns.size(), 1u);
   EXPECT_EQ(e.files[0].duplicates, 2u);
   EXPECT_EQ(issue_codes(e), std::vector<std::string>{"input.duplicate_records"});
+}
+
+// Two 32-byte lines that wyhash, the fingerprint's primary hash, cannot tell apart: their first
+// word equals its published secret, which makes the first product 0 whatever the second word
+// (where the lines differ) holds.
+std::pair<std::string, std::string> lines_sharing_the_primary_hash() {
+  std::string first =
+      "\xdb\x28\xb4\xa0\xd1\x7e\x03\xe7"
+      "AAAAAAAA"
+      "same tail, 16 B.";
+  std::string second = first;
+  second.replace(8, 8, "BBBBBBBB");
+  return {first, second};
+}
+
+TEST(RecordReader, LinesSharingOnlyThePrimaryHashAreBothRead) {
+  const auto [first, second] = lines_sharing_the_primary_hash();
+  const auto first_print = detail::LineSet::fingerprint(first);
+  const auto second_print = detail::LineSet::fingerprint(second);
+  ASSERT_EQ(first_print.primary, second_print.primary);  // the collision is real
+  EXPECT_NE(first_print.check, second_print.check);
+  TempDir dir;
+  const Evidence e = read_text(dir, first + "\n" + second + "\n" + second + "\n");
+  EXPECT_EQ(e.files[0].duplicates, 1u);  // the third line only
+  EXPECT_EQ(issue_codes(e), (std::vector<std::string>{"input.unparsable", "input.unparsable",
+                                                      "input.duplicate_records"}));
+}
+
+TEST(RecordReader, AFingerprintIsARepeatOnlyWhenBothHashesMatch) {
+  // Pairs of fingerprints share a primary hash (and so a probe sequence); enough of them to make
+  // the table grow twice, so that growth is shown to keep each entry's check hash.
+  detail::LineSet seen;
+  constexpr std::uint32_t kEntries = 4000;
+  const auto print = [](std::uint32_t i) {
+    return detail::LineFingerprint{1 + i / 2, 0x9e3779b97f4a7c15ull * (i + 1)};
+  };
+  for (std::uint32_t i = 0; i < kEntries; ++i)
+    ASSERT_FALSE(seen.insert_fingerprinted(print(i), {0, i + 1})) << i;
+  for (std::uint32_t i = 0; i < kEntries; ++i) {
+    const auto first = seen.insert_fingerprinted(print(i), {1, i + 1});
+    ASSERT_TRUE(first) << i;
+    EXPECT_EQ(first->file, 0u);
+    EXPECT_EQ(first->line, i + 1);
+  }
 }
 
 TEST(RecordReader, NewerSchemaAndUnknownKindsAreReportedNotGuessed) {

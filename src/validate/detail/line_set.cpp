@@ -12,8 +12,15 @@ namespace {
 // multiply chain per 8 bytes on kilobyte lines, and each line of a 14 GB fleet is hashed once.
 __extension__ using Wide = unsigned __int128;  // GCC and Clang: a 128-bit product
 
-constexpr std::uint64_t kSecret[4] = {0xa0761d6478bd642full, 0xe7037ed1a0b428dbull,
-                                      0x8ebc6af09c88c6e3ull, 0x589965cc75374cc3ull};
+using Secret = std::uint64_t[4];
+
+// wyhash's own secret, and a second one made the same way (odd, four bits set in every byte) for
+// the fingerprint's check hash: a word that blinds one hash (equal to its secret, so that its
+// product is 0 whatever the next word holds) is still seen by the other.
+constexpr Secret kPrimarySecret = {0xa0761d6478bd642full, 0xe7037ed1a0b428dbull,
+                                   0x8ebc6af09c88c6e3ull, 0x589965cc75374cc3ull};
+constexpr Secret kCheckSecret = {0x2d358dccaa6c78a5ull, 0x8bb84b93962eacc9ull,
+                                 0x4b33a62ed433d4a3ull, 0x4d5a2da51de1aa47ull};
 
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   const Wide product = static_cast<Wide>(a) * b;
@@ -32,9 +39,7 @@ std::uint64_t read4(const char* p) {
   return word;
 }
 
-}  // namespace
-
-std::uint64_t LineSet::hash(std::string_view line) {
+std::uint64_t wyhash(std::string_view line, const Secret& kSecret) {
   const char* p = line.data();
   std::size_t left = line.size();
   std::uint64_t seed = mix(kSecret[0], kSecret[1]);
@@ -77,14 +82,21 @@ std::uint64_t LineSet::hash(std::string_view line) {
   return h == 0 ? 1 : h;
 }
 
-std::optional<EvidenceRef> LineSet::insert_hashed(std::uint64_t line_hash, EvidenceRef ref) {
+}  // namespace
+
+LineFingerprint LineSet::fingerprint(std::string_view line) {
+  return {wyhash(line, kPrimarySecret), wyhash(line, kCheckSecret)};
+}
+
+std::optional<EvidenceRef> LineSet::insert_fingerprinted(const LineFingerprint& line,
+                                                         EvidenceRef ref) {
   if (hash_slots_need_growth(slots_, used_)) grow_hash_slots(slots_);
   const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = line_hash & mask;; i = (i + 1) & mask) {
+  for (std::size_t i = line.primary & mask;; i = (i + 1) & mask) {
     Slot& slot = slots_[i];
-    if (slot.hash == line_hash) return slot.ref;
+    if (slot.hash == line.primary && slot.check == line.check) return slot.ref;
     if (slot.hash == 0) {
-      slot = {line_hash, ref};
+      slot = {line.primary, line.check, ref};
       ++used_;
       return std::nullopt;
     }

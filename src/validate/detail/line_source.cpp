@@ -191,15 +191,15 @@ void LineSource::produce_chunks() {
 }
 
 void LineSource::find_repeats(std::vector<SourceLine>& lines) {
-  // Hash every line first, then look each up with the slot of a line a few ahead already on its
-  // way into the cache: the table outgrows the caches (256 MiB at ten million lines).
+  // Fingerprint every line first, then look each up with the slot of a line a few ahead already
+  // on its way into the cache: the table outgrows the caches (384 MiB at ten million lines).
   constexpr std::size_t kAhead = 8;
-  hashes_.resize(lines.size());
+  fingerprints_.resize(lines.size());
   for (std::size_t i = 0; i < lines.size(); ++i)
-    hashes_[i] = LineSet::hash(std::string_view(lines[i].data, lines[i].length));
+    fingerprints_[i] = LineSet::fingerprint(std::string_view(lines[i].data, lines[i].length));
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (i + kAhead < lines.size()) seen_.prefetch(hashes_[i + kAhead]);
-    lines[i].duplicate_of = seen_.insert_hashed(hashes_[i], {file_, lines[i].number});
+    if (i + kAhead < lines.size()) seen_.prefetch(fingerprints_[i + kAhead]);
+    lines[i].duplicate_of = seen_.insert_fingerprinted(fingerprints_[i], {file_, lines[i].number});
     if (lines[i].duplicate_of && !repeated_) {
       repeated_ = true;
       lines[i].first_repeat_in_file = true;

@@ -88,7 +88,7 @@ class LineSource {
   std::size_t chunk_bytes_;
   bool repeated_ = false;  // a line of this file repeated an earlier one
   LineSet& seen_;
-  std::vector<std::uint64_t> hashes_;  // of a chunk's lines, used by the background thread
+  std::vector<LineFingerprint> fingerprints_;  // of a chunk's lines, used by the background thread
   int fd_ = -1;
   std::mutex mutex_;
   std::condition_variable changed_;
