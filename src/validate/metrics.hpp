@@ -16,19 +16,21 @@ struct Baseline;
 
 // One subject's best figure for a metric (hard faults are judged on every record; performance
 // on the best measurement, the way AzNHC passes on the first repeat that meets its floor).
+// Members ordered so that none needs padding (56 bytes): a 40,960-node fleet keeps 3.3 million.
 struct MetricSample {
+  double value = 0;         // in the metric's baseline unit
+  std::uint64_t bytes = 0;  // message size, for collective figures
+  EvidenceRef ref;
   NodeId node = kNoString;
   GpuKey gpu;                   // for per-GPU metrics
   StringId device = kNoString;  // for per-port metrics
   int port = -1;
-  double value = 0;  // in the metric's baseline unit
-  EvidenceRef ref;
-  // False when the figure belongs to a multi-node communicator: it cannot be pinned on a node.
-  bool attributable = true;
   std::uint32_t run = kNoString;  // the run the figure came from
   std::uint32_t peers = 1;        // nodes that share this figure
-  std::uint64_t bytes = 0;        // message size, for collective figures
+  // False when the figure belongs to a multi-node communicator: it cannot be pinned on a node.
+  bool attributable = true;
 };
+static_assert(sizeof(MetricSample) <= 56);
 
 struct MetricSeries {
   MetricInfo info;

@@ -1,3 +1,6 @@
+#include <cstdint>
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -178,6 +181,30 @@ TEST(RecordReader, MissingEvidenceFieldsAreNullNotZero) {
   ASSERT_EQ(e.burns.size(), 1u);
   EXPECT_FALSE(e.burns[0].tflops.has_value());
   EXPECT_FALSE(e.burns[0].peer_mismatch.has_value());
+}
+
+TEST(RecordReader, NvlinkCountersKeepNoneApartFromZeroUpToTheLargestCount) {
+  // The counters are held in 8 bytes, none being a value no count can take: null must stay none
+  // (the rule then reads no errors, as NVML reports for an unsupported counter), 0 stay 0 and
+  // the largest count survive, so that a link with errors is never read as one without.
+  TempDir dir;
+  Json r = fixtures::gpu_health("n0", 0);
+  r["nvlink"][0]["replay_errors"] = nullptr;
+  r["nvlink"][1]["replay_errors"] = 0;
+  r["nvlink"][2]["replay_errors"] = std::numeric_limits<std::int64_t>::max();
+  r["nvlink"][3].erase("crc_data_errors");
+  const Evidence e = read_text(dir, r.dump() + "\n");
+  ASSERT_EQ(e.gpu_health.size(), 1u);
+  const auto& links = e.gpu_health[0].nvlinks.value();
+  ASSERT_GE(links.size(), 4u);
+  EXPECT_FALSE(links[0].replay_errors.has_value());
+  EXPECT_EQ(links[0].replay_errors, std::nullopt);
+  EXPECT_EQ(links[0].replay_errors.value_or(-1), -1);
+  EXPECT_TRUE(links[1].replay_errors.has_value());
+  EXPECT_EQ(links[1].replay_errors, 0);
+  EXPECT_EQ(links[2].replay_errors.get(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_FALSE(links[3].crc_data_errors);
+  EXPECT_TRUE(links[3].crc_flit_errors);
 }
 
 TEST(RecordReader, ExactDuplicatesAreReadOnceAndCounted) {

@@ -104,6 +104,7 @@ void read_nvlinks(od::value& value, GpuHealthEvidence& gpu) {
     });
     gpu.nvlinks->push_back(link);
   });
+  gpu.nvlinks->shrink_to_fit();  // 18 links would otherwise keep room for 32
 }
 
 // A node's count of GPUs or ports: one that is not a count (a negative number, another type)
