@@ -343,6 +343,17 @@ void decode(const Json& value, double& out, const std::string& where) {
 }
 void decode(const Json& value, RankIdentity& out, const std::string& where) {
   if (!value.is_object()) wrong_type(value, where, "a rank identity object");
+  // rank_identity_from_json converts any JSON number (or boolean) to int: 1.5 would read as 1,
+  // and 1e300 is undefined behaviour. Its integers are checked here first, naming the field.
+  int checked = 0;
+  for (const char* key : {"rank", "process", "local_rank", "pid"}) {
+    if (const auto found = value.find(key); found != value.end())
+      decode(*found, checked, at(where, key));
+  }
+  if (const auto gpu = value.find("gpu"); gpu != value.end() && gpu->is_object()) {
+    if (const auto index = gpu->find("index"); index != gpu->end())
+      decode(*index, checked, at(at(where, "gpu"), "index"));
+  }
   try {
     out = rank_identity_from_json(value);
   } catch (const Json::exception& error) {
