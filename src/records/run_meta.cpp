@@ -437,6 +437,21 @@ StageParameters parameters_as(const Json& json) {
   return parameters;
 }
 
+// Deeper than any meta.json commcert writes (its deepest value: earlier[].parameters.groups[][]),
+// shallow enough that reading `earlier`, and copying, comparing and writing values (recursive,
+// in nlohmann::json too), cannot run out of stack: a file within kMaxRunMetaBytes can nest
+// millions of levels. The check itself recurses at most this deep.
+constexpr int kMaxDepth = 64;
+
+bool nested_deeper_than(const Json& value, int levels) {
+  if (!value.is_structured()) return false;
+  if (levels == 0) return true;
+  for (const auto& item : value) {
+    if (nested_deeper_than(item, levels - 1)) return true;
+  }
+  return false;
+}
+
 RunMeta run_meta_at(const Json& json, const std::string& where) {
   RunMeta meta;
   decode(json, meta, where);
@@ -500,6 +515,10 @@ StageParameters stage_parameters_from_json(std::string_view command, Json json) 
 }
 
 RunMeta run_meta_from_json(const Json& json) {
+  if (nested_deeper_than(json, kMaxDepth)) {
+    throw RunMetaError(RunMetaError::Problem::kWrongType,
+                       fmt::format("meta.json: nested deeper than {} levels", kMaxDepth));
+  }
   return run_meta_at(json, "");
 }
 

@@ -302,6 +302,40 @@ TEST(RunMetaErrors, RankIdentityIntegersAreCheckedNotConverted) {
   EXPECT_EQ(meta.ranks->front().gpu->index, 3);
 }
 
+// A meta.json nested deeper than 64 levels is refused before it is read: reading `earlier`, and
+// copying or writing a value nested millions deep (a file within the 16 MiB bound), ran out of
+// stack (found by fuzz_run_meta). As deep as allowed still reads and writes back.
+TEST(RunMetaErrors, NestingDeeperThan64LevelsIsRefused) {
+  const auto nested = [](const std::string& open, const std::string& inner,
+                         const std::string& close, int levels) {
+    std::string text;
+    for (int i = 0; i < levels; ++i)
+      text += open;
+    text += inner;
+    for (int i = 0; i < levels; ++i)
+      text += close;
+    return Json::parse(text);
+  };
+  const auto error_for = [](const Json& json) -> std::string {
+    try {
+      (void)run_meta_from_json(json);
+    } catch (const RunMetaError& error) {
+      EXPECT_EQ(error.problem(), RunMetaError::Problem::kWrongType);
+      return error.what();
+    }
+    ADD_FAILURE() << "read a meta.json nested too deep";
+    return "";
+  };
+  const std::string refused = "meta.json: nested deeper than 64 levels";
+  // The top level is the first: 63 arrays under it are 64 levels, 64 arrays 65.
+  const Json deepest = nested(R"({"x":)", nested("[", "1", "]", 63).dump(), "}", 1);
+  EXPECT_EQ(to_json(run_meta_from_json(deepest)), deepest);
+  EXPECT_EQ(error_for(nested(R"({"x":)", nested("[", "1", "]", 64).dump(), "}", 1)), refused);
+  EXPECT_EQ(error_for(nested("[", "", "]", 200000)), refused);
+  EXPECT_EQ(error_for(nested(R"({"earlier":[)", "{}", "]}", 100000)), refused);
+  EXPECT_EQ(error_for(nested(R"({"x":)", R"({"y":[[]]})", "}", 100000)), refused);
+}
+
 RunMetaError error_reading(const fs::path& path) {
   try {
     (void)read_run_meta(path);
