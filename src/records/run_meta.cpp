@@ -343,6 +343,17 @@ void decode(const Json& value, double& out, const std::string& where) {
 }
 void decode(const Json& value, RankIdentity& out, const std::string& where) {
   if (!value.is_object()) wrong_type(value, where, "a rank identity object");
+  // rank_identity_from_json converts any JSON number (or boolean) to int: 1.5 would read as 1,
+  // and 1e300 is undefined behaviour. Its integers are checked here first, naming the field.
+  int checked = 0;
+  for (const char* key : {"rank", "process", "local_rank", "pid"}) {
+    if (const auto found = value.find(key); found != value.end())
+      decode(*found, checked, at(where, key));
+  }
+  if (const auto gpu = value.find("gpu"); gpu != value.end() && gpu->is_object()) {
+    if (const auto index = gpu->find("index"); index != gpu->end())
+      decode(*index, checked, at(at(where, "gpu"), "index"));
+  }
   try {
     out = rank_identity_from_json(value);
   } catch (const Json::exception& error) {
@@ -426,6 +437,21 @@ StageParameters parameters_as(const Json& json) {
   return parameters;
 }
 
+// Deeper than any meta.json commcert writes (its deepest value: earlier[].parameters.groups[][]),
+// shallow enough that reading `earlier`, and copying, comparing and writing values (recursive,
+// in nlohmann::json too), cannot run out of stack: a file within kMaxRunMetaBytes can nest
+// millions of levels. The check itself recurses at most this deep.
+constexpr int kMaxDepth = 64;
+
+bool nested_deeper_than(const Json& value, int levels) {
+  if (!value.is_structured()) return false;
+  if (levels == 0) return true;
+  for (const auto& item : value) {
+    if (nested_deeper_than(item, levels - 1)) return true;
+  }
+  return false;
+}
+
 RunMeta run_meta_at(const Json& json, const std::string& where) {
   RunMeta meta;
   decode(json, meta, where);
@@ -489,6 +515,10 @@ StageParameters stage_parameters_from_json(std::string_view command, Json json) 
 }
 
 RunMeta run_meta_from_json(const Json& json) {
+  if (nested_deeper_than(json, kMaxDepth)) {
+    throw RunMetaError(RunMetaError::Problem::kWrongType,
+                       fmt::format("meta.json: nested deeper than {} levels", kMaxDepth));
+  }
   return run_meta_at(json, "");
 }
 

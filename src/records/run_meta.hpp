@@ -217,7 +217,8 @@ struct RunMeta {
 [[nodiscard]] Json to_json(const StageParameters& parameters);
 
 // Throws RunMetaError (kWrongType, naming the field: "earlier[0].status: expected a string, found
-// number 5"; kNewerSchema) for a JSON object that is no meta.json this version can read.
+// number 5", or "meta.json: nested deeper than 64 levels"; kNewerSchema) for a JSON object that is
+// no meta.json this version can read.
 [[nodiscard]] RunMeta run_meta_from_json(const Json& json);
 // `command` picks the alternative: sweep, burn, membw, health, p2p, links; any other command's
 // parameters are OtherParameters. Throws RunMetaError (kWrongType) naming `parameters.<field>`.
