@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <unistd.h>
 
 #include "core/json.hpp"
@@ -21,14 +22,30 @@ void require(bool promise) {
   if (!promise) __builtin_trap();
 }
 
-// One file per process, rewritten for each input (libFuzzer's -jobs/-fork run processes apart).
+// One directory per process (libFuzzer's -jobs/-fork run processes apart), removed at exit.
+class ScratchDirectory {
+ public:
+  ScratchDirectory()
+      : path_(std::filesystem::temp_directory_path() /
+              ("commcert-fuzz-run-meta-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The file each input is written to, rewritten for every input.
 const std::filesystem::path& meta_file() {
-  static const std::filesystem::path path = [] {
-    const auto directory = std::filesystem::temp_directory_path() /
-                           ("commcert-fuzz-run-meta-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(directory);
-    return directory / commcert::RunMeta::kFileName;
-  }();
+  static const ScratchDirectory directory;
+  static const std::filesystem::path path = directory.path() / commcert::RunMeta::kFileName;
   return path;
 }
 
