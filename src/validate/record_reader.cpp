@@ -133,7 +133,7 @@ std::size_t parse_threads_from_environment() {
   // COMMCERT_PARSE_THREADS=1 parses on the calling thread (docs/performance.md).
   const char* text = std::getenv("COMMCERT_PARSE_THREADS");
   if (text == nullptr || *text == '\0')
-    return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
+    return RecordReader::default_parse_threads(std::thread::hardware_concurrency());
   std::size_t threads = 0;
   const std::string_view value(text);
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
@@ -272,6 +272,10 @@ struct RecordReader::Impl {
     }
   }
 };
+
+std::size_t RecordReader::default_parse_threads(unsigned cores) {
+  return std::clamp<std::size_t>(cores, 1, 4);
+}
 
 RecordReader::RecordReader(Evidence& evidence)
     : RecordReader(evidence, {parse_threads_from_environment()}) {}

@@ -25,13 +25,17 @@ class RecordReader {
     std::size_t parse_threads = 1;
     std::size_t chunk_bytes = std::size_t{16} << 20;
   };
-  // Parses on up to four threads (as many as there are cores), or as many as the environment
-  // variable COMMCERT_PARSE_THREADS says.
+  // Parses on default_parse_threads(the machine's cores) threads, or as many as the environment
+  // variable COMMCERT_PARSE_THREADS says (1 to 64; anything else throws UsageError naming it).
   explicit RecordReader(Evidence& evidence);
   RecordReader(Evidence& evidence, Options options);
   ~RecordReader();
   RecordReader(const RecordReader&) = delete;
   RecordReader& operator=(const RecordReader&) = delete;
+
+  // One thread per core, at least one (0: the count is unknown) and at most four: each parsing
+  // thread holds a chunk of up to 16 MiB and that chunk's evidence in memory.
+  [[nodiscard]] static std::size_t default_parse_threads(unsigned cores);
 
   // Throws UsageError when the file cannot be opened or read.
   void read_file(const std::filesystem::path& path);

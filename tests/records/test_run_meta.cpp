@@ -267,33 +267,37 @@ TEST(RunMetaErrors, AbsentFieldsAreNotSaidUnknownOnesAreKept) {
   EXPECT_EQ(to_json(meta)["parameters"]["new_flag"], true);
 }
 
+// The message of the wrong-type error reading `json` gives; a failure when it reads.
+std::string wrong_type_error_for(const Json& json) {
+  try {
+    (void)run_meta_from_json(json);
+  } catch (const RunMetaError& error) {
+    EXPECT_EQ(error.problem(), RunMetaError::Problem::kWrongType);
+    return error.what();
+  }
+  ADD_FAILURE() << "read " << json.dump().substr(0, 200);
+  return "";
+}
+
 // A rank identity's integers are 32-bit integers: a fraction, a boolean or a number out of
 // range is a wrong type naming the field, not an int made of it (1e300 found by fuzz_run_meta:
 // converting it was undefined behaviour).
 TEST(RunMetaErrors, RankIdentityIntegersAreCheckedNotConverted) {
-  const auto error_for = [](const Json& json) -> std::string {
-    try {
-      (void)run_meta_from_json(json);
-    } catch (const RunMetaError& error) {
-      EXPECT_EQ(error.problem(), RunMetaError::Problem::kWrongType);
-      return error.what();
-    }
-    ADD_FAILURE() << "read " << json.dump();
-    return "";
-  };
   for (const Json& bad : {Json(1e300), Json(1.5), Json(true), Json(4294967296LL), Json("0")}) {
     SCOPED_TRACE(bad.dump());
     for (const char* key : {"rank", "process", "local_rank", "pid"}) {
       Json meta = stage_meta();
       meta["ranks"][0][key] = bad;
-      EXPECT_THAT(error_for(meta), StartsWith(std::string("ranks[0].") + key + ": expected an "));
+      EXPECT_THAT(wrong_type_error_for(meta),
+                  StartsWith(std::string("ranks[0].") + key + ": expected an "));
       meta = stage_meta();
       meta["earlier"][0]["ranks"][0][key] = bad;
-      EXPECT_THAT(error_for(meta), StartsWith(std::string("earlier[0].ranks[0].") + key + ": "));
+      EXPECT_THAT(wrong_type_error_for(meta),
+                  StartsWith(std::string("earlier[0].ranks[0].") + key + ": "));
     }
     Json meta = stage_meta();
     meta["ranks"][0]["gpu"] = {{"index", bad}, {"uuid", "GPU-0"}};
-    EXPECT_THAT(error_for(meta), StartsWith("ranks[0].gpu.index: expected an "));
+    EXPECT_THAT(wrong_type_error_for(meta), StartsWith("ranks[0].gpu.index: expected an "));
   }
   Json good = stage_meta();
   good["ranks"][0]["gpu"] = {{"index", 3}, {"uuid", "GPU-0"}};
@@ -316,24 +320,15 @@ TEST(RunMetaErrors, NestingDeeperThan64LevelsIsRefused) {
       text += close;
     return Json::parse(text);
   };
-  const auto error_for = [](const Json& json) -> std::string {
-    try {
-      (void)run_meta_from_json(json);
-    } catch (const RunMetaError& error) {
-      EXPECT_EQ(error.problem(), RunMetaError::Problem::kWrongType);
-      return error.what();
-    }
-    ADD_FAILURE() << "read a meta.json nested too deep";
-    return "";
-  };
   const std::string refused = "meta.json: nested deeper than 64 levels";
   // The top level is the first: 63 arrays under it are 64 levels, 64 arrays 65.
   const Json deepest = nested(R"({"x":)", nested("[", "1", "]", 63).dump(), "}", 1);
   EXPECT_EQ(to_json(run_meta_from_json(deepest)), deepest);
-  EXPECT_EQ(error_for(nested(R"({"x":)", nested("[", "1", "]", 64).dump(), "}", 1)), refused);
-  EXPECT_EQ(error_for(nested("[", "", "]", 200000)), refused);
-  EXPECT_EQ(error_for(nested(R"({"earlier":[)", "{}", "]}", 100000)), refused);
-  EXPECT_EQ(error_for(nested(R"({"x":)", R"({"y":[[]]})", "}", 100000)), refused);
+  EXPECT_EQ(wrong_type_error_for(nested(R"({"x":)", nested("[", "1", "]", 64).dump(), "}", 1)),
+            refused);
+  EXPECT_EQ(wrong_type_error_for(nested("[", "", "]", 200000)), refused);
+  EXPECT_EQ(wrong_type_error_for(nested(R"({"earlier":[)", "{}", "]}", 100000)), refused);
+  EXPECT_EQ(wrong_type_error_for(nested(R"({"x":)", R"({"y":[[]]})", "}", 100000)), refused);
 }
 
 RunMetaError error_reading(const fs::path& path) {

@@ -147,7 +147,7 @@ TEST(ParallelReader, AThreadCountOutsideOneTo64IsRefusedNamingTheVariable) {
     reader.read_file(file);
     EXPECT_EQ(evidence.burns.size(), 1u) << "'" << accepted << "'";
   }
-  for (const char* refused : {"0", "65", "two", "4x", "-1", " 2", "\x1b[2J"}) {
+  for (const char* refused : {"0", "65", "two", "4x", "-1", " 2", "\xc3\xa9", "\x1b[2J"}) {
     test_support::ScopedEnvironment threads("COMMCERT_PARSE_THREADS", refused);
     Evidence evidence;
     try {
@@ -161,6 +161,16 @@ TEST(ParallelReader, AThreadCountOutsideOneTo64IsRefusedNamingTheVariable) {
       EXPECT_EQ(message.find('\x1b'), std::string::npos) << "the terminal escape is shown raw";
     }
   }
+}
+
+TEST(ParallelReader, ByDefaultOneThreadPerCoreFromOneToFour) {
+  EXPECT_EQ(RecordReader::default_parse_threads(0), 1u);  // the count is unknown
+  EXPECT_EQ(RecordReader::default_parse_threads(1), 1u);
+  EXPECT_EQ(RecordReader::default_parse_threads(2), 2u);
+  EXPECT_EQ(RecordReader::default_parse_threads(3), 3u);
+  EXPECT_EQ(RecordReader::default_parse_threads(4), 4u);
+  EXPECT_EQ(RecordReader::default_parse_threads(5), 4u);
+  EXPECT_EQ(RecordReader::default_parse_threads(192), 4u);
 }
 
 }  // namespace

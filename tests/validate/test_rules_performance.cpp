@@ -54,6 +54,30 @@ TEST(MetricTable, KeepsEachSubjectsBestFigureAtJudgedSizes) {
   EXPECT_DOUBLE_EQ(tflops->samples[0].value, 650);
 }
 
+TEST(MetricTable, KeepsTheBestRecordOfEveryGroupInRecordOrder) {
+  // 1,500 node-scope groups, more than the group index's first 1,024 slots hold: each node's
+  // better figure is kept, and samples follow the order the records were read in, whatever the
+  // groups' hashes (a verdict must not change with them).
+  constexpr int kNodes = 1500;
+  std::vector<Json> records;
+  for (int n = 0; n < kNodes; ++n) {
+    const std::string node = "n" + std::to_string(n);
+    records.push_back(fixtures::collective(std::uint64_t{2} << 30, 300, "node", node));
+    records.push_back(fixtures::collective(std::uint64_t{1} << 30, 400 + n % 7, "node", node));
+  }
+  const Evidence e = fixtures::evidence_of(records);
+  const MetricTable table(e, busbw_baseline("{floor: 1}"));
+  const MetricSeries* busbw = table.find("collective.allreduce.busbw.node");
+  ASSERT_NE(busbw, nullptr);
+  ASSERT_EQ(busbw->samples.size(), std::size_t{kNodes});
+  for (int n = 0; n < kNodes; ++n) {
+    const MetricSample& sample = busbw->samples[static_cast<std::size_t>(n)];
+    ASSERT_EQ(e.node_name(sample.node), "n" + std::to_string(n));
+    EXPECT_DOUBLE_EQ(sample.value, 400 + n % 7) << "n" << n;
+    EXPECT_EQ(sample.bytes, std::uint64_t{1} << 30);
+  }
+}
+
 TEST(FloorRule, BelowTheFloorQuarantinesTheNodeWithFigures) {
   const Evidence e = node_scope_fleet({470, 455});
   const Baseline b = busbw_baseline("{floor: 460}");

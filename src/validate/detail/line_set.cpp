@@ -39,10 +39,10 @@ std::uint64_t read4(const char* p) {
   return word;
 }
 
-std::uint64_t wyhash(std::string_view line, const Secret& kSecret) {
+std::uint64_t wyhash(std::string_view line, const Secret& secret) {
   const char* p = line.data();
   std::size_t left = line.size();
-  std::uint64_t seed = mix(kSecret[0], kSecret[1]);
+  std::uint64_t seed = mix(secret[0], secret[1]);
   std::uint64_t a = 0;
   std::uint64_t b = 0;
   if (left <= 16) {
@@ -59,26 +59,26 @@ std::uint64_t wyhash(std::string_view line, const Secret& kSecret) {
       std::uint64_t lane1 = seed;
       std::uint64_t lane2 = seed;
       do {
-        seed = mix(read8(p) ^ kSecret[1], read8(p + 8) ^ seed);
-        lane1 = mix(read8(p + 16) ^ kSecret[2], read8(p + 24) ^ lane1);
-        lane2 = mix(read8(p + 32) ^ kSecret[3], read8(p + 40) ^ lane2);
+        seed = mix(read8(p) ^ secret[1], read8(p + 8) ^ seed);
+        lane1 = mix(read8(p + 16) ^ secret[2], read8(p + 24) ^ lane1);
+        lane2 = mix(read8(p + 32) ^ secret[3], read8(p + 40) ^ lane2);
         p += 48;
         left -= 48;
       } while (left > 48);
       seed ^= lane1 ^ lane2;
     }
     while (left > 16) {
-      seed = mix(read8(p) ^ kSecret[1], read8(p + 8) ^ seed);
+      seed = mix(read8(p) ^ secret[1], read8(p + 8) ^ seed);
       p += 16;
       left -= 16;
     }
     a = read8(p + left - 16);
     b = read8(p + left - 8);
   }
-  const Wide product = static_cast<Wide>(a ^ kSecret[1]) * (b ^ seed);
+  const Wide product = static_cast<Wide>(a ^ secret[1]) * (b ^ seed);
   const auto low = static_cast<std::uint64_t>(product);
   const auto high = static_cast<std::uint64_t>(product >> 64);
-  const std::uint64_t h = mix(low ^ kSecret[0] ^ line.size(), high ^ kSecret[1]);
+  const std::uint64_t h = mix(low ^ secret[0] ^ line.size(), high ^ secret[1]);
   return h == 0 ? 1 : h;
 }
 
