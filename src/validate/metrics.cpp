@@ -26,6 +26,14 @@ struct SubjectKey {
   bool operator==(const SubjectKey&) const = default;
 };
 
+// MurmurHash3's finalizer: the tables index by the low bits, which a multiply chain leaves weak.
+std::uint64_t spread_bits(std::uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
 std::uint64_t subject_hash(const SubjectKey& k) {
   std::uint64_t h = k.series;
   for (const std::uint64_t part :
@@ -33,10 +41,7 @@ std::uint64_t subject_hash(const SubjectKey& k) {
         static_cast<std::uint64_t>(k.port + 1), k.origin}) {
     h = h * 0x9E3779B97F4A7C15ull + part;
   }
-  h ^= h >> 33;  // MurmurHash3's finalizer: the table indexes by the low bits
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
+  return spread_bits(h);
 }
 
 SubjectKey subject_of(std::uint32_t series, const MetricSample& sample, SamplesPer per) {
@@ -182,10 +187,7 @@ class BestRecordPerGroup {
     std::uint64_t h =
         (std::uint64_t{c.run} * 0x9E3779B97F4A7C15ull ^ c.collective) * 0x9E3779B97F4A7C15ull ^
         Evidence::communicator(c);
-    h ^= h >> 33;  // MurmurHash3's finalizer: the table indexes by the low bits
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return static_cast<std::uint32_t>(h) | 1;
+    return static_cast<std::uint32_t>(spread_bits(h)) | 1;
   }
 
   const std::vector<CollectiveEvidence>& records_;
